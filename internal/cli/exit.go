@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes. They follow infiniband-diags so scripts written for the C tools
+// keep working: 2 for usage errors, 255 (the C tools' exit(-1) from IBEXIT)
+// for a failed operation. docs/exit-codes.md documents them.
+const (
+	ExitOK      = 0
+	ExitUsage   = 2
+	ExitFailure = 255
+)
+
+// ExitError carries the exit code a command wants with the error it reports.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErrorf reports bad command-line input (exit 2).
+func usageErrorf(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// exitCodeOf maps an error returned by a command to the process exit code.
+func exitCodeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}

@@ -1,0 +1,145 @@
+// Package cli is ibtool's command tree: it parses arguments, calls the
+// library packages and renders their results as text or JSON.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// Version is the ibtool release, overridden at build time with
+// -ldflags "-X github.com/ibtool/ibtool/internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Env is what every command gets: its streams, how it was invoked and the
+// transport to use. Tests replace the fields to run commands in-process.
+type Env struct {
+	IO IO
+	// Compat is true when ibtool runs through a symlink named like the C tool;
+	// messages then use the C tool's wording and name.
+	Compat bool
+	// Transport opens local ports and lists local CAs.
+	Transport umad.Opener
+}
+
+// commandBuilders is filled by each command file's init function.
+var commandBuilders []func(*Env) *cobra.Command
+
+func register(build func(*Env) *cobra.Command) { commandBuilders = append(commandBuilders, build) }
+
+// Main runs ibtool with the process arguments and returns the exit code.
+// When args[0] names a registered command (a symlink such as "smpdump"), that
+// command runs with the remaining arguments, busybox style.
+func Main(args []string, io IO) int {
+	env := &Env{IO: io, Transport: umad.DefaultOpener()}
+	root := newRoot(env)
+	argv := args[1:]
+	if name := filepath.Base(args[0]); name != "ibtool" && findCommand(root, name) != nil {
+		env.Compat = true
+		argv = append([]string{name}, argv...)
+	}
+	root.SetArgs(argv)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	code := exitCodeOf(err)
+	if !errors.Is(err, errSilent) {
+		reportError(env, cmd, err, code)
+	}
+	return code
+}
+
+// errSilent marks an error whose message has already been printed.
+var errSilent = errors.New("already reported")
+
+func reportError(env *Env, cmd *cobra.Command, err error, code int) {
+	name := "ibtool"
+	if cmd != nil && cmd.HasParent() {
+		name = cmd.Name()
+	}
+	if code == ExitUsage {
+		fmt.Fprintf(env.IO.Err, "%s: %v\n", name, err)
+		if cmd != nil {
+			fmt.Fprintf(env.IO.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return
+	}
+	if env.Compat {
+		// The C tools' IBEXIT wording, so log scrapers keep matching.
+		fmt.Fprintf(env.IO.Err, "%s: iberror: failed: %v\n", name, err)
+		return
+	}
+	fmt.Fprintf(env.IO.Err, "%s: %v\n", name, err)
+}
+
+func newRoot(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ibtool",
+		Short:         "InfiniBand fabric diagnostics in one binary",
+		Long:          "ibtool discovers InfiniBand fabrics, queries nodes and counters and checks links.\nEach command accepts the options of its infiniband-diags namesake and adds --json.",
+		Version:       Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetOut(env.IO.Out)
+	root.SetErr(env.IO.Err)
+	root.SetIn(env.IO.In)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &ExitError{Code: ExitUsage, Err: err}
+	})
+	root.CompletionOptions.DisableDefaultCmd = true
+	builders := append([]func(*Env) *cobra.Command{newInstallLinksCmd}, commandBuilders...)
+	for _, build := range builders {
+		root.AddCommand(build(env))
+	}
+	// Unknown commands are usage errors (exit 2), as in the C tools.
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf("unknown command %q", args[0])
+		}
+		return nil
+	}
+	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	return root
+}
+
+func findCommand(root *cobra.Command, name string) *cobra.Command {
+	for _, c := range root.Commands() {
+		if c.Name() == name && c.Annotations[annotLink] == "true" {
+			return c
+		}
+	}
+	return nil
+}
+
+// annotLink marks commands that get a symlink (every tool-named command).
+const annotLink = "link"
+
+// linkNames lists the commands that install-links creates symlinks for.
+func linkNames(root *cobra.Command) []string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.Annotations[annotLink] == "true" {
+			names = append(names, c.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// toolCommand returns a cobra command preset the way every tool command
+// wants it: linkable, flag errors as usage errors, interspersed arguments.
+func toolCommand(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:         use,
+		Short:       short,
+		Annotations: map[string]string{annotLink: "true"},
+	}
+}
