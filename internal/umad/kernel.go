@@ -15,6 +15,8 @@ type kernelOpener struct{}
 
 func NewKernel(sysRoot, devDir string) Opener { return kernelOpener{} }
 
-func (kernelOpener) Name() string                    { return "kernel" }
-func (kernelOpener) CAs() ([]CA, error)              { return nil, errors.New("kernel transport not built yet") }
-func (kernelOpener) Open(string, int) (Port, error) { return nil, errors.New("kernel transport not built yet") }
+func (kernelOpener) Name() string       { return "kernel" }
+func (kernelOpener) CAs() ([]CA, error) { return nil, errors.New("kernel transport not built yet") }
+func (kernelOpener) Open(string, int) (Port, error) {
+	return nil, errors.New("kernel transport not built yet")
+}

@@ -101,7 +101,7 @@ type PortInfo struct {
 	CapMask   uint32
 	PortGUID  uint64
 	GIDPrefix uint64
-	LinkLayer string // "InfiniBand" or "Ethernet"
+	LinkLayer string   // "InfiniBand" or "Ethernet"
 	GIDs      []string // the sysfs gids/N text, index = GID index
 	PKeys     []uint16
 }
