@@ -1,27 +1,464 @@
 package umad
 
-// The ibsim transport is being written; this file is replaced shortly.
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
-import "errors"
+// The ibsim simulator's client protocol (ibsim 0.10, see
+// ../shared/reference/ibsim-protocol.md): a control channel of fixed 80-byte
+// messages in host (little-endian) order, and a packet channel of fixed
+// 288-byte frames: a 32-byte big-endian address header and the MAD.
 
+const (
+	simCtlSize    = 80
+	simCtlMagic   = 0xDEADBEEF
+	simFrameSize  = 288
+	simMADOffset  = 32
+	simMaxClients = 10
+
+	simCtlError      = 0
+	simCtlConnect    = 1
+	simCtlDisconnect = 2
+	simCtlGetNode    = 7
+	simCtlGetPort    = 8
+	simCtlSetISSM    = 9
+	simCtlGetPKeys   = 10
+	simCtlGetVendor  = 4
+
+	simDefaultSock = "sim"
+	simDefaultPort = 7070
+	simCtlTimeout  = 2 * time.Second
+)
+
+// SimConfig says how to reach ibsim; SimConfigFromEnv reads the variables
+// ibsim's own clients read.
 type SimConfig struct {
-	SockName   string
-	ServerName string
-	ServerPort int
-	Host       string
-	IsSM       bool
-	QP         uint32
+	SockName   string // IBSIM_SOCKNAME: base of the abstract unix socket names
+	ServerName string // IBSIM_SERVER_NAME: if set, UDP mode to this host
+	ServerPort int    // IBSIM_SERVER_PORT: UDP base port
+	Host       string // SIM_HOST: node id or description to attach to
+	IsSM       bool   // SIM_SET_ISSM: connect as an SM, receiving unsolicited requests
+	QP         uint32 // a private QP number (>1) to receive requests sent to it
 }
 
+// SimConfigFromEnv builds a SimConfig from ibsim's environment variables.
 func SimConfigFromEnv(getenv func(string) string) SimConfig {
-	return SimConfig{SockName: getenv("IBSIM_SOCKNAME"), Host: getenv("SIM_HOST")}
+	c := SimConfig{
+		SockName:   getenv("IBSIM_SOCKNAME"),
+		ServerName: getenv("IBSIM_SERVER_NAME"),
+		Host:       getenv("SIM_HOST"),
+		IsSM:       getenv("SIM_SET_ISSM") != "",
+	}
+	if c.SockName == "" {
+		c.SockName = simDefaultSock
+	}
+	c.ServerPort = simDefaultPort
+	if p, err := strconv.Atoi(getenv("IBSIM_SERVER_PORT")); err == nil && p > 0 {
+		c.ServerPort = p
+	}
+	return c
 }
-func (c SimConfig) describe() string { return "@" + c.SockName + ":ctl" }
-func SimReachable(SimConfig) bool    { return false }
+
+func (c SimConfig) describe() string {
+	if c.ServerName != "" {
+		return fmt.Sprintf("udp %s:%d", c.ServerName, c.ServerPort)
+	}
+	return "@" + c.SockName + ":ctl"
+}
+
+// SimReachable reports whether an ibsim answers on cfg's control socket.
+func SimReachable(cfg SimConfig) bool {
+	if cfg.ServerName != "" {
+		return true // UDP: nothing to probe without a full handshake
+	}
+	c, err := net.DialUnix("unixgram", nil, abstractAddr(cfg.SockName+":ctl"))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// abstractAddr is a Linux abstract unix address. ibsim's names include a
+// trailing NUL byte, which is part of the name.
+func abstractAddr(name string) *net.UnixAddr {
+	return &net.UnixAddr{Name: "@" + name + "\x00", Net: "unixgram"}
+}
 
 type simOpener struct{ cfg SimConfig }
 
-func NewSim(cfg SimConfig) Opener                { return simOpener{cfg} }
-func (simOpener) Name() string                   { return "ibsim" }
-func (simOpener) CAs() ([]CA, error)             { return nil, errors.New("todo") }
-func (simOpener) Open(string, int) (Port, error) { return nil, errors.New("todo") }
+// NewSim returns the Opener for the ibsim simulator.
+func NewSim(cfg SimConfig) Opener {
+	if cfg.SockName == "" {
+		cfg.SockName = simDefaultSock
+	}
+	if cfg.ServerPort == 0 {
+		cfg.ServerPort = simDefaultPort
+	}
+	return simOpener{cfg}
+}
+
+func (simOpener) Name() string { return "ibsim" }
+
+// CAs describes the simulator attachment the way umad2sim presents it to the
+// C tools: one device "ibsim0" with the one port the client is attached to.
+func (o simOpener) CAs() ([]CA, error) {
+	p, err := o.open()
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	return p.describeCA()
+}
+
+// Open attaches to the simulator. Under ibsim a client owns exactly one port
+// (chosen by SIM_HOST), so ca must be empty or "ibsim0" and port negative or
+// that port's number.
+func (o simOpener) Open(ca string, port int) (Port, error) {
+	if ca != "" && ca != SimCAName {
+		return nil, fmt.Errorf("CA %q not found: the ibsim transport has only %q (attach elsewhere with SIM_HOST)", ca, SimCAName)
+	}
+	p, err := o.open()
+	if err != nil {
+		return nil, err
+	}
+	if port >= 0 && port != p.portNum {
+		p.Close()
+		return nil, fmt.Errorf("port %d not found on %s: attached to port %d of %q (attach elsewhere with SIM_HOST)", port, SimCAName, p.portNum, p.node)
+	}
+	return p, nil
+}
+
+// SimCAName is the device name umad2sim gives the simulated port.
+const SimCAName = "ibsim0"
+
+// simConn is one client slot of ibsim.
+type simConn struct {
+	cfg      SimConfig
+	ctl      net.PacketConn
+	ctlPeer  net.Addr
+	data     net.PacketConn
+	dataPeer net.Addr
+	slot     uint32
+	node     string
+	portNum  int
+
+	ctlMu     sync.Mutex
+	closeOnce sync.Once
+	closed    chan struct{}
+	release   func()
+}
+
+var simClientSeq atomic.Uint32
+
+func (o simOpener) open() (*simConn, error) {
+	p := &simConn{cfg: o.cfg, closed: make(chan struct{})}
+	id, err := p.dial()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.connect(id); err != nil {
+		p.closeSockets()
+		return nil, err
+	}
+	p.release = trackForSignals(p)
+	if o.cfg.IsSM {
+		if _, err := p.ctlRequest(simCtlSetISSM, le32(1)); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
+	pi, err := p.ctlRequest(simCtlGetPort, []byte{0})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.portNum = int(pi[28]) // PortInfo.LocalPortNum
+	return p, nil
+}
+
+// dial binds the client's sockets and returns the id sent in CONNECT.
+func (p *simConn) dial() (uint32, error) {
+	if p.cfg.ServerName != "" {
+		return p.dialUDP()
+	}
+	base := p.cfg.SockName
+	peer := abstractAddr(base + ":ctl")
+	for try := 0; try < 16; try++ {
+		// A non-zero id below 2^31, unique among this host's clients.
+		id := uint32(os.Getpid())<<4 | (simClientSeq.Add(1) & 0xF)
+		id &= 0x7FFFFFFF
+		if id == 0 {
+			continue
+		}
+		ctl, err := net.ListenUnixgram("unixgram", abstractAddr(fmt.Sprintf("%s:ctl%d", base, id)))
+		if err != nil {
+			continue // id in use: take the next
+		}
+		data, err := net.ListenUnixgram("unixgram", abstractAddr(fmt.Sprintf("%s:in%d", base, id)))
+		if err != nil {
+			ctl.Close()
+			continue
+		}
+		p.ctl, p.ctlPeer, p.data = ctl, peer, data
+		return id, nil
+	}
+	return 0, fmt.Errorf("ibsim %s: cannot bind a client socket", p.cfg.describe())
+}
+
+func (p *simConn) dialUDP() (uint32, error) {
+	server, err := net.ResolveUDPAddr("udp4", net.JoinHostPort(p.cfg.ServerName, strconv.Itoa(p.cfg.ServerPort)))
+	if err != nil {
+		return 0, fmt.Errorf("ibsim server %q: %w", p.cfg.ServerName, err)
+	}
+	ctl, err := net.ListenUDP("udp4", nil)
+	if err != nil {
+		return 0, err
+	}
+	data, err := net.ListenUDP("udp4", nil)
+	if err != nil {
+		ctl.Close()
+		return 0, err
+	}
+	p.ctl, p.ctlPeer, p.data = ctl, server, data
+	// In UDP mode the id is the data socket's port: ibsim sends to it.
+	return uint32(data.LocalAddr().(*net.UDPAddr).Port), nil
+}
+
+func (p *simConn) connect(id uint32) error {
+	info := make([]byte, 44)
+	binary.LittleEndian.PutUint32(info[0:], id)
+	binary.LittleEndian.PutUint32(info[4:], p.cfg.QP)
+	if p.cfg.IsSM {
+		binary.LittleEndian.PutUint32(info[8:], 1)
+	}
+	copy(info[12:43], p.cfg.Host)
+	reply, err := p.ctlExchange(simCtlConnect, 0, info)
+	if err != nil {
+		return fmt.Errorf("cannot connect to ibsim at %s: %w (is ibsim running with -s and the same IBSIM_SOCKNAME?)", p.cfg.describe(), err)
+	}
+	if reply == nil {
+		what := "all 10 client slots may be taken"
+		if p.cfg.Host != "" {
+			what = fmt.Sprintf("SIM_HOST=%q may name no node, or all 10 client slots are taken", p.cfg.Host)
+		}
+		return fmt.Errorf("ibsim at %s refused the connection: %s", p.cfg.describe(), what)
+	}
+	p.slot = binary.LittleEndian.Uint32(reply[0:])
+	p.node = cString(reply[12:44])
+	if p.slot >= simMaxClients {
+		return fmt.Errorf("ibsim gave an invalid client slot %d", p.slot)
+	}
+	if p.cfg.ServerName != "" {
+		server := p.ctlPeer.(*net.UDPAddr)
+		p.dataPeer = &net.UDPAddr{IP: server.IP, Port: p.cfg.ServerPort + 1 + int(p.slot)}
+	} else {
+		p.dataPeer = abstractAddr(fmt.Sprintf("%s:out%d", p.cfg.SockName, p.slot))
+	}
+	return nil
+}
+
+// ctlRequest sends a control message of this client and returns the reply
+// payload, or an error when ibsim answers with the ERROR type.
+func (p *simConn) ctlRequest(typ uint32, payload []byte) ([]byte, error) {
+	reply, err := p.ctlExchange(typ, p.slot, payload)
+	if err != nil {
+		return nil, fmt.Errorf("ibsim control request %d: %w", typ, err)
+	}
+	if reply == nil {
+		return nil, fmt.Errorf("ibsim refused control request %d", typ)
+	}
+	return reply, nil
+}
+
+// ctlExchange sends one control message and waits for its echo. A nil
+// payload with a nil error means ibsim replied with type ERROR.
+func (p *simConn) ctlExchange(typ, client uint32, payload []byte) ([]byte, error) {
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	msg := make([]byte, simCtlSize)
+	binary.LittleEndian.PutUint32(msg[0:], simCtlMagic)
+	binary.LittleEndian.PutUint32(msg[4:], client)
+	binary.LittleEndian.PutUint32(msg[8:], typ)
+	binary.LittleEndian.PutUint32(msg[12:], uint32(len(payload)))
+	copy(msg[16:], payload)
+	if _, err := p.ctl.WriteTo(msg, p.ctlPeer); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, simCtlSize+16)
+	deadline := time.Now().Add(simCtlTimeout)
+	for {
+		if err := p.ctl.SetReadDeadline(deadline); err != nil {
+			return nil, err
+		}
+		n, _, err := p.ctl.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, errors.New("no answer from the simulator")
+			}
+			return nil, err
+		}
+		if n != simCtlSize || binary.LittleEndian.Uint32(buf[0:]) != simCtlMagic {
+			continue
+		}
+		switch binary.LittleEndian.Uint32(buf[8:]) {
+		case typ:
+			return append([]byte(nil), buf[16:simCtlSize]...), nil
+		case simCtlError:
+			return nil, nil
+		}
+	}
+}
+
+// Send writes one MAD frame (IBA wire order for the address fields).
+func (p *simConn) Send(pkt *Packet) error {
+	frame := make([]byte, simFrameSize)
+	binary.BigEndian.PutUint16(frame[0:], pkt.Addr.LID)
+	if pkt.Addr.LID == PermissiveLID {
+		binary.BigEndian.PutUint16(frame[4:], PermissiveLID)
+	}
+	binary.BigEndian.PutUint32(frame[8:], pkt.Addr.QP)
+	binary.BigEndian.PutUint32(frame[12:], pkt.Addr.QP) // our QP: 0 for SMPs, 1 (or ours) for GMPs
+	if p.cfg.QP > 1 && pkt.Addr.QP != 0 {
+		binary.BigEndian.PutUint32(frame[12:], p.cfg.QP)
+	}
+	n := copy(frame[simMADOffset:], pkt.MAD)
+	binary.BigEndian.PutUint64(frame[24:], uint64(n))
+	select {
+	case <-p.closed:
+		return ErrClosed
+	default:
+	}
+	if _, err := p.data.WriteTo(frame, p.dataPeer); err != nil {
+		return fmt.Errorf("ibsim send: %w", err)
+	}
+	return nil
+}
+
+// Recv reads the next frame. Bytes beyond the frame's length are zeroed:
+// ibsim passes through whatever the sender left there.
+func (p *simConn) Recv(deadline time.Time) (*Packet, error) {
+	buf := make([]byte, simFrameSize+64)
+	for {
+		if err := p.data.SetReadDeadline(deadline); err != nil {
+			return nil, p.closedOr(err)
+		}
+		n, _, err := p.data.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, ErrTimeout
+			}
+			return nil, p.closedOr(err)
+		}
+		if n != simFrameSize {
+			continue
+		}
+		return decodeSimFrame(buf[:n]), nil
+	}
+}
+
+func decodeSimFrame(frame []byte) *Packet {
+	pkt := &Packet{
+		Addr: Address{
+			LID: binary.BigEndian.Uint16(frame[4:]), // the sender
+			QP:  binary.BigEndian.Uint32(frame[12:]),
+		},
+		Status: int(binary.BigEndian.Uint32(frame[16:])),
+		MAD:    make([]byte, MADSize),
+	}
+	length := binary.BigEndian.Uint64(frame[24:])
+	if length > MADSize {
+		length = MADSize
+	}
+	copy(pkt.MAD, frame[simMADOffset:simMADOffset+int(length)])
+	return pkt
+}
+
+func (p *simConn) closedOr(err error) error {
+	select {
+	case <-p.closed:
+		return ErrClosed
+	default:
+		return err
+	}
+}
+
+// Info reads the attached port's attributes from the simulator.
+func (p *simConn) Info() (PortInfo, error) {
+	ca, err := p.describeCA()
+	if err != nil {
+		return PortInfo{}, err
+	}
+	return ca[0].Ports[0], nil
+}
+
+// describeCA builds the CA the way umad2sim fills its fake sysfs.
+func (p *simConn) describeCA() ([]CA, error) {
+	ni, err := p.ctlRequest(simCtlGetNode, nil)
+	if err != nil {
+		return nil, err
+	}
+	pi, err := p.ctlRequest(simCtlGetPort, []byte{0})
+	if err != nil {
+		return nil, err
+	}
+	vendor, err := p.ctlRequest(simCtlGetVendor, nil)
+	if err != nil {
+		return nil, err
+	}
+	pkeys, err := p.ctlRequest(simCtlGetPKeys, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []CA{simCA(ni, pi, vendor, pkeys)}, nil
+}
+
+// Close disconnects from ibsim (its client slots are never reclaimed
+// otherwise) and closes the sockets. It is safe to call more than once.
+func (p *simConn) Close() error {
+	var err error
+	p.closeOnce.Do(func() {
+		if p.cfg.IsSM {
+			_, _ = p.ctlRequest(simCtlSetISSM, le32(0))
+		}
+		_, err = p.ctlRequest(simCtlDisconnect, nil)
+		close(p.closed)
+		p.closeSockets()
+		if p.release != nil {
+			p.release()
+		}
+	})
+	return err
+}
+
+func (p *simConn) closeSockets() {
+	if p.ctl != nil {
+		p.ctl.Close()
+	}
+	if p.data != nil {
+		p.data.Close()
+	}
+}
+
+func le32(v uint32) []byte {
+	b := make([]byte, 4)
+	binary.LittleEndian.PutUint32(b, v)
+	return b
+}
+
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
