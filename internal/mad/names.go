@@ -1,0 +1,62 @@
+package mad
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// InitialPath returns the initial path of a DR SMP: the local port 0
+// followed by one egress port per hop.
+func (h Header) InitialPath() []byte {
+	return h[offInitialPath : offInitialPath+int(h.HopCount())+1]
+}
+
+// FormatDRPath renders a DR path as infiniband-diags writes it: "0,1,3".
+func FormatDRPath(path []byte) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(parts, ",")
+}
+
+// MethodName names a method the way IBA and python-rdma do: the class's
+// prefix (Subn, SubnAdm, Performance, ...) and the method.
+func MethodName(class, method uint8) string {
+	prefix := map[uint8]string{
+		ClassSubnLID: "Subn", ClassSubnDR: "Subn", ClassSubnAdm: "SubnAdm",
+		ClassPerf: "Performance", ClassCongest: "CongestionControl",
+	}[class]
+	if prefix == "" {
+		prefix = fmt.Sprintf("Class0x%02x", class)
+	}
+	name := map[uint8]string{
+		MethodGet: "Get", MethodSet: "Set", MethodGetResp: "GetResp", MethodSend: "Send",
+		MethodTrap: "Trap", MethodReport: "Report", MethodReportResp: "ReportResp",
+		MethodTrapRepres: "TrapRepress", MethodGetTable: "GetTable", MethodGetTblResp: "GetTableResp",
+	}[method]
+	if name == "" {
+		name = fmt.Sprintf("Method0x%02x", method)
+	}
+	return prefix + name
+}
+
+// smpAttrNames names the subnet management attributes (IBA 14.2.5, Table 145).
+var smpAttrNames = map[uint16]string{
+	0x0002: "Notice", 0x0010: "NodeDescription", 0x0011: "NodeInfo", 0x0012: "SwitchInfo",
+	0x0014: "GUIDInfo", 0x0015: "PortInfo", 0x0016: "P_KeyTable", 0x0017: "SLtoVLMappingTable",
+	0x0018: "VLArbitrationTable", 0x0019: "LinearForwardingTable", 0x001A: "RandomForwardingTable",
+	0x001B: "MulticastForwardingTable", 0x0020: "SMInfo", 0x0030: "VendorDiag", 0x0031: "LedInfo",
+	0x0033: "PortInfoExtended", 0xFF90: "MlnxExtPortInfo",
+}
+
+// AttrName names an attribute of a class, or gives its number.
+func AttrName(class uint8, id uint16) string {
+	if class == ClassSubnLID || class == ClassSubnDR {
+		if n, ok := smpAttrNames[id]; ok {
+			return n
+		}
+	}
+	return fmt.Sprintf("0x%04x", id)
+}

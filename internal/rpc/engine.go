@@ -1,0 +1,303 @@
+// Package rpc is the MAD engine: it sends requests on a local port, matches
+// replies by transaction ID, applies timeouts and retries, and bounds how
+// many requests are in flight, in total and per destination. Do is safe to
+// call from many goroutines at once.
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// Defaults, as libibmad has them (1000 ms, 3 attempts), and windows that
+// are safe for real switch SMAs: an SMA is a small firmware agent that drops
+// MADs when flooded, so no destination gets more than a few at once.
+const (
+	DefaultTimeout    = 1000 * time.Millisecond
+	DefaultRetries    = 2 // resends after the first attempt: 3 sends in all
+	DefaultWindow     = 32
+	DefaultDestWindow = 4
+)
+
+// Options configure an Engine. Zero values take the defaults.
+type Options struct {
+	Timeout    time.Duration
+	Retries    int // resends; negative means none
+	Window     int // requests in flight in total
+	DestWindow int // requests in flight to one destination
+	// Trace, if set, is called for every send, receive, timeout and
+	// unmatched MAD (the -d/-dd output hangs off this one hook).
+	Trace func(Event)
+}
+
+// Request is one MAD to send. The engine assigns the transaction ID.
+type Request struct {
+	Addr umad.Address
+	MAD  mad.Header
+	// Dest names the destination for the per-destination window; empty
+	// means the address's LID (or "DR" plus the path for DR SMPs).
+	Dest    string
+	Timeout time.Duration // 0: the engine's
+	Retries *int          // nil: the engine's
+}
+
+// Reply is what came back for a request.
+type Reply struct {
+	Addr     umad.Address
+	MAD      mad.Header
+	Attempts int
+}
+
+// Engine is the MAD engine of one local port.
+type Engine struct {
+	port   umad.Port
+	opt    Options
+	window chan struct{}
+
+	mu      sync.Mutex
+	pending map[uint32]chan *umad.Packet
+	dests   map[string]*destSlot
+
+	nextTID atomic.Uint32
+	stats   counters
+	done    chan struct{}
+	readErr error
+}
+
+type destSlot struct {
+	sem   chan struct{}
+	users int
+}
+
+// New starts an engine on port. Close stops it and closes the port.
+func New(port umad.Port, opt Options) *Engine {
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.Retries == 0 {
+		opt.Retries = DefaultRetries
+	} else if opt.Retries < 0 {
+		opt.Retries = 0
+	}
+	if opt.Window <= 0 {
+		opt.Window = DefaultWindow
+	}
+	if opt.DestWindow <= 0 {
+		opt.DestWindow = DefaultDestWindow
+	}
+	e := &Engine{
+		port:    port,
+		opt:     opt,
+		window:  make(chan struct{}, opt.Window),
+		pending: map[uint32]chan *umad.Packet{},
+		dests:   map[string]*destSlot{},
+		done:    make(chan struct{}),
+	}
+	e.nextTID.Store(rand.Uint32())
+	go e.readLoop()
+	return e
+}
+
+// Port returns the engine's local port.
+func (e *Engine) Port() umad.Port { return e.port }
+
+// Close stops the engine and closes its port.
+func (e *Engine) Close() error {
+	err := e.port.Close()
+	<-e.done
+	return err
+}
+
+// Do sends req and waits for its reply, resending on timeout. A reply with
+// a non-zero MAD status is returned as a reply, not an error: callers decide
+// what a status means.
+func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
+	release, err := e.acquire(ctx, req.dest())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+
+	timeout, retries := e.opt.Timeout, e.opt.Retries
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	if req.Retries != nil {
+		retries = *req.Retries
+	}
+	msg := append(mad.Header(nil), req.MAD...)
+	tid := e.nextTID.Add(1)
+	msg.SetTID(uint64(tid))
+	ch := make(chan *umad.Packet, 1)
+	e.mu.Lock()
+	e.pending[tid] = ch
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.pending, tid)
+		e.mu.Unlock()
+	}()
+
+	for attempt := 1; ; attempt++ {
+		e.stats.sent.Add(1)
+		if attempt > 1 {
+			e.stats.retried.Add(1)
+		}
+		e.trace(Event{Kind: EventSend, Addr: req.Addr, MAD: msg, Attempt: attempt})
+		if err := e.port.Send(&umad.Packet{Addr: req.Addr, MAD: msg}); err != nil {
+			return nil, fmt.Errorf("send %s: %w", Describe(req.Addr, msg), err)
+		}
+		pkt, err := e.wait(ctx, ch, timeout)
+		if err != nil {
+			return nil, err
+		}
+		if pkt != nil && pkt.Status == 0 {
+			e.trace(Event{Kind: EventRecv, Addr: pkt.Addr, MAD: pkt.MAD, Attempt: attempt})
+			return &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt}, nil
+		}
+		e.trace(Event{Kind: EventTimeout, Addr: req.Addr, MAD: msg, Attempt: attempt})
+		if attempt > retries {
+			e.stats.lost.Add(1)
+			return nil, &TimeoutError{What: Describe(req.Addr, msg), Attempts: attempt, Timeout: timeout}
+		}
+	}
+}
+
+// wait returns the packet matched to ch, nil on timeout, or the context's
+// error. A packet with a non-zero status is a request the transport gave
+// back undelivered (ibsim does that at once when it has no route): it
+// counts as a timed-out attempt.
+func (e *Engine) wait(ctx context.Context, ch chan *umad.Packet, timeout time.Duration) (*umad.Packet, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case pkt := <-ch:
+		return pkt, nil
+	case <-timer.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-e.done:
+		if e.readErr != nil {
+			return nil, e.readErr
+		}
+		return nil, umad.ErrClosed
+	}
+}
+
+func (r *Request) dest() string {
+	if r.Dest != "" {
+		return r.Dest
+	}
+	if r.Addr.LID == umad.PermissiveLID && r.MAD.Class() == mad.ClassSubnDR {
+		return fmt.Sprint("DR", r.MAD.InitialPath())
+	}
+	return fmt.Sprint("LID", r.Addr.LID)
+}
+
+// acquire takes a slot in the global window and in dest's window.
+func (e *Engine) acquire(ctx context.Context, dest string) (func(), error) {
+	e.mu.Lock()
+	d := e.dests[dest]
+	if d == nil {
+		d = &destSlot{sem: make(chan struct{}, e.opt.DestWindow)}
+		e.dests[dest] = d
+	}
+	d.users++
+	e.mu.Unlock()
+	drop := func() {
+		e.mu.Lock()
+		if d.users--; d.users == 0 {
+			delete(e.dests, dest)
+		}
+		e.mu.Unlock()
+	}
+	select {
+	case d.sem <- struct{}{}:
+	case <-ctx.Done():
+		drop()
+		return nil, ctx.Err()
+	}
+	select {
+	case e.window <- struct{}{}:
+	case <-ctx.Done():
+		<-d.sem
+		drop()
+		return nil, ctx.Err()
+	}
+	return func() { <-e.window; <-d.sem; drop() }, nil
+}
+
+// readLoop hands every received MAD to the request waiting for its TID.
+// Replies and requests given back undelivered are matched on the low 32
+// bits of the TID: transports overwrite the high bits.
+func (e *Engine) readLoop() {
+	defer close(e.done)
+	for {
+		pkt, err := e.port.Recv(time.Now().Add(time.Hour))
+		if errors.Is(err, umad.ErrTimeout) {
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, umad.ErrClosed) {
+				e.readErr = fmt.Errorf("receive: %w", err)
+			}
+			return
+		}
+		if len(pkt.MAD) < 24 {
+			continue
+		}
+		h := mad.Header(pkt.MAD)
+		if !h.IsResponse() && pkt.Status == 0 {
+			e.trace(Event{Kind: EventUnsolicited, Addr: pkt.Addr, MAD: h})
+			continue
+		}
+		e.mu.Lock()
+		ch := e.pending[h.TID32()]
+		e.mu.Unlock()
+		if ch == nil {
+			e.stats.unmatched.Add(1)
+			e.trace(Event{Kind: EventUnmatched, Addr: pkt.Addr, MAD: h})
+			continue
+		}
+		select {
+		case ch <- pkt:
+		default: // a late duplicate: the waiter already has one
+		}
+	}
+}
+
+func (e *Engine) trace(ev Event) {
+	if e.opt.Trace != nil {
+		e.opt.Trace(ev)
+	}
+}
+
+// TimeoutError says a request got no reply after all its attempts.
+type TimeoutError struct {
+	What     string
+	Attempts int
+	Timeout  time.Duration
+}
+
+func (t *TimeoutError) Error() string {
+	return fmt.Sprintf("%s: no reply after %d attempts of %v", t.What, t.Attempts, t.Timeout)
+}
+
+// Describe names a MAD and its destination for messages and traces.
+func Describe(a umad.Address, h mad.Header) string {
+	to := fmt.Sprintf("LID %d", a.LID)
+	if h.Class() == mad.ClassSubnDR {
+		to = "DR path " + mad.FormatDRPath(h.InitialPath())
+	}
+	return fmt.Sprintf("%s(%s) %s", mad.MethodName(h.Class(), h.Method()), mad.AttrName(h.Class(), h.AttrID()), to) +
+		fmt.Sprintf(" mod 0x%x", h.AttrMod())
+}

@@ -1,0 +1,226 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// fakePort answers each sent MAD through answer, from its own goroutine,
+// like a transport would. answer returns the packets to deliver (none for a
+// silent drop).
+type fakePort struct {
+	answer func(p *umad.Packet) []*umad.Packet
+	in     chan *umad.Packet
+	closed chan struct{}
+	once   sync.Once
+
+	mu          sync.Mutex
+	inflight    map[string]int
+	maxInflight map[string]int
+	total       int
+	maxTotal    int
+	sentTIDs    map[uint64]int
+}
+
+func newFakePort(answer func(p *umad.Packet) []*umad.Packet) *fakePort {
+	return &fakePort{answer: answer, in: make(chan *umad.Packet, 4096), closed: make(chan struct{}),
+		inflight: map[string]int{}, maxInflight: map[string]int{}, sentTIDs: map[uint64]int{}}
+}
+
+func (f *fakePort) Send(p *umad.Packet) error {
+	dest := fmt.Sprint(p.Addr.LID)
+	f.mu.Lock()
+	f.inflight[dest]++
+	f.total++
+	f.maxInflight[dest] = max(f.maxInflight[dest], f.inflight[dest])
+	f.maxTotal = max(f.maxTotal, f.total)
+	f.sentTIDs[mad.Header(p.MAD).TID()]++
+	f.mu.Unlock()
+	req := &umad.Packet{Addr: p.Addr, MAD: append([]byte(nil), p.MAD...)}
+	go func() {
+		time.Sleep(time.Millisecond) // let other senders pile up
+		f.mu.Lock()
+		f.inflight[dest]--
+		f.total--
+		f.mu.Unlock()
+		for _, r := range f.answer(req) {
+			select {
+			case f.in <- r:
+			case <-f.closed:
+			}
+		}
+	}()
+	return nil
+}
+
+func (f *fakePort) Recv(deadline time.Time) (*umad.Packet, error) {
+	select {
+	case p := <-f.in:
+		return p, nil
+	case <-f.closed:
+		return nil, umad.ErrClosed
+	case <-time.After(time.Until(deadline)):
+		return nil, umad.ErrTimeout
+	}
+}
+
+func (f *fakePort) Info() (umad.PortInfo, error) { return umad.PortInfo{}, nil }
+func (f *fakePort) Close() error                 { f.once.Do(func() { close(f.closed) }); return nil }
+
+// reply turns a request into its GetResp, with the high TID bits rewritten
+// as ibsim does, and the attribute modifier echoed in the data.
+func reply(req *umad.Packet) *umad.Packet {
+	m := append(mad.Header(nil), req.MAD...)
+	m[3] = mad.MethodGetResp
+	m.SetTID(m.TID() | 0x0001_0000_0000_0000)
+	copy(m.SMPData(), fmt.Sprint(m.AttrMod()))
+	return &umad.Packet{Addr: umad.Address{LID: req.Addr.LID}, MAD: m}
+}
+
+func get(lid uint16, mod uint32) *Request {
+	return &Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, 0x11, mod)}
+}
+
+func TestDoMatchesReplyByLow32BitsOfTID(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet { return []*umad.Packet{reply(p)} }), Options{})
+	defer e.Close()
+	r, err := e.Do(context.Background(), get(5, 42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.MAD.SMPData()[:2]); got != "42" || r.Attempts != 1 {
+		t.Fatalf("reply data %q after %d attempts, want 42 after 1", got, r.Attempts)
+	}
+}
+
+func TestUndeliveredRequestIsRetriedThenTimesOut(t *testing.T) {
+	var sends atomic.Int32
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet {
+		sends.Add(1)
+		p.Status = umad.StatusTimeout // ibsim: no route, the request comes straight back
+		return []*umad.Packet{p}
+	})
+	e := New(port, Options{Timeout: time.Second})
+	defer e.Close()
+	start := time.Now()
+	_, err := e.Do(context.Background(), get(99, 0))
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Attempts != 3 {
+		t.Fatalf("err = %v, want a TimeoutError after 3 attempts", err)
+	}
+	if sends.Load() != 3 {
+		t.Fatalf("sent %d times, want 3", sends.Load())
+	}
+	if time.Since(start) > 900*time.Millisecond {
+		t.Fatalf("an undelivered request must fail at once, not wait for the timeout")
+	}
+	if s := e.Stats(); s.Sent != 3 || s.Retried != 2 || s.Lost != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestSilentDropTimesOutAndRetriesUseTheSameTID(t *testing.T) {
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet { return nil })
+	none := 1
+	e := New(port, Options{Timeout: 20 * time.Millisecond})
+	defer e.Close()
+	req := get(3, 0)
+	req.Retries = &none
+	_, err := e.Do(context.Background(), req)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Attempts != 2 {
+		t.Fatalf("err = %v, want timeout after 2 attempts", err)
+	}
+	port.mu.Lock()
+	defer port.mu.Unlock()
+	if len(port.sentTIDs) != 1 {
+		t.Fatalf("retries used %d TIDs, want 1", len(port.sentTIDs))
+	}
+}
+
+func TestUnmatchedAndDuplicateRepliesAreDropped(t *testing.T) {
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet {
+		stray := reply(p)
+		stray.MAD = append(mad.Header(nil), stray.MAD...)
+		mad.Header(stray.MAD).SetTID(0xdead)
+		return []*umad.Packet{stray, reply(p), reply(p)}
+	})
+	var unmatched atomic.Int32
+	e := New(port, Options{Trace: func(ev Event) {
+		if ev.Kind == EventUnmatched {
+			unmatched.Add(1)
+		}
+	}})
+	defer e.Close()
+	if _, err := e.Do(context.Background(), get(1, 7)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if unmatched.Load() < 1 || e.Stats().Unmatched < 1 {
+		t.Fatalf("the stray reply was not reported as unmatched")
+	}
+}
+
+func TestWindowsBoundWhatIsInFlight(t *testing.T) {
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet { return []*umad.Packet{reply(p)} })
+	e := New(port, Options{Window: 8, DestWindow: 2})
+	defer e.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2000)
+	for i := 0; i < 2000; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			lid := uint16(1 + i%10)
+			r, err := e.Do(context.Background(), get(lid, uint32(i)))
+			if err != nil {
+				errs <- err
+				return
+			}
+			if got, want := string(r.MAD.SMPData()[:len(fmt.Sprint(i))]), fmt.Sprint(i); got != want {
+				errs <- fmt.Errorf("request %d got the reply of %s", i, got)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	port.mu.Lock()
+	defer port.mu.Unlock()
+	if port.maxTotal > 8 {
+		t.Errorf("%d requests in flight, window is 8", port.maxTotal)
+	}
+	for dest, n := range port.maxInflight {
+		if n > 2 {
+			t.Errorf("%d requests in flight to LID %s, per-destination window is 2", n, dest)
+		}
+	}
+}
+
+func TestContextCancelStopsWaiting(t *testing.T) {
+	e := New(newFakePort(func(*umad.Packet) []*umad.Packet { return nil }), Options{Timeout: time.Hour})
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := e.Do(ctx, get(1, 0)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want context deadline", err)
+	}
+}
+
+func TestDescribeNamesTheRequest(t *testing.T) {
+	dr := mad.NewDRSMP(mad.MethodGet, 0x15, 1, []byte{0, 8, 1})
+	got := Describe(umad.Address{LID: umad.PermissiveLID}, dr)
+	if want := "SubnGet(PortInfo) DR path 0,8,1 mod 0x1"; got != want {
+		t.Fatalf("Describe = %q, want %q", got, want)
+	}
+}
