@@ -37,7 +37,11 @@ func register(build func(*Env) *cobra.Command) { commandBuilders = append(comman
 // When args[0] names a registered command (a symlink such as "smpdump"), that
 // command runs with the remaining arguments, busybox style.
 func Main(args []string, io IO) int {
-	env := &Env{IO: io, Transport: umad.DefaultOpener()}
+	return run(args, &Env{IO: io, Transport: umad.DefaultOpener()})
+}
+
+// run is Main with the environment given, for tests.
+func run(args []string, env *Env) int {
 	root := newRoot(env)
 	argv := args[1:]
 	if name := filepath.Base(args[0]); name != "ibtool" && findCommand(root, name) != nil {

@@ -289,7 +289,11 @@ type TimeoutError struct {
 }
 
 func (t *TimeoutError) Error() string {
-	return fmt.Sprintf("%s: no reply after %d attempts of %v", t.What, t.Attempts, t.Timeout)
+	tries := "attempts"
+	if t.Attempts == 1 {
+		tries = "attempt"
+	}
+	return fmt.Sprintf("no reply to %s (%d %s, timeout %v)", t.What, t.Attempts, tries, t.Timeout)
 }
 
 // Describe names a MAD and its destination for messages and traces.
