@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// Simulated fabrics are shared by the tests of this package (each takes a
+// few seconds to come up) and stopped when the tests end.
+var (
+	fabricsMu sync.Mutex
+	fabrics   = map[string]*simfabric.Fabric{}
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, f := range fabrics {
+		f.Stop()
+	}
+	os.Exit(code)
+}
+
+// sharedFabric returns the running fabric of a topology from
+// ../shared/topologies, starting it on first use.
+func sharedFabric(t *testing.T, topology string) *simfabric.Fabric {
+	t.Helper()
+	simfabric.RequireSim(t, true)
+	fabricsMu.Lock()
+	defer fabricsMu.Unlock()
+	if f := fabrics[topology]; f != nil {
+		return f
+	}
+	f, err := simfabric.Start(context.Background(), simfabric.Options{Topology: simfabric.TopologyPath(topology)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fabrics[topology] = f
+	return f
+}
+
+// runSim runs ibtool in-process against a simulated fabric, attached to
+// host (the first node when empty).
+func runSim(f *simfabric.Fabric, host string, args ...string) simfabric.Result {
+	var out, errOut bytes.Buffer
+	env := &Env{
+		IO:        IO{In: strings.NewReader(""), Out: &out, Err: &errOut},
+		Transport: umad.NewSim(umad.SimConfig{SockName: f.SockName(), Host: host}),
+	}
+	code := run(append([]string{"ibtool"}, args...), env)
+	return simfabric.Result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
+
+// conform runs a command with ibtool and with the infiniband-diags tool of
+// the same name on the same fabric and compares them.
+func conform(t *testing.T, f *simfabric.Fabric, host string, tool string, args ...string) {
+	t.Helper()
+	simfabric.RequireTools(t, tool)
+	c := f.RunC(context.Background(), host, tool, args...)
+	ours := runSim(f, host, append([]string{tool}, args...)...)
+	simfabric.Compare(t, tool+" "+strings.Join(args, " "), c, ours, simfabric.DropSimNoise)
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestSmpdumpMatchesInfinibandDiags(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	for _, tc := range []struct{ host, args string }{
+		{"", "2 0x11"},              // NodeInfo of Hca1 by LID
+		{"", "0x2 17"},              // same, other number forms
+		{"", "1 0x15 0"},            // switch port 0 PortInfo
+		{"", "-D 0,8,1 0x15 1"},     // DR to Hca3: status carries the D bit
+		{"", "-D 0 0x11"},           // 0 hops: the local node
+		{"", "-D 0,1 0x14"},         // GUIDInfo over DR
+		{"", "2 0x12"},              // SwitchInfo of a CA: bad status 0xc
+		{"", "-s 2 0x10"},           // NodeDescription as a string
+		{"", "-s -D 0,8 0x10"},      // same over DR
+		{"", "4 0x16 0"},            // P_KeyTable
+		{"", "-L 2 0x11"},           // -L is the default
+		{"Hca1", "1 0x11"},          // attached to a CA
+		{"Hca1", "-D 0,1,8 0x10"},   // DR from a CA through two switches
+		{"Hca3", "-D 0,1,4,1 0x11"}, // and back down to Hca1
+	} {
+		t.Run(tc.host+" "+tc.args, func(t *testing.T) {
+			conform(t, f, tc.host, "smpdump", strings.Fields(tc.args)...)
+		})
+	}
+}
+
+func TestSmpdumpFailures(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	for _, tc := range []struct {
+		args string
+		code int
+		msg  string
+	}{
+		// The C tool prints the zeroed request and exits 0 when nothing
+		// answers; ibtool says what failed.
+		{"99 0x11", ExitFailure, "no reply to SubnGet(NodeInfo) LID 99"},
+		{"-D 0,3 0x11", ExitFailure, "no reply to SubnGet(NodeInfo) DR path 0,3"},
+		{"-D 0,x,1 0x11", ExitUsage, `hop 1 "x" is not a port number`},
+		{"0 0x11", ExitUsage, "unicast LID"},
+		{"2 0x1ffff", ExitUsage, "invalid attribute"},
+		{"2", ExitUsage, "expected <dlid|dr_path> <attr> [mod]"},
+		{"--bogus 2 0x11", ExitUsage, "unknown flag: --bogus"},
+		{"-t 0 2 0x11", ExitFailure, `Invalid timeout "0"`},
+		{"-P 7 2 0x11", ExitFailure, "port 7 not found"},
+		{"-C mlx5_0 2 0x11", ExitFailure, `CA "mlx5_0" not found`},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			r := runSim(f, "", append([]string{"smpdump"}, strings.Fields(tc.args)...)...)
+			if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" {
+				t.Fatalf("got exit %d, stderr %q, stdout %q; want exit %d and %q", r.Code, r.Stderr, r.Stdout, tc.code, tc.msg)
+			}
+			if n := strings.Count(strings.TrimSpace(r.Stderr), "\n"); tc.code == ExitFailure && n != 0 {
+				t.Fatalf("a failure must be one line, got %q", r.Stderr)
+			}
+		})
+	}
+}
+
+func TestSmpdumpJSON(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	r := runSim(f, "", "smpdump", "--json", "-D", "0,8", "0x11")
+	var got smpdumpResult
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
+		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
+	}
+	// Switch2 (GUID 0x200001 in tiny.net's order), reached over DR.
+	if got.Route != "dr" || got.DRPath != "0,8" || got.Attribute != 0x11 || got.Status != 0x8000 ||
+		!strings.HasPrefix(got.Data, "010102") || len(got.Data) != 128 {
+		t.Fatalf("unexpected JSON result %+v", got)
+	}
+}
