@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// buildIbtool builds the binary once per test into a temp dir.
+func buildIbtool(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ibtool")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func runBin(t *testing.T, bin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Env = append(os.Environ(), "IBTOOL_TRANSPORT=ibsim", "IBSIM_SOCKNAME=ibtool-test-nosim")
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestTopLevelCommandLine(t *testing.T) {
+	bin := buildIbtool(t)
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		out, inErr string
+	}{
+		{[]string{"--version"}, 0, "ibtool version", ""},
+		{[]string{"help"}, 0, "smpdump", ""},
+		{[]string{}, 0, "Available Commands", ""},
+		{[]string{"nosuchcommand"}, 2, "", "unknown command"},
+		{[]string{"--nosuchflag"}, 2, "", "unknown flag"},
+		{[]string{"smpdump", "--nosuchflag"}, 2, "", "unknown flag: --nosuchflag"},
+		{[]string{"smpdump", "-V"}, 0, "", "smpdump BUILD VERSION:"},
+	} {
+		out, errOut, code := runBin(t, bin, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.inErr) {
+			t.Errorf("ibtool %v: exit %d, stdout %q, stderr %q; want exit %d, %q, %q",
+				tc.args, code, out, errOut, tc.code, tc.out, tc.inErr)
+		}
+	}
+}
+
+func TestInstallLinksAndArgv0Dispatch(t *testing.T) {
+	bin := buildIbtool(t)
+	dir := t.TempDir()
+	if out, errOut, code := runBin(t, bin, "install-links", dir); code != 0 {
+		t.Fatalf("install-links: exit %d: %s%s", code, out, errOut)
+	}
+	link := filepath.Join(dir, "smpdump")
+	if target, err := os.Readlink(link); err != nil || target != bin {
+		t.Fatalf("smpdump link = %q, %v; want %q", target, err, bin)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "install-links")); err == nil {
+		t.Fatalf("install-links must not get a link of its own")
+	}
+	// Again: existing correct links are kept.
+	if _, errOut, code := runBin(t, bin, "install-links", dir); code != 0 {
+		t.Fatalf("second install-links: exit %d: %s", code, errOut)
+	}
+	// Through the link, the command runs with the C tool's name in messages.
+	_, errOut, code := runBin(t, link, "-t", "0", "2", "0x11")
+	if code != 255 || !strings.HasPrefix(errOut, "smpdump: iberror: failed: Invalid timeout") {
+		t.Fatalf("smpdump via symlink: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestSymlinkMatchesCTool runs the real binary through its smpdump symlink
+// on a simulated fabric, configured only by ibsim's environment variables.
+func TestSymlinkMatchesCTool(t *testing.T) {
+	f := simfabric.StartT(t, "tiny.net")
+	simfabric.RequireTools(t, "smpdump")
+	bin := buildIbtool(t)
+	link := filepath.Join(t.TempDir(), "smpdump")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"2", "0x11"}, {"-D", "0,8,1", "0x15", "1"}, {"2", "0x12"}} {
+		ctx := context.Background()
+		simfabric.Compare(t, "smpdump "+strings.Join(args, " "),
+			f.RunC(ctx, "", "smpdump", args...), f.Run(ctx, "", link, args...), simfabric.DropSimNoise)
+	}
+}
