@@ -22,23 +22,35 @@ func openEngine(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	portNum := -1
-	if c.Port != "" {
-		v, err := endport.ParseUint(c.Port, 8)
-		if err != nil {
-			return nil, fmt.Errorf("invalid local port -P %q: %v", c.Port, err)
-		}
-		portNum = int(v)
-	}
-	port, err := env.Transport.Open(c.CA, portNum)
+	local, err := selectLocal(env, c)
 	if err != nil {
-		return nil, fmt.Errorf("can't open UMAD port (%s:%d): %w", orDefault(c.CA), max(portNum, 0), err)
+		return nil, err
+	}
+	port, err := env.Transport.Open(local.CA, local.Port)
+	if err != nil {
+		return nil, fmt.Errorf("can't open UMAD port (%s:%d): %w", orDefault(local.CA), max(local.Port, 0), err)
 	}
 	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: cfg.retries}
 	if c.Debug > 0 {
 		opt.Trace = traceTo(env.IO.Err, c.Debug)
 	}
 	return rpc.New(port, opt), nil
+}
+
+// selectLocal resolves -C/-P. Without them the transport picks its default
+// port itself, which spares the simulator a second connection.
+func selectLocal(env *Env, c *Common) (endport.Local, error) {
+	if c.CA == "" && c.Port == "" {
+		return endport.Local{Port: -1}, nil
+	}
+	if v, err := endport.ParseUint(c.Port, 8); err == nil && c.CA == "" {
+		return endport.Local{Port: int(v)}, nil
+	}
+	cas, err := env.Transport.CAs()
+	if err != nil {
+		return endport.Local{}, err
+	}
+	return endport.SelectLocal(cas, c.CA, c.Port)
 }
 
 func orDefault(ca string) string {
