@@ -80,6 +80,10 @@ func (c *console) do(cmd string) (string, error) {
 	if strings.ContainsAny(cmd, "\r\n") {
 		return "", fmt.Errorf("console command %q: one line only", cmd)
 	}
+	if strings.HasPrefix(strings.TrimSpace(cmd), "#") && strings.Contains(cmd, "%") {
+		// ibsim prints comment lines with the line as printf format.
+		return "", fmt.Errorf("console comment %q: ibsim cannot echo %%", cmd)
+	}
 	if len(cmd) > consoleMaxLine {
 		return "", fmt.Errorf("console command %q: longer than ibsim's %d-character line limit", cmd, consoleMaxLine)
 	}

@@ -48,6 +48,9 @@ func TestTinyFabric(t *testing.T) {
 	if out, err := f.Console("Bogus"); err == nil {
 		t.Errorf("unknown console command: no error (output %q)", out)
 	}
+	if _, err := f.Console("# 100% sure"); err == nil {
+		t.Error("comment with %: no error")
+	}
 	if out, err := f.Console(`Unlink "Nope"[1]`); err == nil {
 		t.Errorf("Unlink of an unknown node: no error (output %q)", out)
 	}
