@@ -262,3 +262,20 @@ func TestRemoveStaleDirs(t *testing.T) {
 		t.Errorf("live process's dir removed: %v", err)
 	}
 }
+
+func TestStartBadTopology(t *testing.T) {
+	RequireSim(t, true)
+	bad := t.TempDir() + "/bad.net"
+	if err := os.WriteFile(bad, []byte("Switch 2 \"S\"\n[1] \"Nope\"[1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Start(context.Background(), Options{Topology: bad})
+	if err == nil {
+		f.Stop()
+		t.Fatal("no error")
+	}
+	// The error carries ibsim's own complaint.
+	if !strings.Contains(err.Error(), `can't find remote node "Nope"`) {
+		t.Errorf("error lacks ibsim's reason: %v", err)
+	}
+}
