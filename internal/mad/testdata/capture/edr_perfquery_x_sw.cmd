@@ -1,0 +1,1 @@
+perfquery -x 2 12

@@ -1,0 +1,1 @@
+smpquery portinfo 2 0

@@ -1,0 +1,1 @@
+smpquery switchinfo 2

@@ -1,0 +1,1 @@
+smpquery guidinfo 2

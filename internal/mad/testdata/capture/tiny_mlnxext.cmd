@@ -1,0 +1,1 @@
+smpquery mlnxextportinfo 2 1

@@ -1,0 +1,1 @@
+smpquery nodedesc 7

@@ -1,0 +1,1 @@
+smpquery nodeinfo 2

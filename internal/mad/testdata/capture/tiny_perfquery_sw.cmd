@@ -1,0 +1,1 @@
+perfquery 1 1

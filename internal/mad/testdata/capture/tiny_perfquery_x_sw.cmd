@@ -1,0 +1,1 @@
+perfquery -x 1 8

@@ -1,0 +1,1 @@
+smpquery pkeys 2 1

@@ -1,0 +1,1 @@
+smpquery -K portinfo 2 1

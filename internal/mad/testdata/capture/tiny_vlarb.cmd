@@ -1,0 +1,1 @@
+smpquery vlarb 2 1
