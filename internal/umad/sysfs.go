@@ -293,6 +293,11 @@ func readGUID(dir, name string) (uint64, error) {
 	return g, nil
 }
 
+// SysfsUint reads a number from sysfs text the way libibumad does (C's
+// strtoul with base 0 on the leading token): "4: ACTIVE" is 4, "0x4" is 4,
+// "100 Gb/sec (4X EDR)" is 100 and "2.5 Gb/sec (1X SDR)" is 2.
+func SysfsUint(s string) uint64 { return parseULong(s, 0) }
+
 // parseULong is C's strtoul: leading white space, an optional sign, then
 // digits in base (0: "0x" hex, "0" octal, else decimal), stopping at the
 // first character that is not a digit. No digits give 0, overflow gives
