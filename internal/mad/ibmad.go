@@ -180,7 +180,7 @@ func ibmadString(b []byte) string {
 		text = b[:i]
 	}
 	s := "'" + string(text) + "'"
-	if max := len(b) - 1; len(s) > max {
+	if max := max(len(b)-1, 0); len(s) > max {
 		s = s[:max]
 	}
 	return s
