@@ -136,7 +136,8 @@ func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
 	msg := append(mad.Header(nil), req.MAD...)
 	tid := e.nextTID.Add(1)
 	msg.SetTID(uint64(tid))
-	ch := make(chan *umad.Packet, 1)
+	// Room for a window of RMPP segments besides the one reply.
+	ch := make(chan *umad.Packet, rmppWindow+1)
 	e.mu.Lock()
 	e.pending[tid] = ch
 	e.mu.Unlock()
@@ -146,6 +147,14 @@ func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
 		e.mu.Unlock()
 	}()
 
+	if len(msg) > mad.Size {
+		// A request longer than one MAD goes out segmented; its reply
+		// follows on the same TID.
+		if err := e.sendSegmented(ctx, req, msg, ch, timeout, retries); err != nil {
+			return nil, err
+		}
+		return e.awaitReply(ctx, req, msg, ch, timeout, 1)
+	}
 	for attempt := 1; ; attempt++ {
 		e.stats.sent.Add(1)
 		if attempt > 1 {
@@ -155,19 +164,36 @@ func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
 		if err := e.port.Send(&umad.Packet{Addr: req.Addr, MAD: msg}); err != nil {
 			return nil, fmt.Errorf("send %s: %w", Describe(req.Addr, msg), err)
 		}
-		pkt, err := e.wait(ctx, ch, timeout)
-		if err != nil {
-			return nil, err
-		}
-		if pkt != nil && pkt.Status == 0 {
-			e.trace(Event{Kind: EventRecv, Addr: pkt.Addr, MAD: pkt.MAD, Attempt: attempt})
-			return &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt}, nil
+		reply, err := e.awaitReply(ctx, req, msg, ch, timeout, attempt)
+		if reply != nil || err != nil {
+			return reply, err
 		}
 		e.trace(Event{Kind: EventTimeout, Addr: req.Addr, MAD: msg, Attempt: attempt})
 		if attempt > retries {
 			e.stats.lost.Add(1)
 			return nil, &TimeoutError{What: Describe(req.Addr, msg), Attempts: attempt, Timeout: timeout}
 		}
+	}
+}
+
+// awaitReply waits for the reply to one attempt, reassembling it when it
+// comes segmented. It returns nil, nil when the attempt timed out.
+func (e *Engine) awaitReply(ctx context.Context, req *Request, msg []byte, ch chan *umad.Packet, timeout time.Duration, attempt int) (*Reply, error) {
+	for {
+		pkt, err := e.wait(ctx, ch, timeout)
+		if err != nil || pkt == nil || pkt.Status != 0 {
+			return nil, err
+		}
+		if usesRMPP(msg[1]) && readRMPP(pkt.MAD).typ == rmppTypeAck && len(msg) == mad.Size {
+			continue // a stray ACK of an earlier transfer
+		}
+		e.trace(Event{Kind: EventRecv, Addr: pkt.Addr, MAD: pkt.MAD, Attempt: attempt})
+		if isSegmented(pkt.MAD) {
+			if pkt, err = e.reassemble(ctx, pkt, ch, timeout, e.opt.Retries); err != nil {
+				return nil, fmt.Errorf("%s: %w", Describe(req.Addr, msg), err)
+			}
+		}
+		return &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt}, nil
 	}
 }
 
