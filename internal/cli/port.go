@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/umad"
 )
 
 // engineConfig is what a command needs to talk to the fabric.
@@ -47,8 +49,9 @@ func selectLocal(env *Env, c *Common) (endport.Local, error) {
 		return endport.Local{Port: int(v)}, nil
 	}
 	cas, err := env.Transport.CAs()
-	if err != nil {
-		return endport.Local{}, err
+	var skipped umad.CAErrors
+	if err != nil && !(errors.As(err, &skipped) && len(cas) > 0) {
+		return endport.Local{}, err // a broken CA must not hide the good ones
 	}
 	return endport.SelectLocal(cas, c.CA, c.Port)
 }
