@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -28,6 +29,10 @@ type Common struct {
 	Debug    int
 	Version  bool
 	JSON     bool
+
+	// From ibdiag.conf only.
+	SAKey  string
+	MlxEPI bool
 }
 
 type commonFlag struct {
@@ -66,6 +71,22 @@ var commonFlags = []commonFlag{
 	{"v", "verbose", countFlag(func(c *Common) *int { return &c.Verbose }, "increase verbosity level")},
 	{"d", "debug", countFlag(func(c *Common) *int { return &c.Debug }, "raise debug level")},
 	{"V", "version", boolFlag(func(c *Common) *bool { return &c.Version }, "show version")},
+}
+
+// setupCommon gives a command the common flags whose letters are not in
+// exclude, plus --json, and a pre-run step that answers -V and fills unset
+// options from ibdiag.conf.
+func setupCommon(env *Env, cmd *cobra.Command, c *Common, exclude string) {
+	addCommonFlags(cmd.Flags(), c, exclude)
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if c.Version {
+			if err := printVersion(env, cmd); err != nil {
+				return err
+			}
+			return errVersionShown
+		}
+		return applyDiagConfig(cmd.Flags(), c)
+	}
 }
 
 // addCommonFlags adds every common flag whose letter is not in exclude, and

@@ -72,11 +72,8 @@ func newIbstatCmd(env *Env) *cobra.Command {
 	cmd.Flags().BoolVarP(&opts.listCAs, "list_of_cas", "l", false, "list all IB devices")
 	cmd.Flags().BoolVarP(&opts.short, "short", "s", false, "short output")
 	cmd.Flags().BoolVarP(&opts.portList, "port_list", "p", false, "show port list")
-	addCommonFlags(cmd.Flags(), &opts.Common, "CDeGKLPsty")
+	setupCommon(env, cmd, &opts.Common, "CDeGKLPsty")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if opts.Version {
-			return printVersion(env, c)
-		}
 		return runIbstat(env, opts, args)
 	}
 	return cmd

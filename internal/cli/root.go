@@ -50,7 +50,7 @@ func run(args []string, env *Env) int {
 	}
 	root.SetArgs(argv)
 	cmd, err := root.ExecuteC()
-	if err == nil {
+	if err == nil || errors.Is(err, errVersionShown) {
 		return ExitOK
 	}
 	code := exitCodeOf(err)
@@ -62,6 +62,9 @@ func run(args []string, env *Env) int {
 
 // errSilent marks an error whose message has already been printed.
 var errSilent = errors.New("already reported")
+
+// errVersionShown ends a command after -V printed its version.
+var errVersionShown = errors.New("version shown")
 
 func reportError(env *Env, cmd *cobra.Command, err error, code int) {
 	name := "ibtool"

@@ -29,11 +29,8 @@ func newSmpdumpCmd(env *Env) *cobra.Command {
   smpdump 3 0x15 2            # PORT INFO, lid 3 port 2
   smpdump 0xa0 0x11           # NODE INFO, lid 0xa0`
 	cmd.Flags().BoolVarP(&opts.asString, "string", "s", false, "print the data as a string (node description)")
-	addCommonFlags(cmd.Flags(), &opts.Common, "GKs")
+	setupCommon(env, cmd, &opts.Common, "GKs")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if opts.Version {
-			return printVersion(env, c)
-		}
 		if len(args) < 2 || len(args) > 3 {
 			return usageErrorf("expected <dlid|dr_path> <attr> [mod]")
 		}
