@@ -79,6 +79,7 @@ var commonFlags = []commonFlag{
 func setupCommon(env *Env, cmd *cobra.Command, c *Common, exclude string) {
 	addCommonFlags(cmd.Flags(), c, exclude)
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		env.verbosity = c.Verbose
 		if c.Version {
 			if err := printVersion(env, cmd); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
@@ -26,6 +27,8 @@ type Env struct {
 	Compat bool
 	// Transport opens local ports and lists local CAs.
 	Transport umad.Opener
+	// verbosity is the running command's -v count, for error details.
+	verbosity int
 }
 
 // commandBuilders is filled by each command file's init function.
@@ -81,9 +84,13 @@ func reportError(env *Env, cmd *cobra.Command, err error, code int) {
 	if env.Compat {
 		// The C tools' IBEXIT wording, so log scrapers keep matching.
 		fmt.Fprintf(env.IO.Err, "%s: iberror: failed: %v\n", name, err)
-		return
+	} else {
+		fmt.Fprintf(env.IO.Err, "%s: %v\n", name, err)
 	}
-	fmt.Fprintf(env.IO.Err, "%s: %v\n", name, err)
+	var d rpc.Detailer
+	if errors.As(err, &d) {
+		fmt.Fprint(env.IO.Err, d.Detail(env.verbosity))
+	}
 }
 
 func newRoot(env *Env) *cobra.Command {

@@ -75,3 +75,15 @@ func TestSmpdumpJSON(t *testing.T) {
 		t.Fatalf("unexpected JSON result %+v", got)
 	}
 }
+
+func TestVerboseErrorsShowTheMADPathAndDecode(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	r := runSim(f, "", "smpdump", "-v", "99", "0x11")
+	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "MAD path: DLID 99 QP 0 SL 0") || strings.Contains(r.Stderr, "request:") {
+		t.Fatalf("-v: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	r = runSim(f, "", "smpdump", "-vv", "-D", "0,3", "0x15", "1")
+	if !strings.Contains(r.Stderr, "MAD path: directed route 0,3") || !strings.Contains(r.Stderr, "request:\n  SubnGet(PortInfo) class 0x81") {
+		t.Fatalf("-vv: stderr %q", r.Stderr)
+	}
+}

@@ -60,3 +60,44 @@ func AttrName(class uint8, id uint16) string {
 	}
 	return fmt.Sprintf("0x%04x", id)
 }
+
+// StatusText explains a MAD status word (IBA 13.4.7, Table 111; the SA's
+// class-specific codes from IBA 15.2.1.1, Table 196).
+func StatusText(class uint8, status uint16) string {
+	var parts []string
+	if status&0x0001 != 0 {
+		parts = append(parts, "busy")
+	}
+	if status&0x0002 != 0 {
+		parts = append(parts, "redirect required")
+	}
+	switch (status >> 2) & 0x7 {
+	case 1:
+		parts = append(parts, "bad base or class version")
+	case 2:
+		parts = append(parts, "method not supported")
+	case 3:
+		parts = append(parts, "method/attribute combination not supported")
+	case 7:
+		parts = append(parts, "invalid attribute or attribute modifier")
+	case 4, 5, 6:
+		parts = append(parts, fmt.Sprintf("reserved code %d", (status>>2)&0x7))
+	}
+	if class == ClassSubnAdm {
+		if t, ok := saStatusText[(status>>8)&0x7F]; ok {
+			parts = append(parts, t)
+		}
+	} else if cs := status & 0x7F00; cs != 0 && class != ClassSubnDR {
+		parts = append(parts, fmt.Sprintf("class-specific 0x%02x", cs>>8))
+	}
+	if len(parts) == 0 {
+		return "success"
+	}
+	return strings.Join(parts, ", ")
+}
+
+var saStatusText = map[uint16]string{
+	1: "ERR_NO_RESOURCES", 2: "ERR_REQ_INVALID", 3: "ERR_NO_RECORDS",
+	4: "ERR_TOO_MANY_RECORDS", 5: "ERR_REQ_INVALID_GID", 6: "ERR_REQ_INSUFFICIENT_COMPONENTS",
+	7: "ERR_REQ_DENIED",
+}

@@ -171,7 +171,7 @@ func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
 		e.trace(Event{Kind: EventTimeout, Addr: req.Addr, MAD: msg, Attempt: attempt})
 		if attempt > retries {
 			e.stats.lost.Add(1)
-			return nil, &TimeoutError{What: Describe(req.Addr, msg), Attempts: attempt, Timeout: timeout}
+			return nil, &TimeoutError{What: Describe(req.Addr, msg), Attempts: attempt, Timeout: timeout, Addr: req.Addr, Req: msg}
 		}
 	}
 }
@@ -312,6 +312,8 @@ type TimeoutError struct {
 	What     string
 	Attempts int
 	Timeout  time.Duration
+	Addr     umad.Address
+	Req      mad.Header
 }
 
 func (t *TimeoutError) Error() string {

@@ -244,7 +244,7 @@ func (e *Engine) sendSegmented(ctx context.Context, req *Request, msg []byte, ch
 		}
 		if pkt == nil || pkt.Status != 0 {
 			if silent++; silent > retries {
-				return &TimeoutError{What: Describe(req.Addr, msg), Attempts: silent, Timeout: timeout}
+				return &TimeoutError{What: Describe(req.Addr, msg), Attempts: silent, Timeout: timeout, Addr: req.Addr, Req: msg}
 			}
 			e.stats.retried.Add(1)
 			next = acked // go back to the first unacknowledged segment
