@@ -63,7 +63,8 @@ func orDefault(ca string) string {
 	return ca
 }
 
-// traceTo prints one line per MAD event (-d); -dd adds the MAD in hex.
+// traceTo prints one line per MAD event (-d); -dd adds the MAD decoded
+// field by field.
 func traceTo(w io.Writer, level int) func(rpc.Event) {
 	return func(ev rpc.Event) {
 		fmt.Fprintf(w, "ibtool: %-11s %s", ev.Kind, rpc.Describe(ev.Addr, ev.MAD))
@@ -72,7 +73,7 @@ func traceTo(w io.Writer, level int) func(rpc.Event) {
 		}
 		fmt.Fprintf(w, " tid 0x%016x status 0x%04x\n", ev.MAD.TID(), ev.MAD.Status())
 		if level > 1 {
-			fmt.Fprint(w, hexDump(ev.MAD))
+			fmt.Fprint(w, rpc.DumpMAD(ev.MAD))
 		}
 	}
 }
