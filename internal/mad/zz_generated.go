@@ -511,28 +511,28 @@ func (v FECMode) String() string { return enumFECMode.Text(uint64(v)) }
 //
 // Wire: IBA 13.4.8.1; attribute 0x0001 of class perf, sa, methods Get, Set; 72 bytes.
 type ClassPortInfo struct {
-	BaseVersion     uint8  // bits 0+8
-	ClassVersion    uint8  // bits 8+8
-	CapabilityMask  uint16 // bits 16+16
-	CapabilityMask2 uint32 // bits 32+27
-	RespTimeValue   uint8  // bits 59+5
-	RedirectGID     GID    // bits 64+128
-	RedirectTC      uint8  // bits 192+8
-	RedirectSL      uint8  // bits 200+4
-	RedirectFL      uint32 // bits 204+20
-	RedirectLID     uint16 // bits 224+16
-	RedirectPKey    uint16 // bits 240+16
-	RedirectQP      uint32 // bits 264+24
-	RedirectQKey    uint32 // bits 288+32
-	TrapGID         GID    // bits 320+128
-	TrapTC          uint8  // bits 448+8
-	TrapSL          uint8  // bits 456+4
-	TrapFL          uint32 // bits 460+20
-	TrapLID         uint16 // bits 480+16
-	TrapPKey        uint16 // bits 496+16
-	TrapHL          uint8  // bits 512+8
-	TrapQP          uint32 // bits 520+24
-	TrapQKey        uint32 // bits 544+32
+	BaseVersion     uint8  // bits 0..7
+	ClassVersion    uint8  // bits 8..15
+	CapabilityMask  uint16 // bits 16..31, a set of PerfCapMask
+	CapabilityMask2 uint32 // bits 32..58, a set of PerfCapMask2
+	RespTimeValue   uint8  // bits 59..63
+	RedirectGID     GID    // bits 64..191
+	RedirectTC      uint8  // bits 192..199
+	RedirectSL      uint8  // bits 200..203
+	RedirectFL      uint32 // bits 204..223
+	RedirectLID     uint16 // bits 224..239
+	RedirectPKey    uint16 // bits 240..255
+	RedirectQP      uint32 // bits 264..287
+	RedirectQKey    uint32 // bits 288..319
+	TrapGID         GID    // bits 320..447
+	TrapTC          uint8  // bits 448..455
+	TrapSL          uint8  // bits 456..459
+	TrapFL          uint32 // bits 460..479
+	TrapLID         uint16 // bits 480..495
+	TrapPKey        uint16 // bits 496..511
+	TrapHL          uint8  // bits 512..519
+	TrapQP          uint32 // bits 520..543
+	TrapQKey        uint32 // bits 544..575
 }
 
 // ClassPortInfoSize is the length of a ClassPortInfo on the wire.
@@ -650,27 +650,27 @@ var descClassPortInfo = &StructDesc{
 //
 // Wire: IBA 16.1.3.5; attribute 0x0012 of class perf, methods Get, Set; 44 bytes.
 type PortCounters struct {
-	PortSelect                   uint8  // bits 8+8
-	CounterSelect                uint16 // bits 16+16
-	SymbolErrorCounter           uint16 // bits 32+16
-	LinkErrorRecoveryCounter     uint8  // bits 48+8
-	LinkDownedCounter            uint8  // bits 56+8
-	PortRcvErrors                uint16 // bits 64+16
-	PortRcvRemotePhysicalErrors  uint16 // bits 80+16
-	PortRcvSwitchRelayErrors     uint16 // bits 96+16
-	PortXmitDiscards             uint16 // bits 112+16
-	PortXmitConstraintErrors     uint8  // bits 128+8
-	PortRcvConstraintErrors      uint8  // bits 136+8
-	CounterSelect2               uint8  // bits 144+8
-	LocalLinkIntegrityErrors     uint8  // bits 152+4
-	ExcessiveBufferOverrunErrors uint8  // bits 156+4
-	QP1Dropped                   uint16 // bits 160+16
-	VL15Dropped                  uint16 // bits 176+16
-	PortXmitData                 uint32 // bits 192+32
-	PortRcvData                  uint32 // bits 224+32
-	PortXmitPkts                 uint32 // bits 256+32
-	PortRcvPkts                  uint32 // bits 288+32
-	PortXmitWait                 uint32 // bits 320+32
+	PortSelect                   uint8  // bits 8..15
+	CounterSelect                uint16 // bits 16..31
+	SymbolErrorCounter           uint16 // bits 32..47
+	LinkErrorRecoveryCounter     uint8  // bits 48..55
+	LinkDownedCounter            uint8  // bits 56..63
+	PortRcvErrors                uint16 // bits 64..79
+	PortRcvRemotePhysicalErrors  uint16 // bits 80..95
+	PortRcvSwitchRelayErrors     uint16 // bits 96..111
+	PortXmitDiscards             uint16 // bits 112..127
+	PortXmitConstraintErrors     uint8  // bits 128..135
+	PortRcvConstraintErrors      uint8  // bits 136..143
+	CounterSelect2               uint8  // bits 144..151
+	LocalLinkIntegrityErrors     uint8  // bits 152..155
+	ExcessiveBufferOverrunErrors uint8  // bits 156..159
+	QP1Dropped                   uint16 // bits 160..175
+	VL15Dropped                  uint16 // bits 176..191
+	PortXmitData                 uint32 // bits 192..223
+	PortRcvData                  uint32 // bits 224..255
+	PortXmitPkts                 uint32 // bits 256..287
+	PortRcvPkts                  uint32 // bits 288..319
+	PortXmitWait                 uint32 // bits 320..351
 }
 
 // PortCountersSize is the length of a PortCounters on the wire.
@@ -785,31 +785,31 @@ var descPortCounters = &StructDesc{
 //
 // Wire: IBA 16.1.4.11; attribute 0x001d of class perf, methods Get, Set; 184 bytes.
 type PortCountersExtended struct {
-	PortSelect                   uint8  // bits 8+8
-	CounterSelect                uint16 // bits 16+16
-	PortXmitData                 uint64 // bits 64+64
-	PortRcvData                  uint64 // bits 128+64
-	PortXmitPkts                 uint64 // bits 192+64
-	PortRcvPkts                  uint64 // bits 256+64
-	PortUnicastXmitPkts          uint64 // bits 320+64
-	PortUnicastRcvPkts           uint64 // bits 384+64
-	PortMulticastXmitPkts        uint64 // bits 448+64
-	PortMulticastRcvPkts         uint64 // bits 512+64
-	CounterSelect2               uint32 // bits 32+32
-	SymbolErrorCounter           uint64 // bits 576+64
-	LinkErrorRecoveryCounter     uint64 // bits 640+64
-	LinkDownedCounter            uint64 // bits 704+64
-	PortRcvErrors                uint64 // bits 768+64
-	PortRcvRemotePhysicalErrors  uint64 // bits 832+64
-	PortRcvSwitchRelayErrors     uint64 // bits 896+64
-	PortXmitDiscards             uint64 // bits 960+64
-	PortXmitConstraintErrors     uint64 // bits 1024+64
-	PortRcvConstraintErrors      uint64 // bits 1088+64
-	LocalLinkIntegrityErrors     uint64 // bits 1152+64
-	ExcessiveBufferOverrunErrors uint64 // bits 1216+64
-	VL15Dropped                  uint64 // bits 1280+64
-	PortXmitWait                 uint64 // bits 1344+64
-	QP1Dropped                   uint64 // bits 1408+64
+	PortSelect                   uint8  // bits 8..15
+	CounterSelect                uint16 // bits 16..31
+	PortXmitData                 uint64 // bits 64..127
+	PortRcvData                  uint64 // bits 128..191
+	PortXmitPkts                 uint64 // bits 192..255
+	PortRcvPkts                  uint64 // bits 256..319
+	PortUnicastXmitPkts          uint64 // bits 320..383
+	PortUnicastRcvPkts           uint64 // bits 384..447
+	PortMulticastXmitPkts        uint64 // bits 448..511
+	PortMulticastRcvPkts         uint64 // bits 512..575
+	CounterSelect2               uint32 // bits 32..63
+	SymbolErrorCounter           uint64 // bits 576..639
+	LinkErrorRecoveryCounter     uint64 // bits 640..703
+	LinkDownedCounter            uint64 // bits 704..767
+	PortRcvErrors                uint64 // bits 768..831
+	PortRcvRemotePhysicalErrors  uint64 // bits 832..895
+	PortRcvSwitchRelayErrors     uint64 // bits 896..959
+	PortXmitDiscards             uint64 // bits 960..1023
+	PortXmitConstraintErrors     uint64 // bits 1024..1087
+	PortRcvConstraintErrors      uint64 // bits 1088..1151
+	LocalLinkIntegrityErrors     uint64 // bits 1152..1215
+	ExcessiveBufferOverrunErrors uint64 // bits 1216..1279
+	VL15Dropped                  uint64 // bits 1280..1343
+	PortXmitWait                 uint64 // bits 1344..1407
+	QP1Dropped                   uint64 // bits 1408..1471
 }
 
 // PortCountersExtendedSize is the length of a PortCountersExtended on the wire.
@@ -933,7 +933,7 @@ var descPortCountersExtended = &StructDesc{
 //
 // Wire: IBA 14.2.5.2; attribute 0x0010 of class smp, methods Get, Set; 64 bytes.
 type NodeDescription struct {
-	NodeString [64]byte // bits 0+512
+	NodeString [64]byte // bits 0..511
 }
 
 // NodeDescriptionSize is the length of a NodeDescription on the wire.
@@ -984,18 +984,18 @@ var descNodeDescription = &StructDesc{
 //
 // Wire: IBA 14.2.5.3; attribute 0x0011 of class smp, methods Get; 40 bytes.
 type NodeInfo struct {
-	BaseVersion     uint8    // bits 0+8
-	ClassVersion    uint8    // bits 8+8
-	NodeType        NodeType // bits 16+8
-	NumPorts        uint8    // bits 24+8
-	SystemImageGUID GUID     // bits 32+64
-	NodeGUID        GUID     // bits 96+64
-	PortGUID        GUID     // bits 160+64
-	PartitionCap    uint16   // bits 224+16
-	DeviceID        uint16   // bits 240+16
-	Revision        uint32   // bits 256+32
-	LocalPortNum    uint8    // bits 288+8; the port the SMP came in on
-	VendorID        uint32   // bits 296+24
+	BaseVersion     uint8    // bits 0..7
+	ClassVersion    uint8    // bits 8..15
+	NodeType        NodeType // bits 16..23
+	NumPorts        uint8    // bits 24..31
+	SystemImageGUID GUID     // bits 32..95
+	NodeGUID        GUID     // bits 96..159
+	PortGUID        GUID     // bits 160..223
+	PartitionCap    uint16   // bits 224..239
+	DeviceID        uint16   // bits 240..255
+	Revision        uint32   // bits 256..287
+	LocalPortNum    uint8    // bits 288..295; the port the SMP came in on
+	VendorID        uint32   // bits 296..319
 }
 
 // NodeInfoSize is the length of a NodeInfo on the wire.
@@ -1079,24 +1079,24 @@ var descNodeInfo = &StructDesc{
 //
 // Wire: IBA 14.2.5.4; attribute 0x0012 of class smp, methods Get, Set; 20 bytes.
 type SwitchInfo struct {
-	LinearFDBCap                   uint16 // bits 0+16
-	RandomFDBCap                   uint16 // bits 16+16
-	MulticastFDBCap                uint16 // bits 32+16
-	LinearFDBTop                   uint16 // bits 48+16
-	DefaultPort                    uint8  // bits 64+8
-	DefaultMulticastPrimaryPort    uint8  // bits 72+8
-	DefaultMulticastNotPrimaryPort uint8  // bits 80+8
-	LifeTimeValue                  uint8  // bits 88+5
-	PortStateChange                uint8  // bits 93+1
-	OptimizedSLtoVLMapping         uint8  // bits 94+2
-	LIDsPerPort                    uint16 // bits 96+16
-	PartitionEnforcementCap        uint16 // bits 112+16
-	InboundEnforcementCap          uint8  // bits 128+1
-	OutboundEnforcementCap         uint8  // bits 129+1
-	FilterRawInboundCap            uint8  // bits 130+1
-	FilterRawOutboundCap           uint8  // bits 131+1
-	EnhancedPort0                  uint8  // bits 132+1
-	MulticastFDBTop                uint16 // bits 144+16
+	LinearFDBCap                   uint16 // bits 0..15
+	RandomFDBCap                   uint16 // bits 16..31
+	MulticastFDBCap                uint16 // bits 32..47
+	LinearFDBTop                   uint16 // bits 48..63
+	DefaultPort                    uint8  // bits 64..71
+	DefaultMulticastPrimaryPort    uint8  // bits 72..79
+	DefaultMulticastNotPrimaryPort uint8  // bits 80..87
+	LifeTimeValue                  uint8  // bits 88..92
+	PortStateChange                uint8  // bits 93..93
+	OptimizedSLtoVLMapping         uint8  // bits 94..95
+	LIDsPerPort                    uint16 // bits 96..111
+	PartitionEnforcementCap        uint16 // bits 112..127
+	InboundEnforcementCap          uint8  // bits 128..128
+	OutboundEnforcementCap         uint8  // bits 129..129
+	FilterRawInboundCap            uint8  // bits 130..130
+	FilterRawOutboundCap           uint8  // bits 131..131
+	EnhancedPort0                  uint8  // bits 132..132
+	MulticastFDBTop                uint16 // bits 144..159
 }
 
 // SwitchInfoSize is the length of a SwitchInfo on the wire.
@@ -1199,7 +1199,7 @@ var descSwitchInfo = &StructDesc{
 //
 // Wire: IBA 14.2.5.5; attribute 0x0014 of class smp, methods Get, Set; 64 bytes.
 type GUIDInfo struct {
-	GUID [8]GUID // bits 0+64, 8 times every 64
+	GUID [8]GUID // bits 0..63, 8 times every 64
 }
 
 // GUIDInfoSize is the length of a GUIDInfo on the wire.
@@ -1257,60 +1257,60 @@ var descGUIDInfo = &StructDesc{
 //
 // Wire: IBA 14.2.5.6; attribute 0x0015 of class smp, methods Get, Set; 64 bytes.
 type PortInfo struct {
-	MKey                                uint64           // bits 0+64
-	GIDPrefix                           uint64           // bits 64+64
-	LID                                 uint16           // bits 128+16
-	MasterSMLID                         uint16           // bits 144+16
-	CapabilityMask                      uint32           // bits 160+32
-	DiagCode                            uint16           // bits 192+16
-	MKeyLeasePeriod                     uint16           // bits 208+16
-	LocalPortNum                        uint8            // bits 224+8
-	LinkWidthEnabled                    uint8            // bits 232+8
-	LinkWidthSupported                  uint8            // bits 240+8
-	LinkWidthActive                     LinkWidth        // bits 248+8
-	LinkSpeedSupported                  uint8            // bits 256+4
-	PortState                           PortState        // bits 260+4
-	PortPhysicalState                   PhysPortState    // bits 264+4
-	LinkDownDefaultState                LinkDownDefState // bits 268+4
-	MKeyProtectBits                     uint8            // bits 272+2
-	LMC                                 uint8            // bits 277+3
-	LinkSpeedActive                     LinkSpeed        // bits 280+4
-	LinkSpeedEnabled                    uint8            // bits 284+4
-	NeighborMTU                         MTU              // bits 288+4
-	MasterSMSL                          uint8            // bits 292+4
-	VLCap                               VLCap            // bits 296+4
-	InitType                            uint8            // bits 300+4
-	VLHighLimit                         uint8            // bits 304+8
-	VLArbitrationHighCap                uint8            // bits 312+8
-	VLArbitrationLowCap                 uint8            // bits 320+8
-	InitTypeReply                       uint8            // bits 328+4
-	MTUCap                              MTU              // bits 332+4
-	VLStallCount                        uint8            // bits 336+3
-	HOQLife                             uint8            // bits 339+5
-	OperationalVLs                      OperVLs          // bits 344+4
-	PartitionEnforcementInbound         uint8            // bits 348+1
-	PartitionEnforcementOutbound        uint8            // bits 349+1
-	FilterRawInbound                    uint8            // bits 350+1
-	FilterRawOutbound                   uint8            // bits 351+1
-	MKeyViolations                      uint16           // bits 352+16
-	PKeyViolations                      uint16           // bits 368+16
-	QKeyViolations                      uint16           // bits 384+16
-	GUIDCap                             uint8            // bits 400+8
-	ClientReregister                    uint8            // bits 408+1
-	MulticastPKeyTrapSuppressionEnabled uint8            // bits 409+2
-	SubnetTimeOut                       uint8            // bits 411+5
-	RespTimeValue                       uint8            // bits 419+5
-	LocalPhyErrors                      uint8            // bits 424+4
-	OverrunErrors                       uint8            // bits 428+4
-	MaxCreditHint                       uint16           // bits 432+16
-	LinkRoundTripLatency                uint32           // bits 456+24
-	CapabilityMask2                     uint16           // bits 480+16
-	LinkSpeedExtActive                  LinkSpeedExt     // bits 496+4
-	LinkSpeedExtSupported               uint8            // bits 500+4
-	LinkSpeedExtEnabled                 uint8            // bits 507+5; 30: extended speeds disabled
-	LinkSpeedExtActive2                 LinkSpeedExt2    // bits 449+2
-	LinkSpeedExtSupported2              uint8            // bits 451+2
-	LinkSpeedExtEnabled2                uint8            // bits 453+3
+	MKey                                uint64           // bits 0..63
+	GIDPrefix                           uint64           // bits 64..127
+	LID                                 uint16           // bits 128..143
+	MasterSMLID                         uint16           // bits 144..159
+	CapabilityMask                      uint32           // bits 160..191, a set of PortCapMask
+	DiagCode                            uint16           // bits 192..207
+	MKeyLeasePeriod                     uint16           // bits 208..223
+	LocalPortNum                        uint8            // bits 224..231
+	LinkWidthEnabled                    uint8            // bits 232..239, a set of LinkWidth
+	LinkWidthSupported                  uint8            // bits 240..247, a set of LinkWidth
+	LinkWidthActive                     LinkWidth        // bits 248..255
+	LinkSpeedSupported                  uint8            // bits 256..259, a set of LinkSpeed
+	PortState                           PortState        // bits 260..263
+	PortPhysicalState                   PhysPortState    // bits 264..267
+	LinkDownDefaultState                LinkDownDefState // bits 268..271
+	MKeyProtectBits                     uint8            // bits 272..273
+	LMC                                 uint8            // bits 277..279
+	LinkSpeedActive                     LinkSpeed        // bits 280..283
+	LinkSpeedEnabled                    uint8            // bits 284..287, a set of LinkSpeed
+	NeighborMTU                         MTU              // bits 288..291
+	MasterSMSL                          uint8            // bits 292..295
+	VLCap                               VLCap            // bits 296..299
+	InitType                            uint8            // bits 300..303
+	VLHighLimit                         uint8            // bits 304..311
+	VLArbitrationHighCap                uint8            // bits 312..319
+	VLArbitrationLowCap                 uint8            // bits 320..327
+	InitTypeReply                       uint8            // bits 328..331
+	MTUCap                              MTU              // bits 332..335
+	VLStallCount                        uint8            // bits 336..338
+	HOQLife                             uint8            // bits 339..343
+	OperationalVLs                      OperVLs          // bits 344..347
+	PartitionEnforcementInbound         uint8            // bits 348..348
+	PartitionEnforcementOutbound        uint8            // bits 349..349
+	FilterRawInbound                    uint8            // bits 350..350
+	FilterRawOutbound                   uint8            // bits 351..351
+	MKeyViolations                      uint16           // bits 352..367
+	PKeyViolations                      uint16           // bits 368..383
+	QKeyViolations                      uint16           // bits 384..399
+	GUIDCap                             uint8            // bits 400..407
+	ClientReregister                    uint8            // bits 408..408
+	MulticastPKeyTrapSuppressionEnabled uint8            // bits 409..410
+	SubnetTimeOut                       uint8            // bits 411..415
+	RespTimeValue                       uint8            // bits 419..423
+	LocalPhyErrors                      uint8            // bits 424..427
+	OverrunErrors                       uint8            // bits 428..431
+	MaxCreditHint                       uint16           // bits 432..447
+	LinkRoundTripLatency                uint32           // bits 456..479
+	CapabilityMask2                     uint16           // bits 480..495, a set of PortCapMask2
+	LinkSpeedExtActive                  LinkSpeedExt     // bits 496..499
+	LinkSpeedExtSupported               uint8            // bits 500..503, a set of LinkSpeedExt
+	LinkSpeedExtEnabled                 uint8            // bits 507..511, a set of LinkSpeedExt; 30: extended speeds disabled
+	LinkSpeedExtActive2                 LinkSpeedExt2    // bits 449..450
+	LinkSpeedExtSupported2              uint8            // bits 451..452, a set of LinkSpeedExt2
+	LinkSpeedExtEnabled2                uint8            // bits 453..455, a set of LinkSpeedExt2
 }
 
 // PortInfoSize is the length of a PortInfo on the wire.
@@ -1525,7 +1525,7 @@ var descPortInfo = &StructDesc{
 //
 // Wire: IBA 14.2.5.7; attribute 0x0016 of class smp, methods Get, Set; 64 bytes.
 type PKeyTable struct {
-	PKey [32]uint16 // bits 0+16, 32 times every 16
+	PKey [32]uint16 // bits 0..15, 32 times every 16
 }
 
 // PKeyTableSize is the length of a PKeyTable on the wire.
@@ -1581,7 +1581,7 @@ var descPKeyTable = &StructDesc{
 //
 // Wire: IBA 14.2.5.8; attribute 0x0017 of class smp, methods Get, Set; 8 bytes.
 type SLtoVLMappingTable struct {
-	VL [16]uint8 // bits 0+4, 16 times every 4
+	VL [16]uint8 // bits 0..3, 16 times every 4
 }
 
 // SLtoVLMappingTableSize is the length of a SLtoVLMappingTable on the wire.
@@ -1636,8 +1636,8 @@ var descSLtoVLMappingTable = &StructDesc{
 //
 // Wire: 2 bytes.
 type VLArbEntry struct {
-	VL     uint8 // bits 4+4
-	Weight uint8 // bits 8+8
+	VL     uint8 // bits 4..7
+	Weight uint8 // bits 8..15
 }
 
 // VLArbEntrySize is the length of a VLArbEntry on the wire.
@@ -1685,7 +1685,7 @@ var descVLArbEntry = &StructDesc{
 //
 // Wire: IBA 14.2.5.9; attribute 0x0018 of class smp, methods Get, Set; 64 bytes.
 type VLArbitrationTable struct {
-	Entry [32]VLArbEntry // bits 0+16, 32 times every 16
+	Entry [32]VLArbEntry // bits 0..15, 32 times every 16
 }
 
 // VLArbitrationTableSize is the length of a VLArbitrationTable on the wire.
@@ -1745,7 +1745,7 @@ var descVLArbitrationTable = &StructDesc{
 //
 // Wire: IBA 14.2.5.10; attribute 0x0019 of class smp, methods Get, Set; 64 bytes.
 type LinearForwardingTable struct {
-	Port [64]uint8 // bits 0+8, 64 times every 8
+	Port [64]uint8 // bits 0..7, 64 times every 8
 }
 
 // LinearForwardingTableSize is the length of a LinearForwardingTable on the wire.
@@ -1800,11 +1800,11 @@ var descLinearForwardingTable = &StructDesc{
 //
 // Wire: IBA 14.2.5.13; attribute 0x0020 of class smp, methods Get, Set; 24 bytes.
 type SMInfo struct {
-	GUID     GUID    // bits 0+64
-	SMKey    uint64  // bits 64+64
-	ActCount uint32  // bits 128+32
-	Priority uint8   // bits 160+4
-	SMState  SMState // bits 164+4
+	GUID     GUID    // bits 0..63
+	SMKey    uint64  // bits 64..127
+	ActCount uint32  // bits 128..159
+	Priority uint8   // bits 160..163
+	SMState  SMState // bits 164..167
 }
 
 // SMInfoSize is the length of a SMInfo on the wire.
@@ -1870,16 +1870,16 @@ var descSMInfo = &StructDesc{
 //
 // Wire: attribute 0x0033 of class smp, methods Get, Set; 64 bytes.
 type PortInfoExtended struct {
-	CapabilityMask      uint32  // bits 0+32
-	FECModeActive       FECMode // bits 32+16
-	FDRFECModeSupported uint16  // bits 48+16
-	FDRFECModeEnabled   uint16  // bits 64+16
-	EDRFECModeSupported uint16  // bits 80+16
-	EDRFECModeEnabled   uint16  // bits 96+16
-	HDRFECModeSupported uint16  // bits 112+16
-	HDRFECModeEnabled   uint16  // bits 128+16
-	NDRFECModeSupported uint16  // bits 144+16
-	NDRFECModeEnabled   uint16  // bits 160+16
+	CapabilityMask      uint32  // bits 0..31
+	FECModeActive       FECMode // bits 32..47
+	FDRFECModeSupported uint16  // bits 48..63
+	FDRFECModeEnabled   uint16  // bits 64..79
+	EDRFECModeSupported uint16  // bits 80..95
+	EDRFECModeEnabled   uint16  // bits 96..111
+	HDRFECModeSupported uint16  // bits 112..127
+	HDRFECModeEnabled   uint16  // bits 128..143
+	NDRFECModeSupported uint16  // bits 144..159
+	NDRFECModeEnabled   uint16  // bits 160..175
 }
 
 // PortInfoExtendedSize is the length of a PortInfoExtended on the wire.
@@ -1957,10 +1957,10 @@ var descPortInfoExtended = &StructDesc{
 //
 // Wire: attribute 0xff90 of class smp, methods Get, Set; 64 bytes.
 type MlnxExtPortInfo struct {
-	StateChangeEnable  uint8 // bits 24+8
-	LinkSpeedSupported uint8 // bits 56+8
-	LinkSpeedEnabled   uint8 // bits 88+8
-	LinkSpeedActive    uint8 // bits 120+8
+	StateChangeEnable  uint8 // bits 24..31
+	LinkSpeedSupported uint8 // bits 56..63, a set of MlnxLinkSpeed
+	LinkSpeedEnabled   uint8 // bits 88..95, a set of MlnxLinkSpeed
+	LinkSpeedActive    uint8 // bits 120..127, a set of MlnxLinkSpeed
 }
 
 // MlnxExtPortInfoSize is the length of a MlnxExtPortInfo on the wire.

@@ -143,9 +143,12 @@ func (g *gen) structType(st *Struct) {
 		if f.Count > 1 {
 			t = fmt.Sprintf("[%d]%s", f.Count, t)
 		}
-		c := fmt.Sprintf("bits %d+%d", f.Offset, f.Width)
+		c := fmt.Sprintf("bits %d..%d", f.Offset, f.Offset+f.Width-1)
 		if f.Count > 1 {
-			c = fmt.Sprintf("bits %d+%d, %d times every %d", f.Offset, f.Width, f.Count, f.Stride)
+			c = fmt.Sprintf("bits %d..%d, %d times every %d", f.Offset, f.Offset+f.Width-1, f.Count, f.Stride)
+		}
+		if f.Hint == "mask" {
+			c += ", a set of " + f.Ref
 		}
 		if f.Comment != "" {
 			c += "; " + f.Comment
