@@ -54,6 +54,9 @@ type Reply struct {
 	Addr     umad.Address
 	MAD      mad.Header
 	Attempts int
+	// Length is the number of bytes of MAD the responder filled (see
+	// umad.Packet.Length); the rest is zero padding.
+	Length int
 }
 
 // Engine is the MAD engine of one local port.
@@ -193,7 +196,7 @@ func (e *Engine) awaitReply(ctx context.Context, req *Request, msg []byte, ch ch
 				return nil, fmt.Errorf("%s: %w", Describe(req.Addr, msg), err)
 			}
 		}
-		return &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt}, nil
+		return &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt, Length: pkt.ValidLen()}, nil
 	}
 }
 

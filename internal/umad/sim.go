@@ -379,6 +379,7 @@ func decodeSimFrame(frame []byte) *Packet {
 		length = MADSize
 	}
 	copy(pkt.MAD, frame[simMADOffset:simMADOffset+int(length)])
+	pkt.Length = int(length)
 	return pkt
 }
 

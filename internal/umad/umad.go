@@ -52,6 +52,18 @@ type Packet struct {
 	// MAD holds the MAD: 256 bytes, or more for an RMPP message the kernel
 	// reassembled.
 	MAD []byte
+	// Length is how many bytes of MAD the sender filled, when a transport
+	// knows it is fewer than len(MAD) (ibsim forwards SA replies of, say,
+	// 128 bytes, zero-padded to 256). 0 means all of MAD.
+	Length int
+}
+
+// ValidLen is the number of meaningful bytes in p.MAD.
+func (p *Packet) ValidLen() int {
+	if p.Length > 0 && p.Length < len(p.MAD) {
+		return p.Length
+	}
+	return len(p.MAD)
 }
 
 // Port is an open local port.
