@@ -65,9 +65,10 @@ type Engine struct {
 	opt    Options
 	window chan struct{}
 
-	mu      sync.Mutex
-	pending map[uint32]chan *umad.Packet
-	dests   map[string]*destSlot
+	mu       sync.Mutex
+	pending  map[uint32]chan *umad.Packet
+	dests    map[string]*destSlot
+	handlers map[uint8]Handler
 
 	nextTID atomic.Uint32
 	stats   counters
@@ -101,8 +102,9 @@ func New(port umad.Port, opt Options) *Engine {
 		opt:     opt,
 		window:  make(chan struct{}, opt.Window),
 		pending: map[uint32]chan *umad.Packet{},
-		dests:   map[string]*destSlot{},
-		done:    make(chan struct{}),
+		dests:    map[string]*destSlot{},
+		handlers: map[uint8]Handler{},
+		done:     make(chan struct{}),
 	}
 	e.nextTID.Store(rand.Uint32())
 	go e.readLoop()
@@ -286,7 +288,7 @@ func (e *Engine) readLoop() {
 		}
 		h := mad.Header(pkt.MAD)
 		if !h.IsResponse() && pkt.Status == 0 {
-			e.trace(Event{Kind: EventUnsolicited, Addr: pkt.Addr, MAD: h})
+			e.dispatch(pkt)
 			continue
 		}
 		e.mu.Lock()
@@ -302,6 +304,50 @@ func (e *Engine) readLoop() {
 		default: // a late duplicate: the waiter already has one
 		}
 	}
+}
+
+// Handler answers an unsolicited request: it returns the reply MAD, which
+// the engine sends back to the requester, or nil to send nothing.
+type Handler func(req *umad.Packet) mad.Header
+
+// Serve makes the engine a MAD server for a class: requests of that class
+// with one of methods go to h (ibping -S, ibsysstat -S).
+func (e *Engine) Serve(class, version uint8, oui uint32, methods []uint8, h Handler) error {
+	if s, ok := e.port.(umad.Server); ok {
+		if err := s.Serve(class, version, oui, methods...); err != nil {
+			return err
+		}
+	}
+	e.mu.Lock()
+	e.handlers[class] = h
+	e.mu.Unlock()
+	return nil
+}
+
+// dispatch hands an unsolicited request to its class's handler and sends
+// the reply to where the request came from, with the same TID.
+func (e *Engine) dispatch(pkt *umad.Packet) {
+	h := mad.Header(pkt.MAD)
+	e.trace(Event{Kind: EventUnsolicited, Addr: pkt.Addr, MAD: h})
+	e.mu.Lock()
+	handler := e.handlers[h.Class()]
+	e.mu.Unlock()
+	if handler == nil {
+		return
+	}
+	go func() {
+		reply := handler(pkt)
+		if reply == nil {
+			return
+		}
+		to := pkt.Addr
+		to.GRH = nil
+		if to.QP != 0 {
+			to.QKey = umad.QP1QKey
+		}
+		e.trace(Event{Kind: EventSend, Addr: to, MAD: reply})
+		_ = e.port.Send(&umad.Packet{Addr: to, MAD: reply})
+	}()
 }
 
 func (e *Engine) trace(ev Event) {

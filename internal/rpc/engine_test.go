@@ -224,3 +224,31 @@ func TestDescribeNamesTheRequest(t *testing.T) {
 		t.Fatalf("Describe = %q, want %q", got, want)
 	}
 }
+
+func TestServeAnswersUnsolicitedRequests(t *testing.T) {
+	port := newFakePort(func(*umad.Packet) []*umad.Packet { return nil })
+	e := New(port, Options{})
+	defer e.Close()
+	err := e.Serve(0x32, 1, 0x001405, []uint8{mad.MethodGet}, func(req *umad.Packet) mad.Header {
+		r := append(mad.Header(nil), req.MAD...)
+		r[3] = mad.MethodGetResp
+		return r
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := mad.NewRequest(0x32, 1, mad.MethodGet, 0x0001, 0)
+	req.SetTID(0x77)
+	port.in <- &umad.Packet{Addr: umad.Address{LID: 9, QP: 1}, MAD: req}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		port.mu.Lock()
+		n := port.sentTIDs[0x77]
+		port.mu.Unlock()
+		if n == 1 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the handler's reply was not sent")
+}

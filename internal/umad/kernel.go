@@ -798,3 +798,17 @@ func (k *KernelPort) Close() error {
 	unix.Close(k.wake[1])
 	return errors.Join(errs...)
 }
+
+// Serve registers an agent that receives unsolicited requests of class
+// with the given methods (a non-zero method mask, IBA 13.4.5 methods).
+func (k *KernelPort) Serve(class, version uint8, oui uint32, methods ...uint8) error {
+	probe := make([]byte, 40)
+	probe[1], probe[2] = class, version
+	probe[37], probe[38], probe[39] = byte(oui>>16), byte(oui>>8), byte(oui)
+	r := agentFor(probe)
+	for _, m := range methods {
+		r.MethodMask[m/64] |= 1 << (m % 64)
+	}
+	_, err := k.agent(r)
+	return err
+}

@@ -463,3 +463,13 @@ func cString(b []byte) string {
 	}
 	return string(b)
 }
+
+// Serve checks that ibsim will deliver requests to this client: it only
+// forwards unsolicited QP0/QP1 requests to a client connected as SM, and
+// requests for a private QP to the client that registered it.
+func (p *simConn) Serve(class, version uint8, oui uint32, methods ...uint8) error {
+	if !p.cfg.IsSM && p.cfg.QP <= 1 {
+		return fmt.Errorf("ibsim delivers requests only to a client connected as SM: set SIM_SET_ISSM=1 (and SIM_HOST to a node without an SM)")
+	}
+	return nil
+}

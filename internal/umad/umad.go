@@ -129,3 +129,10 @@ type Opener interface {
 	// first port when none is Active).
 	Open(ca string, port int) (Port, error)
 }
+
+// Server is implemented by ports that can receive unsolicited requests (a
+// MAD server such as ibping -S). Serve asks for requests of a class with
+// the given methods.
+type Server interface {
+	Serve(class, version uint8, oui uint32, methods ...uint8) error
+}
