@@ -98,10 +98,10 @@ func New(port umad.Port, opt Options) *Engine {
 		opt.DestWindow = DefaultDestWindow
 	}
 	e := &Engine{
-		port:    port,
-		opt:     opt,
-		window:  make(chan struct{}, opt.Window),
-		pending: map[uint32]chan *umad.Packet{},
+		port:     port,
+		opt:      opt,
+		window:   make(chan struct{}, opt.Window),
+		pending:  map[uint32]chan *umad.Packet{},
 		dests:    map[string]*destSlot{},
 		handlers: map[uint8]Handler{},
 		done:     make(chan struct{}),
