@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/verbs"
+)
+
+func init() { register(newIbvDevicesCmd) }
+
+type ibvDevicesOptions struct {
+	json bool
+}
+
+func newIbvDevicesCmd(env *Env) *cobra.Command {
+	opts := &ibvDevicesOptions{}
+	cmd := toolCommand("ibv_devices", "List RDMA devices (libibverbs) and their node GUIDs")
+	cmd.Long = "ibv_devices lists the RDMA devices libibverbs sees, in rdma-core's ibv_devices format.\n" +
+		"It needs libibverbs at run time (" + verbs.DefaultLibrary + ", or $" + verbs.LibraryEnv + ")."
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print the result as JSON")
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf("unexpected argument %q", args[0])
+		}
+		return nil
+	}
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runIbvDevices(env, opts) }
+	return cmd
+}
+
+// verbsDeviceJSON is one device in ibv_devices' and ibv_devinfo -l's JSON.
+type verbsDeviceJSON struct {
+	Name      string `json:"name"`
+	NodeGUID  string `json:"node_guid"` // 16 hex digits
+	NodeType  string `json:"node_type"`
+	Transport string `json:"transport"`
+	UverbsDev string `json:"uverbs_device"`
+	SysfsPath string `json:"sysfs_path"`
+}
+
+func verbsDevicesJSON(devs []verbs.Device) []verbsDeviceJSON {
+	out := make([]verbsDeviceJSON, 0, len(devs))
+	for _, d := range devs {
+		out = append(out, verbsDeviceJSON{Name: d.Name, NodeGUID: fmt.Sprintf("%016x", d.GUID),
+			NodeType: d.NodeType.String(), Transport: d.Transport.String(), UverbsDev: d.DevName, SysfsPath: d.IBDevPath})
+	}
+	return out
+}
+
+func runIbvDevices(env *Env, opts *ibvDevicesOptions) error {
+	devs, err := verbs.Devices()
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(env.IO.Out, verbsDevicesJSON(devs))
+	}
+	_, err = fmt.Fprint(env.IO.Out, formatIbvDevices(devs))
+	return err
+}
+
+// formatIbvDevices is rdma-core's ibv_devices table.
+func formatIbvDevices(devs []verbs.Device) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "    %-16s\t   node GUID\n", "device")
+	fmt.Fprintf(&b, "    %-16s\t----------------\n", "------")
+	for _, d := range devs {
+		fmt.Fprintf(&b, "    %-16s\t%016x\n", d.Name, d.GUID)
+	}
+	return b.String()
+}

@@ -1,0 +1,285 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/verbs"
+	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
+)
+
+// testdata/verbs_rxe holds, from one run of the VM test (make test-vm with
+// IBTOOL_VM_CAPTURE), rdma-core 44's ibv_devices and ibv_devinfo output for
+// two rxe devices and ibtool's JSON for the same devices. Rendering the JSON
+// must give rdma-core's text byte for byte.
+
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "verbs_rxe", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestIbvDevicesFormat(t *testing.T) {
+	var js []verbsDeviceJSON
+	if err := json.Unmarshal(readTestdata(t, "rxe_devices.json"), &js); err != nil {
+		t.Fatal(err)
+	}
+	var devs []verbs.Device
+	for _, d := range js {
+		guid, err := strconv.ParseUint(d.NodeGUID, 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs = append(devs, verbs.Device{Name: d.Name, GUID: guid})
+	}
+	want := string(readTestdata(t, "rxe_devices.txt"))
+	if got := formatIbvDevices(devs); got != want {
+		t.Fatalf("ibv_devices differs from rdma-core's:\n%s", unifiedDiff(want, got))
+	}
+	if got := formatIbvDevices(nil); got != "    device          \t   node GUID\n    ------          \t----------------\n" {
+		t.Fatalf("empty list: %q", got)
+	}
+}
+
+// devinfoFromJSON rebuilds what ibv_devinfo collected from its JSON.
+func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
+	t.Helper()
+	var js []devinfoJSONDevice
+	if err := json.Unmarshal(b, &js); err != nil {
+		t.Fatal(err)
+	}
+	transports := map[string]verbs.Transport{"InfiniBand": verbs.TransportIB, "iWARP": verbs.TransportIWARP}
+	types := map[string]verbs.GIDType{"IB": verbs.GIDTypeIB, "RoCE v1": verbs.GIDTypeRoCEv1, "RoCE v2": verbs.GIDTypeRoCEv2}
+	var out []*devinfoDevice
+	for _, d := range js {
+		info := &devinfoDevice{Dev: verbs.Device{Name: d.HCAID, Transport: transports[d.Transport]},
+			Attr: d.Attributes, BoardID: d.BoardID, NumCompVectors: d.NumCompVectors}
+		for _, p := range d.Ports {
+			port := devinfoPort{Num: p.Port, Attr: p.Attributes}
+			for _, g := range p.GIDs {
+				gid, err := verbs.ParseGID(g.GID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				typ, known := types[g.Type]
+				port.GIDs = append(port.GIDs, devinfoGID{Index: g.Index, GID: gid, Type: typ, TypeKnown: known})
+			}
+			info.Ports = append(info.Ports, port)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+func TestIbvDevinfoMatchesRdmaCore(t *testing.T) {
+	infos := devinfoFromJSON(t, readTestdata(t, "rxe_devinfo.json"))
+	if len(infos) != 2 {
+		t.Fatalf("%d devices in the capture", len(infos))
+	}
+	for _, tc := range []struct {
+		golden  string
+		verbose bool
+	}{{"rxe_devinfo.txt", false}, {"rxe_devinfo_v.txt", true}} {
+		var got strings.Builder
+		for _, info := range infos {
+			got.WriteString(formatDevinfo(info, tc.verbose))
+		}
+		want := string(readTestdata(t, tc.golden))
+		if got.String() != want {
+			t.Errorf("%s differs from rdma-core's:\n%s", tc.golden, unifiedDiff(want, got.String()))
+		}
+	}
+}
+
+func TestIbvDevinfoFormatting(t *testing.T) {
+	if got := formatDevinfoList(nil); got != "0 HCAs found:\n\n" {
+		t.Errorf("-l without devices: %q", got)
+	}
+	if got := formatDevinfoList([]verbs.Device{{Name: "mlx5_0"}}); got != "1 HCA found:\n\tmlx5_0\n\n" {
+		t.Errorf("-l: %q", got)
+	}
+	ib, _ := verbs.ParseGID("fe80::2:c903:0:1491")
+	for _, tc := range []struct {
+		g    devinfoGID
+		ll   verbs.LinkLayer
+		want string
+	}{
+		{devinfoGID{Index: 0, GID: ib, Type: verbs.GIDTypeIB, TypeKnown: true}, verbs.LinkLayerInfiniBand,
+			"\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0002:c903:0000:1491\n"},
+		{devinfoGID{Index: 3, GID: ib, Type: verbs.GIDTypeRoCEv1, TypeKnown: true}, verbs.LinkLayerEthernet,
+			"\t\t\tGID[  3]:\t\tfe80:0000:0000:0000:0002:c903:0000:1491, RoCE v1\n"},
+		{devinfoGID{Index: 127, GID: ib, Type: verbs.GIDTypeRoCEv2, TypeKnown: true}, verbs.LinkLayerEthernet,
+			"\t\t\tGID[127]:\t\tfe80::2:c903:0:1491, RoCE v2\n"},
+		{devinfoGID{Index: 1, GID: ib}, verbs.LinkLayerEthernet, ""},
+	} {
+		if got := formatDevinfoGID(tc.g, tc.ll); got != tc.want {
+			t.Errorf("GID line %q, want %q", got, tc.want)
+		}
+	}
+	for w, s := range map[uint8]string{1: "1", 2: "4", 4: "8", 8: "12", 16: "2", 3: "invalid width"} {
+		if widthString(w) != s {
+			t.Errorf("width %d = %q", w, widthString(w))
+		}
+	}
+	for v, s := range map[uint8]string{4: "10.0 Gbps", 8: "10.0 Gbps", 128: "100.0 Gbps", 3: "invalid speed"} {
+		if speedString(v) != s {
+			t.Errorf("speed %d = %q", v, speedString(v))
+		}
+	}
+	var b strings.Builder
+	writeFlags(&b, 1<<0|1<<15|1<<29, deviceCapFlagNames)
+	if b.String() != "\t\t\t\t\tRESIZE_MAX_WR\n\t\t\t\t\tMANAGED_FLOW_STEERING\n\t\t\t\t\tUnknown flags: 0x8000\n" {
+		t.Errorf("flags: %q", b.String())
+	}
+	if guidString(0x0002c90300001491) != "0002:c903:0000:1491" {
+		t.Error(guidString(0x0002c90300001491))
+	}
+}
+
+func TestRdmaBwReport(t *testing.T) {
+	gid, _ := verbs.ParseGID("::ffff:10.99.0.2")
+	r := &rdmabw.Result{Role: "client", Device: "rxe1", Port: 1, LinkLayer: "Ethernet", GIDIndex: 1, Size: 65536,
+		Iters: 1000, TxDepth: 128, NumSGE: 1, MTU: 1024, Verified: true, LocalGID: gid.String(),
+		Local: rdmabw.Endpoint{QPN: 0x11, PSN: 0xabcdef, RKey: 0x4b5, Addr: 0x7f786998a000}}
+	r.Bytes, r.Seconds, r.BWAverage, r.MsgRate = 65536000, 1.625, 38.46, 0.000615
+	got := formatRdmaBwReport(r)
+	for _, want := range []string{
+		"RDMA_Write BW Test (ibtool rdma_bw, client)",
+		" GID index      : 1\n",
+		" local address: LID 0x0000 QPN 0x000011 PSN 0xabcdef RKey 0x000004b5 VAddr 0x00007f786998a000\n GID: ::ffff:10.99.0.2\n",
+		" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]",
+		" 65536      1000           38.46                0.000615        65536000       1.625     yes\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func runVerbsCmd(args ...string) cmdResult {
+	var out, errOut bytes.Buffer
+	env := &Env{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errOut}}
+	code := run(append([]string{"ibtool"}, args...), env)
+	return cmdResult{out.String(), errOut.String(), code}
+}
+
+func TestVerbsUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want string
+	}{
+		{"ibv_devinfo -i 0", "invalid port 0"},
+		{"ibv_devinfo -i -3", "invalid port -3"},
+		{"ibv_devinfo --bogus", "unknown flag: --bogus"},
+		{"ibv_devinfo extra", `unexpected argument "extra"`},
+		{"ibv_devices extra", `unexpected argument "extra"`},
+		{"rdma_bw -s 0", "invalid size 0"},
+		{"rdma_bw -n 0 host", "invalid number of iterations 0"},
+		{"rdma_bw -t 0", "invalid tx depth 0"},
+		{"rdma_bw -e 0", "invalid number of SGEs 0"},
+		{"rdma_bw -s 2 -e 3 host", "invalid number of SGEs 3"},
+		{"rdma_bw -p 0", "invalid TCP port 0"},
+		{"rdma_bw -x 256", "invalid GID index 256"},
+		{"rdma_bw -i 0", "invalid IB port 0"},
+		{"rdma_bw a b", "expected at most one argument"},
+		{"rdma_bw -s x", `invalid argument "x"`},
+	} {
+		r := runVerbsCmd(strings.Fields(tc.args)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// On a host with libibverbs but no RDMA devices, ibv_devices lists nothing
+// and the other commands say there is no device.
+func TestVerbsNoDevices(t *testing.T) {
+	if err := verbs.Load(); err != nil {
+		t.Skipf("libibverbs not installed: %v", err)
+	}
+	if devs, _ := verbs.Devices(); len(devs) > 0 {
+		t.Skip("this host has RDMA devices")
+	}
+	r := runVerbsCmd("ibv_devices")
+	if r.code != 0 || r.stdout != formatIbvDevices(nil) || r.stderr != "" {
+		t.Errorf("ibv_devices: %+v", r)
+	}
+	r = runVerbsCmd("ibv_devices", "--json")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("ibv_devices --json: %+v", r)
+	}
+	r = runVerbsCmd("ibv_devinfo", "-l")
+	if r.code != 0 || r.stdout != "0 HCAs found:\n\n" {
+		t.Errorf("ibv_devinfo -l: %+v", r)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"ibv_devinfo", "ibv_devinfo: No IB devices found\n"},
+		{"ibv_devinfo -d mlx5_0", "ibv_devinfo: IB device 'mlx5_0' wasn't found\n"},
+		{"rdma_bw -d mlx5_0 127.0.0.1", "rdma_bw: no such RDMA device: \"mlx5_0\"\n"},
+	} {
+		r := runVerbsCmd(strings.Fields(tc.args)...)
+		if r.code != ExitFailure || r.stderr != tc.want || r.stdout != "" {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want %q", tc.args, r.code, r.stderr, r.stdout, tc.want)
+		}
+	}
+}
+
+// TestVerbsHelperProcess is ibtool in a child process, for tests that need
+// a fresh process (libibverbs is loaded once per process).
+func TestVerbsHelperProcess(t *testing.T) {
+	if os.Getenv("IBTOOL_VERBS_HELPER") != "1" {
+		return
+	}
+	args := strings.Split(os.Getenv("IBTOOL_VERBS_ARGS"), "\x1f")
+	os.Exit(Main(append([]string{"ibtool"}, args...), StdIO()))
+}
+
+func runHelper(t *testing.T, env []string, args ...string) cmdResult {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVerbsHelperProcess$")
+	cmd.Env = append(os.Environ(), append(env, "IBTOOL_VERBS_HELPER=1", "IBTOOL_VERBS_ARGS="+strings.Join(args, "\x1f"))...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return cmdResult{out.String(), errOut.String(), code}
+}
+
+// Without libibverbs, verbs commands fail with one clear line and the rest
+// of ibtool works.
+func TestVerbsWithoutLibibverbs(t *testing.T) {
+	noLib := []string{verbs.LibraryEnv + "=/nonexistent/libibverbs.so.1"}
+	for _, args := range [][]string{
+		{"ibv_devices"}, {"ibv_devices", "--json"}, {"ibv_devinfo"}, {"ibv_devinfo", "-l"}, {"ibv_devinfo", "-v", "-d", "rxe0"},
+		{"rdma_bw"}, {"rdma_bw", "-s", "4096", "10.0.0.1"},
+	} {
+		r := runHelper(t, noLib, args...)
+		want := args[0] + ": libibverbs is not available (/nonexistent/libibverbs.so.1: cannot open shared object file: No such file or directory); install rdma-core's libibverbs1 and ibverbs-providers\n"
+		if r.code != ExitFailure || r.stderr != want || r.stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 255 and %q", args, r.code, r.stderr, r.stdout, want)
+		}
+	}
+	for _, args := range [][]string{{"--version"}, {"help"}, {"smpdump", "--help"}, {"rdma_bw", "--help"}} {
+		if r := runHelper(t, noLib, args...); r.code != 0 {
+			t.Errorf("%v without libibverbs: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	// A usage error is still reported as one before the library matters.
+	if r := runHelper(t, noLib, "ibv_devinfo", "-i", "0"); r.code != ExitUsage {
+		t.Errorf("usage error without libibverbs: exit %d", r.code)
+	}
+}
