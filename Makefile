@@ -7,11 +7,11 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/ibtool/ibtool/internal/cli.Version=$(VERSION)
 
 # The simulated fabric the tests and the demo need (Debian/Ubuntu packages).
-SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery
-SIM_PACKAGES := ibsim-utils opensm infiniband-diags
+SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h
+SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all deps build test demo install clean
+.PHONY: all deps build test test-vm demo install clean
 
 all: build
 
@@ -31,6 +31,10 @@ test: deps
 	@unformatted=$$(gofmt -l . 2>&1); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) test -race -timeout 20m ./...
+
+# Verbs commands and the kernel umad transport in a SoftRoCE qemu guest.
+test-vm:
+	scripts/vm/test-vm.sh
 
 demo: deps build
 	scripts/demo.sh
