@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 type smpdumpOptions struct {
 	Common
 	asString bool
+	decode   bool
 }
 
 func init() { register(newSmpdumpCmd) }
@@ -29,6 +31,7 @@ func newSmpdumpCmd(env *Env) *cobra.Command {
   smpdump 3 0x15 2            # PORT INFO, lid 3 port 2
   smpdump 0xa0 0x11           # NODE INFO, lid 0xa0`
 	cmd.Flags().BoolVarP(&opts.asString, "string", "s", false, "print the data as a string (node description)")
+	cmd.Flags().BoolVarP(&opts.decode, "decode", "p", false, "also print the attribute decoded, field by field (python-rdma's -p)")
 	setupCommon(env, cmd, &opts.Common, "GKs")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) < 2 || len(args) > 3 {
@@ -48,6 +51,9 @@ type smpdumpResult struct {
 	Modifier  uint32 `json:"attribute_modifier"`
 	Status    uint16 `json:"status"`
 	Data      string `json:"data"` // the 64 data bytes in hex
+	// Decoded is the attribute as mad's JSON (with --decode, for known
+	// attributes).
+	Decoded json.RawMessage `json:"decoded,omitempty"`
 }
 
 func runSmpdump(env *Env, opts *smpdumpOptions, args []string) error {
@@ -77,6 +83,18 @@ func runSmpdump(env *Env, opts *smpdumpOptions, args []string) error {
 	res.Status = reply.MAD.Status()
 	data := reply.MAD.SMPData()
 	res.Data = hex.EncodeToString(data)
+	var decoded mad.Struct
+	if opts.decode {
+		if d := mad.LookupAttr(mad.ClassSubnLID, res.Attribute); d != nil {
+			decoded = d.New()
+			if err := decoded.Unmarshal(data); err != nil {
+				return err
+			}
+			if res.Decoded, err = json.Marshal(decoded); err != nil {
+				return err
+			}
+		}
+	}
 	if opts.JSON {
 		return writeJSON(env.IO.Out, res)
 	}
@@ -93,8 +111,44 @@ func runSmpdump(env *Env, opts *smpdumpOptions, args []string) error {
 	if res.Status != 0 {
 		fmt.Fprintf(&b, "SMP status: 0x%x\n", res.Status)
 	}
+	if opts.decode {
+		b.WriteString(decodedSMPData(decoded, res.Attribute))
+	}
 	_, err = fmt.Fprint(env.IO.Out, b.String())
 	return err
+}
+
+// decodedSMPData is smpdump --decode's text after the dump: a "# Name"
+// line and the attribute in libibmad's dotted form (keys shown: the dump
+// shows them anyway); SL to VL and VL arbitration tables as smpquery
+// prints them; the field dump for tables libibmad prints no labels for or
+// only as one long hex string.
+func decodedSMPData(s mad.Struct, attr uint16) string {
+	if s == nil {
+		return fmt.Sprintf("# no decoder for SMP attribute 0x%04x\n", attr)
+	}
+	title := "# " + s.Desc().Name + "\n"
+	switch t := s.(type) {
+	case *mad.SLtoVLMappingTable:
+		var b strings.Builder
+		b.WriteString(title + "SL: |")
+		for i := 0; i < 16; i++ {
+			fmt.Fprintf(&b, "%2d|", i)
+		}
+		return b.String() + "\nVL: " + mad.FormatSLtoVL(t)
+	case *mad.VLArbitrationTable:
+		return title + strings.TrimPrefix(mad.FormatVLArbitration(t, len(t.Entry)), "\n")
+	}
+	text := mad.Dotted(s, &mad.DottedOptions{ShowKeys: true})
+	for _, f := range s.Desc().Fields {
+		if f.IBMAD == "array" || f.Label == "" && !f.Reserved && f.Hint != mad.HintStruct {
+			text = ""
+		}
+	}
+	if text == "" {
+		return mad.Dump(s)
+	}
+	return title + text
 }
 
 // smpdumpRequest builds the SubnGet for a LID (default, -L) or a directed

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
 func TestSmpdumpMatchesInfinibandDiags(t *testing.T) {
@@ -85,5 +88,60 @@ func TestVerboseErrorsShowTheMADPathAndDecode(t *testing.T) {
 	r = runSim(f, "", "smpdump", "-vv", "-D", "0,3", "0x15", "1")
 	if !strings.Contains(r.Stderr, "MAD path: directed route 0,3") || !strings.Contains(r.Stderr, "request:\n  SubnGet(PortInfo) class 0x81") {
 		t.Fatalf("-vv: stderr %q", r.Stderr)
+	}
+}
+
+// smpdump --decode (-p) prints the dump as the C smpdump does, then the
+// attribute as the C smpquery prints it.
+func TestSmpdumpDecode(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	simfabric.RequireTools(t, "smpdump", "smpquery")
+	for _, tc := range []struct{ dump, query, title string }{
+		{"2 0x11", "nodeinfo 2", "# NodeInfo\n"},
+		{"-D 0,1 0x15 1", "-K -D portinfo 0,1 1", "# PortInfo\n"},
+		{"1 0x12", "switchinfo 1", "# SwitchInfo\n"},
+		{"2 0x14", "guidinfo 2", ""},
+		{"2 0xff90 1", "mepi 2 1", "# MlnxExtPortInfo\n"},
+	} {
+		t.Run(tc.dump, func(t *testing.T) {
+			ctx := context.Background()
+			dump := f.RunC(ctx, "", "smpdump", strings.Fields(tc.dump)...)
+			query := f.RunC(ctx, "", "smpquery", strings.Fields(tc.query)...)
+			r := runSim(f, "", append([]string{"smpdump", "-p"}, strings.Fields(tc.dump)...)...)
+			decoded, ok := strings.CutPrefix(r.Stdout, dump.Stdout)
+			if r.Code != 0 || dump.Code != 0 || query.Code != 0 || !ok {
+				t.Fatalf("smpdump -p %s: %+v\nC smpdump: %+v", tc.dump, r, dump)
+			}
+			if tc.title == "" { // GUIDInfo: smpquery prints a table of its own
+				if !strings.Contains(decoded, "GUID0:...........................0x0000000000100001\n") {
+					t.Fatalf("decoded GUIDInfo:\n%s", decoded)
+				}
+				return
+			}
+			_, body, _ := strings.Cut(query.Stdout, "\n")
+			if want := tc.title + body; decoded != want {
+				t.Fatalf("decoded:\n%s\nwant:\n%s", decoded, want)
+			}
+		})
+	}
+	// Tables: smpquery's layouts, or the field dump.
+	for args, want := range map[string]string{
+		"1 0x17":         "# SLtoVLMappingTable\nSL: | 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|\nVL: | 0| 1|",
+		"1 0x18 0x10000": "# VLArbitrationTable\nVL    : |0x0 |0x1 |",
+		"1 0x16":         "PKeyTable (IBA 14.2.5.7, 64 bytes)\n  +0x00  ffff0000  PKey[0]=0xffff PKey[1]=0x0\n",
+		"1 0x19":         "LinearForwardingTable (IBA 14.2.5.10, 64 bytes)\n",
+	} {
+		r := runSim(f, "", append([]string{"smpdump", "--decode"}, strings.Fields(args)...)...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "\n"+want) {
+			t.Errorf("smpdump --decode %s:\n%s", args, r.Stdout)
+		}
+	}
+	// --json carries the decoded attribute.
+	r := runSim(f, "", "smpdump", "--json", "-p", "2", "0x11")
+	var got struct {
+		Decoded map[string]any `json:"decoded"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || got.Decoded["node_guid"] != "0x0000000000100000" {
+		t.Fatalf("--json -p: %v %+v", err, r)
 	}
 }
