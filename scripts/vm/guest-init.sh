@@ -255,6 +255,24 @@ if ibtool ibstat --help >/dev/null 2>&1; then
 	compare "ibstat -p" ibstat -p -- ibtool ibstat -p
 	compare "ibstat -s rxe0" ibstat -s rxe0 -- ibtool ibstat -s rxe0
 fi
+# The verbs package on real devices: RC send/receive, RDMA write/read,
+# concurrent posting, typed post/completion/async errors, Close. Last:
+# it takes veth1 down and up.
+cd /tmp
+IBTOOL_VERBS_TEST_DEVICES=rxe0,rxe1 IBTOOL_VERBS_TEST_GID=$GID0 \
+	IBTOOL_VERBS_TEST_NETDEV=veth1 IBTOOL_VERBS_TEST_IP=$IP \
+	verbs.test -test.run '^TestDevice[A-Z]' -test.v -test.timeout 120s >/tmp/verbs-test.out 2>&1
+vx=$?
+cd /
+grep -E '^(=== RUN|--- |    device_test)' /tmp/verbs-test.out | sed 's/^/  /'
+if [ $vx = 0 ] && [ "$(grep -c '^--- PASS: TestDevice[A-Z]' /tmp/verbs-test.out)" = 4 ]; then
+	PASS "verbs package device tests (RC traffic, concurrency, typed errors, async events, Close) on rxe0/rxe1"
+else
+	FAIL "verbs package device tests (exit $vx)"
+	tail -30 /tmp/verbs-test.out
+fi
+stamp "verbs package tests done"
+
 # TODO(after the MAD engine issue lands): GMPs over QP1 through the kernel
 # umad transport, e.g. ibtool ibping against ibtool ibping -S between rxe0
 # and rxe1, and perfquery. Use the fe80:: GIDs (index 0): replies to

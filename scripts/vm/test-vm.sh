@@ -124,6 +124,8 @@ root=$work/root
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,modules,usr/bin,usr/sbin,lib64}
 
 (cd "$repo" && go build -o "$root/usr/bin/ibtool" ./cmd/ibtool) || die "go build failed"
+# The verbs package's device tests run in the guest too.
+(cd "$repo" && go test -c -o "$root/usr/bin/verbs.test" ./internal/verbs) || die "go test -c failed"
 
 # copy_file copies a file to the same path in the root, following links.
 copy_file() {
@@ -146,6 +148,7 @@ for b in /usr/bin/rdma /usr/sbin/ip /usr/bin/ibv_devices /usr/bin/ibv_devinfo /u
 	copy_elf "$b"
 done
 copy_elf "$root/usr/bin/ibtool"
+copy_elf "$root/usr/bin/verbs.test"
 copy_file /usr/sbin/ibstatus
 for p in /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so; do
 	copy_elf "$p"
