@@ -60,7 +60,13 @@ type FieldDesc struct {
 	Group       string      // printed by Dotted only when asked for
 	Key         bool        // a secret, hidden by Dotted unless asked for
 	Reserved    bool        // bits with no meaning
-	CompMask    int         // SA component mask bit, -1 if none
+	// CompMask holds the SA component mask bits of the field (0: none;
+	// see CompMask). In a structure embedded in an SA record, such as
+	// PortInfo in PortInfoRecord, they are the bits in that record.
+	CompMask uint64
+	// CompMaskEach says the field is an array whose element e has the
+	// bit CompMask's lowest bit + e (ServiceData8, GUIDInfo.GUID).
+	CompMaskEach bool
 }
 
 // Span returns the bits from the first element's start to the last's end.

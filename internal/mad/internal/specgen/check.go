@@ -2,6 +2,7 @@ package specgen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,7 +32,46 @@ func (s *Spec) check() error {
 			return err
 		}
 	}
+	for _, st := range s.Structs {
+		if slices.Contains(st.Classes, "sa") {
+			if err := st.checkCompMask(structs); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// checkCompMask checks that no two components of an SA record claim the
+// same component mask bit. A field without cm= that nests a structure
+// contributes the bits of that structure's fields (an SMP attribute
+// embedded in its record carries its bits in that record).
+func (st *Struct) checkCompMask(structs map[string]*Struct) error {
+	owner := map[int]string{}
+	var walk func(s *Struct, prefix string) error
+	walk = func(s *Struct, prefix string) error {
+		for _, f := range s.Fields {
+			if f.Name == "" {
+				continue
+			}
+			if len(f.CompMask) == 0 {
+				if f.Hint == "struct" && f.Count == 1 {
+					if err := walk(structs[f.Ref], prefix+f.Name+"."); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			for _, bit := range f.CompMask {
+				if o, dup := owner[bit]; dup {
+					return fmt.Errorf("%s: %s: component mask bit %d of %s%s is also %s", f.pos, st.Name, bit, prefix, f.Name, o)
+				}
+				owner[bit] = prefix + f.Name
+			}
+		}
+		return nil
+	}
+	return walk(st, "")
 }
 
 func (e *Enum) check() error {
@@ -98,6 +138,9 @@ func (st *Struct) check(enums map[string]*Enum, structs map[string]*Struct) erro
 		}
 		if err := f.checkShape(enums, structs); err != nil {
 			return fmt.Errorf("%s: %v", where, err)
+		}
+		if f.CMEach && len(f.CompMask) != f.Count {
+			return fmt.Errorf("%s: cm gives %d bits for %d elements", where, len(f.CompMask), f.Count)
 		}
 		if f.Count > 1 && f.Stride < f.Width {
 			return fmt.Errorf("%s: stride %d is less than width %d", where, f.Stride, f.Width)

@@ -322,7 +322,7 @@ func (g *gen) desc(st *Struct) {
 	g.p("Fields: []FieldDesc{")
 	for _, f := range st.Fields {
 		if f.Name == "" {
-			g.p("{Offset: %d, Width: %d, Count: 1, Stride: %d, Reserved: true, IBMADOffset: %d, CompMask: -1},",
+			g.p("{Offset: %d, Width: %d, Count: 1, Stride: %d, Reserved: true, IBMADOffset: %d},",
 				f.Offset, f.Width, f.Width, f.Offset)
 			continue
 		}
@@ -349,7 +349,17 @@ func (g *gen) desc(st *Struct) {
 		if f.Key {
 			b.WriteString(", Key: true")
 		}
-		fmt.Fprintf(&b, ", CompMask: %d},", f.CompMask)
+		if len(f.CompMask) > 0 {
+			var mask uint64
+			for _, bit := range f.CompMask {
+				mask |= 1 << bit
+			}
+			fmt.Fprintf(&b, ", CompMask: %#x", mask)
+			if f.CMEach {
+				b.WriteString(", CompMaskEach: true")
+			}
+		}
+		b.WriteString("},")
 		g.p("%s", b.String())
 	}
 	g.p("},")

@@ -63,7 +63,8 @@ type Field struct {
 	IBMADOff int    // -1: Offset
 	Group    string
 	Key      bool
-	CompMask int // -1: none
+	CompMask []int // SA component mask bits, none if empty
+	CMEach   bool  // CompMask has one bit per element (cm=A..B)
 	JSON     string
 	Comment  string
 	pos      string
@@ -333,7 +334,7 @@ func parseStructHeader(words []string) (*Struct, error) {
 }
 
 func parseField(words []string, comment string) (*Field, error) {
-	f := &Field{Count: 1, IBMADOff: -1, CompMask: -1, Comment: comment}
+	f := &Field{Count: 1, IBMADOff: -1, Comment: comment}
 	if words[0] == "reserved" {
 		if len(words) != 3 {
 			return nil, fmt.Errorf("reserved: want reserved OFFSET WIDTH")
@@ -396,8 +397,8 @@ func parseField(words []string, comment string) (*Field, error) {
 		case "key":
 			f.Key = true
 		case "cm":
-			if f.CompMask, err = strconv.Atoi(v); err != nil || f.CompMask < 0 || f.CompMask > 63 {
-				return nil, fmt.Errorf("bad cm %q", v)
+			if f.CompMask, f.CMEach, err = parseCompMask(v); err != nil {
+				return nil, err
 			}
 		case "json":
 			f.JSON = v
@@ -411,6 +412,40 @@ func parseField(words []string, comment string) (*Field, error) {
 	return f, nil
 }
 
+// parseCompMask reads a cm= value: "N" (one bit), "N,M,..." (several bits,
+// all set for the field) or "A..B" (bit A+i for element i of an array).
+func parseCompMask(v string) (bits []int, each bool, err error) {
+	bit := func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 63 {
+			return 0, fmt.Errorf("bad cm %q: bits are 0..63", v)
+		}
+		return n, nil
+	}
+	if lo, hi, ok := strings.Cut(v, ".."); ok {
+		a, err := bit(lo)
+		if err != nil {
+			return nil, false, err
+		}
+		b, err := bit(hi)
+		if err != nil || b < a {
+			return nil, false, fmt.Errorf("bad cm %q: want A..B with A <= B <= 63", v)
+		}
+		for n := a; n <= b; n++ {
+			bits = append(bits, n)
+		}
+		return bits, true, nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		n, err := bit(part)
+		if err != nil {
+			return nil, false, err
+		}
+		bits = append(bits, n)
+	}
+	return bits, false, nil
+}
+
 var classConsts = map[string][]string{
 	"smp":  {"ClassSubnLID", "ClassSubnDR"},
 	"sa":   {"ClassSubnAdm"},
@@ -421,7 +456,8 @@ var classConsts = map[string][]string{
 var methodConsts = map[string]string{
 	"Get": "MethodGet", "Set": "MethodSet", "Send": "MethodSend",
 	"Trap": "MethodTrap", "Report": "MethodReport", "TrapRepress": "MethodTrapRepres",
-	"GetTable": "MethodGetTable",
+	"GetTable": "MethodGetTable", "GetTraceTable": "MethodGetTraceTable",
+	"GetMulti": "MethodGetMulti", "Delete": "MethodDelete",
 }
 
 func isIdent(s string) bool {

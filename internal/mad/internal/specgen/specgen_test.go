@@ -32,6 +32,13 @@ struct Thing size=8 class=smp attr=0x0100 methods=Get
     D         16  4   hex         D%d  count=4  stride=4
     G         32  8   mask:Color  -  cm=3  group=X  key  json=gee
 end
+
+struct Rec size=12 class=sa attr=0x0011 methods=Get
+    E  0   8   dec           -  cm=4..5  count=2
+    F  16  64  struct:Thing  -
+    S  80  16  hex           -  cm=0,1
+end
+
 `
 
 func TestParseAndGenerate(t *testing.T) {
@@ -46,7 +53,7 @@ func TestParseAndGenerate(t *testing.T) {
 	th := s.Structs[0]
 	g := th.Fields[4]
 	if th.AttrID != 0x100 || len(th.Fields) != 5 || th.Fields[1].Name != "" ||
-		g.CompMask != 3 || g.Group != "X" || !g.Key || g.JSON != "gee" || g.Label != "" ||
+		len(g.CompMask) != 1 || g.CompMask[0] != 3 || g.Group != "X" || !g.Key || g.JSON != "gee" || g.Label != "" ||
 		th.Fields[3].Count != 4 || th.Fields[3].Stride != 4 || th.Fields[0].IBMAD != "uint" {
 		t.Errorf("struct: %+v", th)
 	}
@@ -56,7 +63,7 @@ func TestParseAndGenerate(t *testing.T) {
 	}
 	for _, want := range []string{"type Thing struct", "D [4]uint8", "C Color", "G uint8",
 		"putBits(b, 16+i*4, 4, uint64(x.D[i]))", "x.C = Color(b[1])", "const AttrThing uint16 = 0x0100",
-		`Key: true, CompMask: 3`} {
+		`Key: true, CompMask: 0x8}`, `CompMask: 0x30, CompMaskEach: true}`, `CompMask: 0x3}`} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("generated code lacks %q", want)
 		}
@@ -82,6 +89,11 @@ func TestParseErrors(t *testing.T) {
 		{"struct S size=16\n A 4 96 bytes A\nend", "byte aligned"},
 		{"struct S size=2\n A 0 4 dec A count=2 stride=2\nend", "stride 2 is less than width 4"},
 		{"bogus", "expected enum or struct"},
+		{"struct S size=2\n A 0 8 dec A cm=64\nend", "bad cm"},
+		{"struct S size=2\n A 0 8 dec A cm=3..1\nend", "bad cm"},
+		{"struct S size=2\n A 0 8 dec A count=2 cm=1..3\nend", "3 bits for 2 elements"},
+		{"struct T size=1\n A 0 8 dec A cm=2\nend\nstruct S size=2 class=sa attr=1\n T 0 8 struct:T -\n B 8 8 dec B cm=2\nend",
+			"bit 2 of B is also T.A"},
 	} {
 		_, err := Parse("t.spec", c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
