@@ -506,15 +506,257 @@ var enumFECMode = &EnumDesc{Name: "FECMode", Unknown: "?(%d)", Values: []EnumVal
 // String returns libibmad's text for v.
 func (v FECMode) String() string { return enumFECMode.Text(uint64(v)) }
 
-// ClassPortInfo (IBA 13.4.8.1): the same attribute in every GS class; here
-// as PerfMgt returns it (capability masks in 16.1.3.1). AttrMod 0.
+// Management classes (IBA 13.4.4, Table 107).
+type MgmtClass uint8
+
+const (
+	MgmtClassSubnLID   MgmtClass = 0x1  // "SubnMgt"
+	MgmtClassSubnAdm   MgmtClass = 0x3  // "SubnAdm"
+	MgmtClassPerf      MgmtClass = 0x4  // "PerfMgt"
+	MgmtClassBM        MgmtClass = 0x5  // "BMgt"
+	MgmtClassDevMgt    MgmtClass = 0x6  // "DevMgt"
+	MgmtClassComMgt    MgmtClass = 0x7  // "ComMgt"
+	MgmtClassSNMP      MgmtClass = 0x8  // "SNMP"
+	MgmtClassCC        MgmtClass = 0x21 // "CongestionMgt"
+	MgmtClassVendorOFA MgmtClass = 0x32 // "Vendor OFA" range 2, OUI 0x001405: ibping
+	MgmtClassSubnDR    MgmtClass = 0x81 // "SubnMgt directed route"
+)
+
+var enumMgmtClass = &EnumDesc{Name: "MgmtClass", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x1, Name: "SubnLID", Text: "SubnMgt"},
+	{Value: 0x3, Name: "SubnAdm", Text: "SubnAdm"},
+	{Value: 0x4, Name: "Perf", Text: "PerfMgt"},
+	{Value: 0x5, Name: "BM", Text: "BMgt"},
+	{Value: 0x6, Name: "DevMgt", Text: "DevMgt"},
+	{Value: 0x7, Name: "ComMgt", Text: "ComMgt"},
+	{Value: 0x8, Name: "SNMP", Text: "SNMP"},
+	{Value: 0x21, Name: "CC", Text: "CongestionMgt"},
+	{Value: 0x32, Name: "VendorOFA", Text: "Vendor OFA"},
+	{Value: 0x81, Name: "SubnDR", Text: "SubnMgt directed route"},
+}}
+
+// String returns libibmad's text for v.
+func (v MgmtClass) String() string { return enumMgmtClass.Text(uint64(v)) }
+
+// Methods without the response bit (IBA 13.4.5, Table 108; 15.2.2 for the
+// SA's).
+type MADMethod uint8
+
+const (
+	MADMethodGet           MADMethod = 0x1  // "Get"
+	MADMethodSet           MADMethod = 0x2  // "Set"
+	MADMethodSend          MADMethod = 0x3  // "Send"
+	MADMethodTrap          MADMethod = 0x5  // "Trap"
+	MADMethodReport        MADMethod = 0x6  // "Report"
+	MADMethodTrapRepress   MADMethod = 0x7  // "TrapRepress"
+	MADMethodGetTable      MADMethod = 0x12 // "GetTable"
+	MADMethodGetTraceTable MADMethod = 0x13 // "GetTraceTable"
+	MADMethodGetMulti      MADMethod = 0x14 // "GetMulti"
+	MADMethodDelete        MADMethod = 0x15 // "Delete"
+)
+
+var enumMADMethod = &EnumDesc{Name: "MADMethod", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x1, Name: "Get", Text: "Get"},
+	{Value: 0x2, Name: "Set", Text: "Set"},
+	{Value: 0x3, Name: "Send", Text: "Send"},
+	{Value: 0x5, Name: "Trap", Text: "Trap"},
+	{Value: 0x6, Name: "Report", Text: "Report"},
+	{Value: 0x7, Name: "TrapRepress", Text: "TrapRepress"},
+	{Value: 0x12, Name: "GetTable", Text: "GetTable"},
+	{Value: 0x13, Name: "GetTraceTable", Text: "GetTraceTable"},
+	{Value: 0x14, Name: "GetMulti", Text: "GetMulti"},
+	{Value: 0x15, Name: "Delete", Text: "Delete"},
+}}
+
+// String returns libibmad's text for v.
+func (v MADMethod) String() string { return enumMADMethod.Text(uint64(v)) }
+
+// RMPPType (IBA 13.6.2.1).
+type RMPPType uint8
+
+const (
+	RMPPTypeNone  RMPPType = 0x0 // "none"
+	RMPPTypeData  RMPPType = 0x1 // "DATA"
+	RMPPTypeAck   RMPPType = 0x2 // "ACK"
+	RMPPTypeStop  RMPPType = 0x3 // "STOP"
+	RMPPTypeAbort RMPPType = 0x4 // "ABORT"
+)
+
+var enumRMPPType = &EnumDesc{Name: "RMPPType", Unknown: "?(%d)", Values: []EnumValue{
+	{Value: 0x0, Name: "None", Text: "none"},
+	{Value: 0x1, Name: "Data", Text: "DATA"},
+	{Value: 0x2, Name: "Ack", Text: "ACK"},
+	{Value: 0x3, Name: "Stop", Text: "STOP"},
+	{Value: 0x4, Name: "Abort", Text: "ABORT"},
+}}
+
+// String returns libibmad's text for v.
+func (v RMPPType) String() string { return enumRMPPType.Text(uint64(v)) }
+
+// RMPPFlags (IBA 13.6.2.1).
+type RMPPFlags uint8
+
+const (
+	RMPPFlagsActive RMPPFlags = 0x1 // "Active"
+	RMPPFlagsFirst  RMPPFlags = 0x2 // "First"
+	RMPPFlagsLast   RMPPFlags = 0x4 // "Last"
+)
+
+var enumRMPPFlags = &EnumDesc{Name: "RMPPFlags", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x1, Name: "Active", Text: "Active"},
+	{Value: 0x2, Name: "First", Text: "First"},
+	{Value: 0x4, Name: "Last", Text: "Last"},
+}}
+
+// String returns libibmad's text for v.
+func (v RMPPFlags) String() string { return enumRMPPFlags.Text(uint64(v)) }
+
+// CapabilityMask of the SA's ClassPortInfo (IBA 13.4.8.1, 15.2.1.1).
+type SACapMask uint16
+
+const (
+	SACapMaskTrap                  SACapMask = 0x1    // "IsTrapSupported"
+	SACapMaskGetSetNotice          SACapMask = 0x2    // "IsGetSetNoticeSupported"
+	SACapMaskSubnetOptionalRecords SACapMask = 0x100  // "IsSubnetOptionalRecordsSupported"
+	SACapMaskUDMulticast           SACapMask = 0x200  // "IsUDMulticastSupported"
+	SACapMaskMultiPath             SACapMask = 0x400  // "IsMultiPathSupported"
+	SACapMaskReinit                SACapMask = 0x800  // "IsReinitSupported"
+	SACapMaskGIDScopedMultiPath    SACapMask = 0x1000 // "IsGIDScopedMultiPathSupported"
+	SACapMaskPortInfoCapMaskMatch  SACapMask = 0x2000 // "IsPortInfoCapMaskMatchSupported"
+	SACapMaskLinkSpeedWidthPairs   SACapMask = 0x4000 // "IsLinkSpeedWidthPairsRecordSupported"
+	SACapMaskPA                    SACapMask = 0x8000 // "IsPASupported"
+)
+
+var enumSACapMask = &EnumDesc{Name: "SACapMask", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x1, Name: "Trap", Text: "IsTrapSupported"},
+	{Value: 0x2, Name: "GetSetNotice", Text: "IsGetSetNoticeSupported"},
+	{Value: 0x100, Name: "SubnetOptionalRecords", Text: "IsSubnetOptionalRecordsSupported"},
+	{Value: 0x200, Name: "UDMulticast", Text: "IsUDMulticastSupported"},
+	{Value: 0x400, Name: "MultiPath", Text: "IsMultiPathSupported"},
+	{Value: 0x800, Name: "Reinit", Text: "IsReinitSupported"},
+	{Value: 0x1000, Name: "GIDScopedMultiPath", Text: "IsGIDScopedMultiPathSupported"},
+	{Value: 0x2000, Name: "PortInfoCapMaskMatch", Text: "IsPortInfoCapMaskMatchSupported"},
+	{Value: 0x4000, Name: "LinkSpeedWidthPairs", Text: "IsLinkSpeedWidthPairsRecordSupported"},
+	{Value: 0x8000, Name: "PA", Text: "IsPASupported"},
+}}
+
+// String returns libibmad's text for v.
+func (v SACapMask) String() string { return enumSACapMask.Text(uint64(v)) }
+
+// CapabilityMask2 of the SA's ClassPortInfo (IBA 15.2.1.1).
+type SACapMask2 uint32
+
+const (
+	SACapMask2UnPathRePath           SACapMask2 = 0x1   // "IsUnPathRePathSupported"
+	SACapMask2QoS                    SACapMask2 = 0x2   // "IsQoSSupported"
+	SACapMask2ReversePathPKeyMember  SACapMask2 = 0x4   // "IsReversePathPKeyMemberSupported"
+	SACapMask2MulticastFDBTop        SACapMask2 = 0x8   // "IsMulticastTopSupported"
+	SACapMask2HierarchyInfo          SACapMask2 = 0x10  // "IsHierarchyInfoSupported"
+	SACapMask2AdditionalGUID         SACapMask2 = 0x20  // "IsAdditionalGUIDSupported"
+	SACapMask2FullPortInfoRecord     SACapMask2 = 0x40  // "IsFullPortInfoRecordSupported"
+	SACapMask2ExtendedSpeeds         SACapMask2 = 0x80  // "IsExtendedSpeedsSupported"
+	SACapMask2MulticastServiceRecord SACapMask2 = 0x100 // "IsMulticastServiceRecordSupported"
+	SACapMask2CableInfoRecord        SACapMask2 = 0x200 // "IsCableInfoRecordSupported"
+	SACapMask2PortInfoCapMask2Match  SACapMask2 = 0x400 // "IsPortInfoCapMask2MatchSupported"
+	SACapMask2PortInfoExtendedRecord SACapMask2 = 0x800 // "IsPortInfoExtendedRecordSupported"
+)
+
+var enumSACapMask2 = &EnumDesc{Name: "SACapMask2", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x1, Name: "UnPathRePath", Text: "IsUnPathRePathSupported"},
+	{Value: 0x2, Name: "QoS", Text: "IsQoSSupported"},
+	{Value: 0x4, Name: "ReversePathPKeyMember", Text: "IsReversePathPKeyMemberSupported"},
+	{Value: 0x8, Name: "MulticastFDBTop", Text: "IsMulticastTopSupported"},
+	{Value: 0x10, Name: "HierarchyInfo", Text: "IsHierarchyInfoSupported"},
+	{Value: 0x20, Name: "AdditionalGUID", Text: "IsAdditionalGUIDSupported"},
+	{Value: 0x40, Name: "FullPortInfoRecord", Text: "IsFullPortInfoRecordSupported"},
+	{Value: 0x80, Name: "ExtendedSpeeds", Text: "IsExtendedSpeedsSupported"},
+	{Value: 0x100, Name: "MulticastServiceRecord", Text: "IsMulticastServiceRecordSupported"},
+	{Value: 0x200, Name: "CableInfoRecord", Text: "IsCableInfoRecordSupported"},
+	{Value: 0x400, Name: "PortInfoCapMask2Match", Text: "IsPortInfoCapMask2MatchSupported"},
+	{Value: 0x800, Name: "PortInfoExtendedRecord", Text: "IsPortInfoExtendedRecordSupported"},
+}}
+
+// String returns libibmad's text for v.
+func (v SACapMask2) String() string { return enumSACapMask2.Text(uint64(v)) }
+
+// Type of a Notice (IBA 13.4.8.2, Table 116).
+type NoticeType uint8
+
+const (
+	NoticeTypeFatal    NoticeType = 0x0  // "Fatal"
+	NoticeTypeUrgent   NoticeType = 0x1  // "Urgent"
+	NoticeTypeSecurity NoticeType = 0x2  // "Security"
+	NoticeTypeSM       NoticeType = 0x3  // "Subnet Management"
+	NoticeTypeInfo     NoticeType = 0x4  // "Informational"
+	NoticeTypeEmpty    NoticeType = 0x7f // "Empty"
+)
+
+var enumNoticeType = &EnumDesc{Name: "NoticeType", Unknown: "?(%d)", Values: []EnumValue{
+	{Value: 0x0, Name: "Fatal", Text: "Fatal"},
+	{Value: 0x1, Name: "Urgent", Text: "Urgent"},
+	{Value: 0x2, Name: "Security", Text: "Security"},
+	{Value: 0x3, Name: "SM", Text: "Subnet Management"},
+	{Value: 0x4, Name: "Info", Text: "Informational"},
+	{Value: 0x7f, Name: "Empty", Text: "Empty"},
+}}
+
+// String returns libibmad's text for v.
+func (v NoticeType) String() string { return enumNoticeType.Text(uint64(v)) }
+
+// MTUSelector, RateSelector, PacketLifeTimeSelector of PathRecord,
+// MCMemberRecord and MultiPathRecord (IBA 15.2.5.16): how the value that
+// follows compares. 3 asks for the largest MTU or rate, or the smallest
+// packet lifetime, available.
+type Selector uint8
+
+const (
+	SelectorGreaterThan Selector = 0x0 // "greater than"
+	SelectorLessThan    Selector = 0x1 // "less than"
+	SelectorExactly     Selector = 0x2 // "exactly"
+	SelectorBest        Selector = 0x3 // "best available"
+)
+
+var enumSelector = &EnumDesc{Name: "Selector", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x0, Name: "GreaterThan", Text: "greater than"},
+	{Value: 0x1, Name: "LessThan", Text: "less than"},
+	{Value: 0x2, Name: "Exactly", Text: "exactly"},
+	{Value: 0x3, Name: "Best", Text: "best available"},
+}}
+
+// String returns libibmad's text for v.
+func (v Selector) String() string { return enumSelector.Text(uint64(v)) }
+
+// JoinState of MCMemberRecord (IBA 15.2.5.17).
+type JoinState uint8
+
+const (
+	JoinStateFullMember         JoinState = 0x1 // "FullMember"
+	JoinStateNonMember          JoinState = 0x2 // "NonMember"
+	JoinStateSendOnlyNonMember  JoinState = 0x4 // "SendOnlyNonMember"
+	JoinStateSendOnlyFullMember JoinState = 0x8 // "SendOnlyFullMember"
+)
+
+var enumJoinState = &EnumDesc{Name: "JoinState", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x1, Name: "FullMember", Text: "FullMember"},
+	{Value: 0x2, Name: "NonMember", Text: "NonMember"},
+	{Value: 0x4, Name: "SendOnlyNonMember", Text: "SendOnlyNonMember"},
+	{Value: 0x8, Name: "SendOnlyFullMember", Text: "SendOnlyFullMember"},
+}}
+
+// String returns libibmad's text for v.
+func (v JoinState) String() string { return enumJoinState.Text(uint64(v)) }
+
+// ClassPortInfo (IBA 13.4.8.1): the same attribute in every GS class. The
+// capability mask bits mean different things per class: PerfCapMask and
+// PerfCapMask2 (PerfMgt, 16.1.3.1), SACapMask and SACapMask2 (SA,
+// 15.2.1.1) name them. AttrMod 0.
 //
 // Wire: IBA 13.4.8.1; attribute 0x0001 of class perf, sa, methods Get, Set; 72 bytes.
 type ClassPortInfo struct {
 	BaseVersion     uint8  // bits 0..7
 	ClassVersion    uint8  // bits 8..15
-	CapabilityMask  uint16 // bits 16..31, a set of PerfCapMask
-	CapabilityMask2 uint32 // bits 32..58, a set of PerfCapMask2
+	CapabilityMask  uint16 // bits 16..31
+	CapabilityMask2 uint32 // bits 32..58
 	RespTimeValue   uint8  // bits 59..63
 	RedirectGID     GID    // bits 64..191
 	RedirectTC      uint8  // bits 192..199
@@ -619,8 +861,8 @@ var descClassPortInfo = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "BaseVersion", JSONName: "base_version", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "BaseVersion", IBMAD: "uint", IBMADOffset: 0},
 		{Name: "ClassVersion", JSONName: "class_version", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "ClassVersion", IBMAD: "uint", IBMADOffset: 8},
-		{Name: "CapabilityMask", JSONName: "capability_mask", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintMask, Enum: enumPerfCapMask, Label: "CapabilityMask", IBMAD: "hex", IBMADOffset: 16},
-		{Name: "CapabilityMask2", JSONName: "capability_mask2", Offset: 32, Width: 27, Count: 1, Stride: 27, Hint: HintMask, Enum: enumPerfCapMask2, Label: "CapabilityMask2", IBMAD: "hex", IBMADOffset: 32},
+		{Name: "CapabilityMask", JSONName: "capability_mask", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CapabilityMask", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "CapabilityMask2", JSONName: "capability_mask2", Offset: 32, Width: 27, Count: 1, Stride: 27, Hint: HintHex, Label: "CapabilityMask2", IBMAD: "hex", IBMADOffset: 32},
 		{Name: "RespTimeValue", JSONName: "resp_time_value", Offset: 59, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "RespTimeVal", IBMAD: "uint", IBMADOffset: 59},
 		{Name: "RedirectGID", JSONName: "redirect_gid", Offset: 64, Width: 128, Count: 1, Stride: 128, Hint: HintGID, Label: "RedirectGID", IBMAD: "array", IBMADOffset: 64},
 		{Name: "RedirectTC", JSONName: "redirect_tc", Offset: 192, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "RedirectTC", IBMAD: "hex", IBMADOffset: 192},
@@ -929,6 +1171,1912 @@ var descPortCountersExtended = &StructDesc{
 	},
 }
 
+// The common MAD header (IBA 13.4.2, Figure 144): bytes 0..23 of every MAD.
+// Labels are libibmad's (IB_MAD_*_F); it has none for ClassSpecific.
+//
+// Wire: IBA 13.4.2; 24 bytes.
+type MADHeader struct {
+	BaseVersion       uint8     // bits 0..7
+	MgmtClass         MgmtClass // bits 8..15
+	ClassVersion      uint8     // bits 16..23
+	R                 uint8     // bits 24..24
+	Method            MADMethod // bits 25..31
+	Status            uint16    // bits 32..47
+	ClassSpecific     uint16    // bits 48..63; hop pointer and count in a DR SMP
+	TransactionID     uint64    // bits 64..127
+	AttributeID       uint16    // bits 128..143
+	AttributeModifier uint32    // bits 160..191
+}
+
+// MADHeaderSize is the length of a MADHeader on the wire.
+const MADHeaderSize = 24
+
+// Desc returns the field table of MADHeader.
+func (x *MADHeader) Desc() *StructDesc { return descMADHeader }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MADHeader) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MADHeaderSize bytes of b into x.
+func (x *MADHeader) Unmarshal(b []byte) error {
+	if len(b) < MADHeaderSize {
+		return shortBuffer("MADHeader", MADHeaderSize, len(b))
+	}
+	x.BaseVersion = b[0]
+	x.MgmtClass = MgmtClass(b[1])
+	x.ClassVersion = b[2]
+	x.R = uint8(getBits(b, 24, 1))
+	x.Method = MADMethod(getBits(b, 25, 7))
+	x.Status = binary.BigEndian.Uint16(b[4:])
+	x.ClassSpecific = binary.BigEndian.Uint16(b[6:])
+	x.TransactionID = binary.BigEndian.Uint64(b[8:])
+	x.AttributeID = binary.BigEndian.Uint16(b[16:])
+	x.AttributeModifier = binary.BigEndian.Uint32(b[20:])
+	return nil
+}
+
+// Marshal encodes x into the first MADHeaderSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MADHeader) Marshal(b []byte) error {
+	if len(b) < MADHeaderSize {
+		return shortBuffer("MADHeader", MADHeaderSize, len(b))
+	}
+	b[0] = uint8(x.BaseVersion)
+	b[1] = uint8(x.MgmtClass)
+	b[2] = uint8(x.ClassVersion)
+	putBits(b, 24, 1, uint64(x.R))
+	putBits(b, 25, 7, uint64(x.Method))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.Status))
+	binary.BigEndian.PutUint16(b[6:], uint16(x.ClassSpecific))
+	binary.BigEndian.PutUint64(b[8:], uint64(x.TransactionID))
+	binary.BigEndian.PutUint16(b[16:], uint16(x.AttributeID))
+	binary.BigEndian.PutUint32(b[20:], uint32(x.AttributeModifier))
+	return nil
+}
+
+var descMADHeader = &StructDesc{
+	Name:    "MADHeader",
+	Size:    24,
+	Section: "13.4.2",
+	Fields: []FieldDesc{
+		{Name: "BaseVersion", JSONName: "base_version", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "MadBaseVersion", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "MgmtClass", JSONName: "mgmt_class", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumMgmtClass, Label: "MadMgmtClass", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "ClassVersion", JSONName: "class_version", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "MadClassVersion", IBMAD: "uint", IBMADOffset: 16},
+		{Name: "R", JSONName: "response", Offset: 24, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "MadIsResponse", IBMAD: "uint", IBMADOffset: 24},
+		{Name: "Method", JSONName: "method", Offset: 25, Width: 7, Count: 1, Stride: 7, Hint: HintEnum, Enum: enumMADMethod, Label: "MadMethod", IBMAD: "hex", IBMADOffset: 25},
+		{Name: "Status", JSONName: "status", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "MadStatus", IBMAD: "hex", IBMADOffset: 32},
+		{Name: "ClassSpecific", JSONName: "class_specific", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 48},
+		{Name: "TransactionID", JSONName: "transaction_id", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "MadTRID", IBMAD: "hex", IBMADOffset: 64},
+		{Name: "AttributeID", JSONName: "attribute_id", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "MadAttr", IBMAD: "hex", IBMADOffset: 128},
+		{Offset: 144, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 144},
+		{Name: "AttributeModifier", JSONName: "attribute_modifier", Offset: 160, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "MadModifier", IBMAD: "hex", IBMADOffset: 160},
+	},
+}
+
+// The RMPP header (IBA 13.6.2.1): MAD bytes 24..35 of RMPP classes (SA).
+// SegmentNumber is data1 of DATA and ACK packets; PayloadLength is data2
+// of a DATA packet (NewWindowLast in an ACK).
+//
+// Wire: IBA 13.6.2.1; 12 bytes.
+type RMPPHeader struct {
+	RMPPVersion   uint8    // bits 0..7
+	RMPPType      RMPPType // bits 8..15
+	RRespTime     uint8    // bits 16..20
+	RMPPFlags     uint8    // bits 21..23, a set of RMPPFlags
+	RMPPStatus    uint8    // bits 24..31
+	SegmentNumber uint32   // bits 32..63
+	PayloadLength uint32   // bits 64..95
+}
+
+// RMPPHeaderSize is the length of a RMPPHeader on the wire.
+const RMPPHeaderSize = 12
+
+// Desc returns the field table of RMPPHeader.
+func (x *RMPPHeader) Desc() *StructDesc { return descRMPPHeader }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *RMPPHeader) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first RMPPHeaderSize bytes of b into x.
+func (x *RMPPHeader) Unmarshal(b []byte) error {
+	if len(b) < RMPPHeaderSize {
+		return shortBuffer("RMPPHeader", RMPPHeaderSize, len(b))
+	}
+	x.RMPPVersion = b[0]
+	x.RMPPType = RMPPType(b[1])
+	x.RRespTime = uint8(getBits(b, 16, 5))
+	x.RMPPFlags = uint8(getBits(b, 21, 3))
+	x.RMPPStatus = b[3]
+	x.SegmentNumber = binary.BigEndian.Uint32(b[4:])
+	x.PayloadLength = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// Marshal encodes x into the first RMPPHeaderSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *RMPPHeader) Marshal(b []byte) error {
+	if len(b) < RMPPHeaderSize {
+		return shortBuffer("RMPPHeader", RMPPHeaderSize, len(b))
+	}
+	b[0] = uint8(x.RMPPVersion)
+	b[1] = uint8(x.RMPPType)
+	putBits(b, 16, 5, uint64(x.RRespTime))
+	putBits(b, 21, 3, uint64(x.RMPPFlags))
+	b[3] = uint8(x.RMPPStatus)
+	binary.BigEndian.PutUint32(b[4:], uint32(x.SegmentNumber))
+	binary.BigEndian.PutUint32(b[8:], uint32(x.PayloadLength))
+	return nil
+}
+
+var descRMPPHeader = &StructDesc{
+	Name:    "RMPPHeader",
+	Size:    12,
+	Section: "13.6.2.1",
+	Fields: []FieldDesc{
+		{Name: "RMPPVersion", JSONName: "rmpp_version", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "RmppVers", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "RMPPType", JSONName: "rmpp_type", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumRMPPType, Label: "RmppType", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "RRespTime", JSONName: "r_resp_time", Offset: 16, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "RmppResp", IBMAD: "uint", IBMADOffset: 16},
+		{Name: "RMPPFlags", JSONName: "rmpp_flags", Offset: 21, Width: 3, Count: 1, Stride: 3, Hint: HintMask, Enum: enumRMPPFlags, Label: "RmppFlags", IBMAD: "hex", IBMADOffset: 21},
+		{Name: "RMPPStatus", JSONName: "rmpp_status", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "RmppStatus", IBMAD: "hex", IBMADOffset: 24},
+		{Name: "SegmentNumber", JSONName: "segment_number", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "RmppSegNum", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PayloadLength", JSONName: "payload_length", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "RmppPayload", IBMAD: "uint", IBMADOffset: 64},
+	},
+}
+
+// The SA MAD header (IBA 15.2.1.1): bytes 0..55 of an SA MAD; the record
+// data follows at byte 56. AttributeOffset is the distance between records
+// of a GetTable response in 8-byte words.
+//
+// Wire: IBA 15.2.1.1; 56 bytes.
+type SAHeader struct {
+	Common          MADHeader  // bits 0..191
+	RMPP            RMPPHeader // bits 192..287
+	SMKey           uint64     // bits 288..351
+	AttributeOffset uint16     // bits 352..367
+	ComponentMask   uint64     // bits 384..447
+}
+
+// SAHeaderSize is the length of a SAHeader on the wire.
+const SAHeaderSize = 56
+
+// Desc returns the field table of SAHeader.
+func (x *SAHeader) Desc() *StructDesc { return descSAHeader }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SAHeader) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SAHeaderSize bytes of b into x.
+func (x *SAHeader) Unmarshal(b []byte) error {
+	if len(b) < SAHeaderSize {
+		return shortBuffer("SAHeader", SAHeaderSize, len(b))
+	}
+	if err := x.Common.Unmarshal(b[0:]); err != nil {
+		return err
+	}
+	if err := x.RMPP.Unmarshal(b[24:]); err != nil {
+		return err
+	}
+	x.SMKey = binary.BigEndian.Uint64(b[36:])
+	x.AttributeOffset = binary.BigEndian.Uint16(b[44:])
+	x.ComponentMask = binary.BigEndian.Uint64(b[48:])
+	return nil
+}
+
+// Marshal encodes x into the first SAHeaderSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SAHeader) Marshal(b []byte) error {
+	if len(b) < SAHeaderSize {
+		return shortBuffer("SAHeader", SAHeaderSize, len(b))
+	}
+	if err := x.Common.Marshal(b[0:]); err != nil {
+		return err
+	}
+	if err := x.RMPP.Marshal(b[24:]); err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint64(b[36:], uint64(x.SMKey))
+	binary.BigEndian.PutUint16(b[44:], uint16(x.AttributeOffset))
+	binary.BigEndian.PutUint64(b[48:], uint64(x.ComponentMask))
+	return nil
+}
+
+var descSAHeader = &StructDesc{
+	Name:    "SAHeader",
+	Size:    56,
+	Section: "15.2.1.1",
+	Fields: []FieldDesc{
+		{Name: "Common", JSONName: "common", Offset: 0, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descMADHeader, IBMAD: "array", IBMADOffset: 0},
+		{Name: "RMPP", JSONName: "rmpp", Offset: 192, Width: 96, Count: 1, Stride: 96, Hint: HintStruct, Struct: descRMPPHeader, IBMAD: "array", IBMADOffset: 192},
+		{Name: "SMKey", JSONName: "sm_key", Offset: 288, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "SaSMkey", IBMAD: "hex", IBMADOffset: 288, Key: true},
+		{Name: "AttributeOffset", JSONName: "attribute_offset", Offset: 352, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "SaAttrOffs", IBMAD: "uint", IBMADOffset: 352},
+		{Offset: 368, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 368},
+		{Name: "ComponentMask", JSONName: "component_mask", Offset: 384, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "SaCompMask", IBMAD: "hex", IBMADOffset: 384},
+	},
+}
+
+// Notice (IBA 13.4.8.2): a trap (SMP Trap, SA Report). A generic notice
+// (IsGeneric 1) has a ProducerType (a NodeType; 4 is a class manager) and
+// a TrapNumber; a vendor notice has a VendorID and a DeviceID in those
+// bits. DataDetails depends on the trap (NoticeTrap* structures). In an
+// SMP only the first 64 bytes travel: no IssuerGID.
+//
+// Wire: IBA 13.4.8.2; attribute 0x0002 of class smp, sa, methods Get, Set, Trap, TrapRepress, Report; 80 bytes.
+type Notice struct {
+	IsGeneric    uint8      // bits 0..0
+	Type         NoticeType // bits 1..7
+	ProducerType uint32     // bits 8..31; VendorID of a vendor notice
+	TrapNumber   uint16     // bits 32..47; DeviceID of a vendor notice
+	IssuerLID    uint16     // bits 48..63
+	NoticeToggle uint8      // bits 64..64
+	NoticeCount  uint16     // bits 65..79
+	DataDetails  [54]byte   // bits 80..511
+	IssuerGID    GID        // bits 512..639
+}
+
+// NoticeSize is the length of a Notice on the wire.
+const NoticeSize = 80
+
+// AttrNotice is the attribute ID of Notice.
+const AttrNotice uint16 = 0x0002
+
+// Desc returns the field table of Notice.
+func (x *Notice) Desc() *StructDesc { return descNotice }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *Notice) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeSize bytes of b into x.
+func (x *Notice) Unmarshal(b []byte) error {
+	if len(b) < NoticeSize {
+		return shortBuffer("Notice", NoticeSize, len(b))
+	}
+	x.IsGeneric = uint8(getBits(b, 0, 1))
+	x.Type = NoticeType(getBits(b, 1, 7))
+	x.ProducerType = uint32(getBits(b, 8, 24))
+	x.TrapNumber = binary.BigEndian.Uint16(b[4:])
+	x.IssuerLID = binary.BigEndian.Uint16(b[6:])
+	x.NoticeToggle = uint8(getBits(b, 64, 1))
+	x.NoticeCount = uint16(getBits(b, 65, 15))
+	copy(x.DataDetails[:], b[10:])
+	copy(x.IssuerGID[:], b[64:])
+	return nil
+}
+
+// Marshal encodes x into the first NoticeSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *Notice) Marshal(b []byte) error {
+	if len(b) < NoticeSize {
+		return shortBuffer("Notice", NoticeSize, len(b))
+	}
+	putBits(b, 0, 1, uint64(x.IsGeneric))
+	putBits(b, 1, 7, uint64(x.Type))
+	putBits(b, 8, 24, uint64(x.ProducerType))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.TrapNumber))
+	binary.BigEndian.PutUint16(b[6:], uint16(x.IssuerLID))
+	putBits(b, 64, 1, uint64(x.NoticeToggle))
+	putBits(b, 65, 15, uint64(x.NoticeCount))
+	copy(b[10:], x.DataDetails[:])
+	copy(b[64:], x.IssuerGID[:])
+	return nil
+}
+
+var descNotice = &StructDesc{
+	Name:        "Notice",
+	Size:        80,
+	AttrID:      0x0002,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnLID, ClassSubnDR, ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodSet, MethodTrap, MethodTrapRepres, MethodReport},
+	Section:     "13.4.8.2",
+	Fields: []FieldDesc{
+		{Name: "IsGeneric", JSONName: "is_generic", Offset: 0, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
+		{Name: "Type", JSONName: "type", Offset: 1, Width: 7, Count: 1, Stride: 7, Hint: HintEnum, Enum: enumNoticeType, IBMAD: "enum", IBMADOffset: 1},
+		{Name: "ProducerType", JSONName: "producer_type", Offset: 8, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 8},
+		{Name: "TrapNumber", JSONName: "trap_number", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
+		{Name: "IssuerLID", JSONName: "issuer_lid", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 48},
+		{Name: "NoticeToggle", JSONName: "notice_toggle", Offset: 64, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 64},
+		{Name: "NoticeCount", JSONName: "notice_count", Offset: 65, Width: 15, Count: 1, Stride: 15, Hint: HintDec, IBMAD: "uint", IBMADOffset: 65},
+		{Name: "DataDetails", JSONName: "data_details", Offset: 80, Width: 432, Count: 1, Stride: 432, Hint: HintBytes, IBMAD: "array", IBMADOffset: 80},
+		{Name: "IssuerGID", JSONName: "issuer_gid", Offset: 512, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 512},
+	},
+}
+
+// InformInfo (IBA 13.4.8.3): a subscription to traps, SubnAdmSet to the
+// SA. Type and TrapNumber 0xFFFF match any; a vendor subscription
+// (IsGeneric 0) has a DeviceID in TrapNumber and a VendorID in
+// ProducerType. cm= bits: in InformInfoRecord.
+//
+// Wire: IBA 13.4.8.3; attribute 0x0003 of class sa, methods Set; 36 bytes.
+type InformInfo struct {
+	GID           GID    // bits 0..127
+	LIDRangeBegin uint16 // bits 128..143
+	LIDRangeEnd   uint16 // bits 144..159
+	IsGeneric     uint8  // bits 176..183
+	Subscribe     uint8  // bits 184..191
+	Type          uint16 // bits 192..207
+	TrapNumber    uint16 // bits 208..223; DeviceID of a vendor subscription
+	QPN           uint32 // bits 224..247
+	RespTimeValue uint8  // bits 251..255
+	ProducerType  uint32 // bits 264..287; VendorID of a vendor subscription
+}
+
+// InformInfoSize is the length of a InformInfo on the wire.
+const InformInfoSize = 36
+
+// AttrInformInfo is the attribute ID of InformInfo.
+const AttrInformInfo uint16 = 0x0003
+
+// Desc returns the field table of InformInfo.
+func (x *InformInfo) Desc() *StructDesc { return descInformInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *InformInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first InformInfoSize bytes of b into x.
+func (x *InformInfo) Unmarshal(b []byte) error {
+	if len(b) < InformInfoSize {
+		return shortBuffer("InformInfo", InformInfoSize, len(b))
+	}
+	copy(x.GID[:], b[0:])
+	x.LIDRangeBegin = binary.BigEndian.Uint16(b[16:])
+	x.LIDRangeEnd = binary.BigEndian.Uint16(b[18:])
+	x.IsGeneric = b[22]
+	x.Subscribe = b[23]
+	x.Type = binary.BigEndian.Uint16(b[24:])
+	x.TrapNumber = binary.BigEndian.Uint16(b[26:])
+	x.QPN = uint32(getBits(b, 224, 24))
+	x.RespTimeValue = uint8(getBits(b, 251, 5))
+	x.ProducerType = uint32(getBits(b, 264, 24))
+	return nil
+}
+
+// Marshal encodes x into the first InformInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *InformInfo) Marshal(b []byte) error {
+	if len(b) < InformInfoSize {
+		return shortBuffer("InformInfo", InformInfoSize, len(b))
+	}
+	copy(b[0:], x.GID[:])
+	binary.BigEndian.PutUint16(b[16:], uint16(x.LIDRangeBegin))
+	binary.BigEndian.PutUint16(b[18:], uint16(x.LIDRangeEnd))
+	b[22] = uint8(x.IsGeneric)
+	b[23] = uint8(x.Subscribe)
+	binary.BigEndian.PutUint16(b[24:], uint16(x.Type))
+	binary.BigEndian.PutUint16(b[26:], uint16(x.TrapNumber))
+	putBits(b, 224, 24, uint64(x.QPN))
+	putBits(b, 251, 5, uint64(x.RespTimeValue))
+	putBits(b, 264, 24, uint64(x.ProducerType))
+	return nil
+}
+
+var descInformInfo = &StructDesc{
+	Name:        "InformInfo",
+	Size:        36,
+	AttrID:      0x0003,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodSet},
+	Section:     "13.4.8.3",
+	Fields: []FieldDesc{
+		{Name: "GID", JSONName: "gid", Offset: 0, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 0, CompMask: 0x8},
+		{Name: "LIDRangeBegin", JSONName: "lid_range_begin", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 128, CompMask: 0x10},
+		{Name: "LIDRangeEnd", JSONName: "lid_range_end", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 144, CompMask: 0x20},
+		{Offset: 160, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 160},
+		{Name: "IsGeneric", JSONName: "is_generic", Offset: 176, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 176, CompMask: 0x80},
+		{Name: "Subscribe", JSONName: "subscribe", Offset: 184, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 184, CompMask: 0x100},
+		{Name: "Type", JSONName: "type", Offset: 192, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 192, CompMask: 0x200},
+		{Name: "TrapNumber", JSONName: "trap_number", Offset: 208, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 208, CompMask: 0x400},
+		{Name: "QPN", JSONName: "qpn", Offset: 224, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 224, CompMask: 0x800},
+		{Offset: 248, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 248},
+		{Name: "RespTimeValue", JSONName: "resp_time_value", Offset: 251, Width: 5, Count: 1, Stride: 5, Hint: HintDec, IBMAD: "uint", IBMADOffset: 251, CompMask: 0x2000},
+		{Offset: 256, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 256},
+		{Name: "ProducerType", JSONName: "producer_type", Offset: 264, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 264, CompMask: 0x8000},
+	},
+}
+
+// NodeRecord (IBA 15.2.5.2): NodeInfo and NodeDescription of a port (the
+// LID of a CA port, of port 0 of a switch). Labels are libibmad's
+// IB_SA_NR_* (the NodeInfo and NodeDescription ones).
+//
+// Wire: IBA 15.2.5.2; attribute 0x0011 of class sa, methods Get, GetTable; 108 bytes.
+type NodeRecord struct {
+	LID             uint16          // bits 0..15
+	NodeInfo        NodeInfo        // bits 32..351
+	NodeDescription NodeDescription // bits 352..863
+}
+
+// NodeRecordSize is the length of a NodeRecord on the wire.
+const NodeRecordSize = 108
+
+// AttrNodeRecord is the attribute ID of NodeRecord.
+const AttrNodeRecord uint16 = 0x0011
+
+// Desc returns the field table of NodeRecord.
+func (x *NodeRecord) Desc() *StructDesc { return descNodeRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NodeRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NodeRecordSize bytes of b into x.
+func (x *NodeRecord) Unmarshal(b []byte) error {
+	if len(b) < NodeRecordSize {
+		return shortBuffer("NodeRecord", NodeRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	if err := x.NodeInfo.Unmarshal(b[4:]); err != nil {
+		return err
+	}
+	if err := x.NodeDescription.Unmarshal(b[44:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first NodeRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NodeRecord) Marshal(b []byte) error {
+	if len(b) < NodeRecordSize {
+		return shortBuffer("NodeRecord", NodeRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	if err := x.NodeInfo.Marshal(b[4:]); err != nil {
+		return err
+	}
+	if err := x.NodeDescription.Marshal(b[44:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descNodeRecord = &StructDesc{
+	Name:        "NodeRecord",
+	Size:        108,
+	AttrID:      0x0011,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.2",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Lid", IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
+		{Name: "NodeInfo", JSONName: "node_info", Offset: 32, Width: 320, Count: 1, Stride: 320, Hint: HintStruct, Struct: descNodeInfo, IBMAD: "array", IBMADOffset: 32},
+		{Name: "NodeDescription", JSONName: "node_description", Offset: 352, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descNodeDescription, IBMAD: "array", IBMADOffset: 352, CompMask: 0x4000},
+	},
+}
+
+// PortInfoRecord (IBA 15.2.5.3): PortInfo of a port. Options (IBA 1.2.1)
+// is 0.
+//
+// Wire: IBA 15.2.5.3; attribute 0x0012 of class sa, methods Get, GetTable; 68 bytes.
+type PortInfoRecord struct {
+	EndPortLID uint16   // bits 0..15
+	PortNum    uint8    // bits 16..23
+	Options    uint8    // bits 24..31
+	PortInfo   PortInfo // bits 32..543
+}
+
+// PortInfoRecordSize is the length of a PortInfoRecord on the wire.
+const PortInfoRecordSize = 68
+
+// AttrPortInfoRecord is the attribute ID of PortInfoRecord.
+const AttrPortInfoRecord uint16 = 0x0012
+
+// Desc returns the field table of PortInfoRecord.
+func (x *PortInfoRecord) Desc() *StructDesc { return descPortInfoRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortInfoRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortInfoRecordSize bytes of b into x.
+func (x *PortInfoRecord) Unmarshal(b []byte) error {
+	if len(b) < PortInfoRecordSize {
+		return shortBuffer("PortInfoRecord", PortInfoRecordSize, len(b))
+	}
+	x.EndPortLID = binary.BigEndian.Uint16(b[0:])
+	x.PortNum = b[2]
+	x.Options = b[3]
+	if err := x.PortInfo.Unmarshal(b[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortInfoRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortInfoRecord) Marshal(b []byte) error {
+	if len(b) < PortInfoRecordSize {
+		return shortBuffer("PortInfoRecord", PortInfoRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.EndPortLID))
+	b[2] = uint8(x.PortNum)
+	b[3] = uint8(x.Options)
+	if err := x.PortInfo.Marshal(b[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descPortInfoRecord = &StructDesc{
+	Name:        "PortInfoRecord",
+	Size:        68,
+	AttrID:      0x0012,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.3",
+	Fields: []FieldDesc{
+		{Name: "EndPortLID", JSONName: "end_port_lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "PortNum", JSONName: "port_num", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Name: "Options", JSONName: "options", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 24, CompMask: 0x4},
+		{Name: "PortInfo", JSONName: "port_info", Offset: 32, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descPortInfo, IBMAD: "array", IBMADOffset: 32},
+	},
+}
+
+// SLtoVLMappingTableRecord (IBA 15.2.5.4). Port numbers are 0 for a CA.
+//
+// Wire: IBA 15.2.5.4; attribute 0x0013 of class sa, methods Get, GetTable; 16 bytes.
+type SLtoVLMappingTableRecord struct {
+	LID                uint16             // bits 0..15
+	InputPortNum       uint8              // bits 16..23
+	OutputPortNum      uint8              // bits 24..31
+	SLtoVLMappingTable SLtoVLMappingTable // bits 64..127
+}
+
+// SLtoVLMappingTableRecordSize is the length of a SLtoVLMappingTableRecord on the wire.
+const SLtoVLMappingTableRecordSize = 16
+
+// AttrSLtoVLMappingTableRecord is the attribute ID of SLtoVLMappingTableRecord.
+const AttrSLtoVLMappingTableRecord uint16 = 0x0013
+
+// Desc returns the field table of SLtoVLMappingTableRecord.
+func (x *SLtoVLMappingTableRecord) Desc() *StructDesc { return descSLtoVLMappingTableRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SLtoVLMappingTableRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SLtoVLMappingTableRecordSize bytes of b into x.
+func (x *SLtoVLMappingTableRecord) Unmarshal(b []byte) error {
+	if len(b) < SLtoVLMappingTableRecordSize {
+		return shortBuffer("SLtoVLMappingTableRecord", SLtoVLMappingTableRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.InputPortNum = b[2]
+	x.OutputPortNum = b[3]
+	if err := x.SLtoVLMappingTable.Unmarshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first SLtoVLMappingTableRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SLtoVLMappingTableRecord) Marshal(b []byte) error {
+	if len(b) < SLtoVLMappingTableRecordSize {
+		return shortBuffer("SLtoVLMappingTableRecord", SLtoVLMappingTableRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	b[2] = uint8(x.InputPortNum)
+	b[3] = uint8(x.OutputPortNum)
+	if err := x.SLtoVLMappingTable.Marshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descSLtoVLMappingTableRecord = &StructDesc{
+	Name:        "SLtoVLMappingTableRecord",
+	Size:        16,
+	AttrID:      0x0013,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.4",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "InputPortNum", JSONName: "input_port_num", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Name: "OutputPortNum", JSONName: "output_port_num", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 24, CompMask: 0x4},
+		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
+		{Name: "SLtoVLMappingTable", JSONName: "s_lto_vl_mapping_table", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintStruct, Struct: descSLtoVLMappingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x10},
+	},
+}
+
+// SwitchInfoRecord (IBA 15.2.5.5).
+//
+// Wire: IBA 15.2.5.5; attribute 0x0014 of class sa, methods Get, GetTable; 24 bytes.
+type SwitchInfoRecord struct {
+	LID        uint16     // bits 0..15
+	SwitchInfo SwitchInfo // bits 32..191
+}
+
+// SwitchInfoRecordSize is the length of a SwitchInfoRecord on the wire.
+const SwitchInfoRecordSize = 24
+
+// AttrSwitchInfoRecord is the attribute ID of SwitchInfoRecord.
+const AttrSwitchInfoRecord uint16 = 0x0014
+
+// Desc returns the field table of SwitchInfoRecord.
+func (x *SwitchInfoRecord) Desc() *StructDesc { return descSwitchInfoRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SwitchInfoRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SwitchInfoRecordSize bytes of b into x.
+func (x *SwitchInfoRecord) Unmarshal(b []byte) error {
+	if len(b) < SwitchInfoRecordSize {
+		return shortBuffer("SwitchInfoRecord", SwitchInfoRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	if err := x.SwitchInfo.Unmarshal(b[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first SwitchInfoRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SwitchInfoRecord) Marshal(b []byte) error {
+	if len(b) < SwitchInfoRecordSize {
+		return shortBuffer("SwitchInfoRecord", SwitchInfoRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	if err := x.SwitchInfo.Marshal(b[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descSwitchInfoRecord = &StructDesc{
+	Name:        "SwitchInfoRecord",
+	Size:        24,
+	AttrID:      0x0014,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.5",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
+		{Name: "SwitchInfo", JSONName: "switch_info", Offset: 32, Width: 160, Count: 1, Stride: 160, Hint: HintStruct, Struct: descSwitchInfo, IBMAD: "array", IBMADOffset: 32},
+	},
+}
+
+// LinearForwardingTableRecord (IBA 15.2.5.6): one block of 64 LIDs.
+//
+// Wire: IBA 15.2.5.6; attribute 0x0015 of class sa, methods Get, GetTable; 72 bytes.
+type LinearForwardingTableRecord struct {
+	LID                   uint16                // bits 0..15
+	BlockNum              uint16                // bits 16..31
+	LinearForwardingTable LinearForwardingTable // bits 64..575
+}
+
+// LinearForwardingTableRecordSize is the length of a LinearForwardingTableRecord on the wire.
+const LinearForwardingTableRecordSize = 72
+
+// AttrLinearForwardingTableRecord is the attribute ID of LinearForwardingTableRecord.
+const AttrLinearForwardingTableRecord uint16 = 0x0015
+
+// Desc returns the field table of LinearForwardingTableRecord.
+func (x *LinearForwardingTableRecord) Desc() *StructDesc { return descLinearForwardingTableRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *LinearForwardingTableRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first LinearForwardingTableRecordSize bytes of b into x.
+func (x *LinearForwardingTableRecord) Unmarshal(b []byte) error {
+	if len(b) < LinearForwardingTableRecordSize {
+		return shortBuffer("LinearForwardingTableRecord", LinearForwardingTableRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.BlockNum = binary.BigEndian.Uint16(b[2:])
+	if err := x.LinearForwardingTable.Unmarshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first LinearForwardingTableRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *LinearForwardingTableRecord) Marshal(b []byte) error {
+	if len(b) < LinearForwardingTableRecordSize {
+		return shortBuffer("LinearForwardingTableRecord", LinearForwardingTableRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.BlockNum))
+	if err := x.LinearForwardingTable.Marshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descLinearForwardingTableRecord = &StructDesc{
+	Name:        "LinearForwardingTableRecord",
+	Size:        72,
+	AttrID:      0x0015,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.6",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "BlockNum", JSONName: "block_num", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
+		{Name: "LinearForwardingTable", JSONName: "linear_forwarding_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descLinearForwardingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x8},
+	},
+}
+
+// RandomForwardingTableRecord (IBA 15.2.5.7).
+//
+// Wire: IBA 15.2.5.7; attribute 0x0016 of class sa, methods Get, GetTable; 72 bytes.
+type RandomForwardingTableRecord struct {
+	LID                   uint16                // bits 0..15
+	BlockNum              uint16                // bits 16..31
+	RandomForwardingTable RandomForwardingTable // bits 64..575
+}
+
+// RandomForwardingTableRecordSize is the length of a RandomForwardingTableRecord on the wire.
+const RandomForwardingTableRecordSize = 72
+
+// AttrRandomForwardingTableRecord is the attribute ID of RandomForwardingTableRecord.
+const AttrRandomForwardingTableRecord uint16 = 0x0016
+
+// Desc returns the field table of RandomForwardingTableRecord.
+func (x *RandomForwardingTableRecord) Desc() *StructDesc { return descRandomForwardingTableRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *RandomForwardingTableRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first RandomForwardingTableRecordSize bytes of b into x.
+func (x *RandomForwardingTableRecord) Unmarshal(b []byte) error {
+	if len(b) < RandomForwardingTableRecordSize {
+		return shortBuffer("RandomForwardingTableRecord", RandomForwardingTableRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.BlockNum = binary.BigEndian.Uint16(b[2:])
+	if err := x.RandomForwardingTable.Unmarshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first RandomForwardingTableRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *RandomForwardingTableRecord) Marshal(b []byte) error {
+	if len(b) < RandomForwardingTableRecordSize {
+		return shortBuffer("RandomForwardingTableRecord", RandomForwardingTableRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.BlockNum))
+	if err := x.RandomForwardingTable.Marshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descRandomForwardingTableRecord = &StructDesc{
+	Name:        "RandomForwardingTableRecord",
+	Size:        72,
+	AttrID:      0x0016,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.7",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "BlockNum", JSONName: "block_num", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
+		{Name: "RandomForwardingTable", JSONName: "random_forwarding_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descRandomForwardingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x8},
+	},
+}
+
+// MulticastForwardingTableRecord (IBA 15.2.5.8): one block of 32 MLIDs at
+// one port mask position (IBA 1.2 layout, as OpenSM).
+//
+// Wire: IBA 15.2.5.8; attribute 0x0017 of class sa, methods Get, GetTable; 72 bytes.
+type MulticastForwardingTableRecord struct {
+	LID                      uint16                   // bits 0..15
+	Position                 uint8                    // bits 16..19
+	BlockNum                 uint16                   // bits 23..31
+	MulticastForwardingTable MulticastForwardingTable // bits 64..575
+}
+
+// MulticastForwardingTableRecordSize is the length of a MulticastForwardingTableRecord on the wire.
+const MulticastForwardingTableRecordSize = 72
+
+// AttrMulticastForwardingTableRecord is the attribute ID of MulticastForwardingTableRecord.
+const AttrMulticastForwardingTableRecord uint16 = 0x0017
+
+// Desc returns the field table of MulticastForwardingTableRecord.
+func (x *MulticastForwardingTableRecord) Desc() *StructDesc {
+	return descMulticastForwardingTableRecord
+}
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MulticastForwardingTableRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MulticastForwardingTableRecordSize bytes of b into x.
+func (x *MulticastForwardingTableRecord) Unmarshal(b []byte) error {
+	if len(b) < MulticastForwardingTableRecordSize {
+		return shortBuffer("MulticastForwardingTableRecord", MulticastForwardingTableRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.Position = uint8(getBits(b, 16, 4))
+	x.BlockNum = uint16(getBits(b, 23, 9))
+	if err := x.MulticastForwardingTable.Unmarshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first MulticastForwardingTableRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MulticastForwardingTableRecord) Marshal(b []byte) error {
+	if len(b) < MulticastForwardingTableRecordSize {
+		return shortBuffer("MulticastForwardingTableRecord", MulticastForwardingTableRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	putBits(b, 16, 4, uint64(x.Position))
+	putBits(b, 23, 9, uint64(x.BlockNum))
+	if err := x.MulticastForwardingTable.Marshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descMulticastForwardingTableRecord = &StructDesc{
+	Name:        "MulticastForwardingTableRecord",
+	Size:        72,
+	AttrID:      0x0017,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.8",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "Position", JSONName: "position", Offset: 16, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Offset: 20, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 20},
+		{Name: "BlockNum", JSONName: "block_num", Offset: 23, Width: 9, Count: 1, Stride: 9, Hint: HintDec, IBMAD: "uint", IBMADOffset: 23, CompMask: 0x8},
+		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
+		{Name: "MulticastForwardingTable", JSONName: "multicast_forwarding_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descMulticastForwardingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x20},
+	},
+}
+
+// SMInfoRecord (IBA 15.2.5.10).
+//
+// Wire: IBA 15.2.5.10; attribute 0x0018 of class sa, methods Get, GetTable; 28 bytes.
+type SMInfoRecord struct {
+	LID    uint16 // bits 0..15
+	SMInfo SMInfo // bits 32..223
+}
+
+// SMInfoRecordSize is the length of a SMInfoRecord on the wire.
+const SMInfoRecordSize = 28
+
+// AttrSMInfoRecord is the attribute ID of SMInfoRecord.
+const AttrSMInfoRecord uint16 = 0x0018
+
+// Desc returns the field table of SMInfoRecord.
+func (x *SMInfoRecord) Desc() *StructDesc { return descSMInfoRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SMInfoRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SMInfoRecordSize bytes of b into x.
+func (x *SMInfoRecord) Unmarshal(b []byte) error {
+	if len(b) < SMInfoRecordSize {
+		return shortBuffer("SMInfoRecord", SMInfoRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	if err := x.SMInfo.Unmarshal(b[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first SMInfoRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SMInfoRecord) Marshal(b []byte) error {
+	if len(b) < SMInfoRecordSize {
+		return shortBuffer("SMInfoRecord", SMInfoRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	if err := x.SMInfo.Marshal(b[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descSMInfoRecord = &StructDesc{
+	Name:        "SMInfoRecord",
+	Size:        28,
+	AttrID:      0x0018,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.10",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
+		{Name: "SMInfo", JSONName: "sm_info", Offset: 32, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descSMInfo, IBMAD: "array", IBMADOffset: 32},
+	},
+}
+
+// InformInfoRecord (IBA 15.2.5.12): a subscription the SA holds. OpenSM
+// sends these 64 bytes apart.
+//
+// Wire: IBA 15.2.5.12; attribute 0x00f3 of class sa, methods Get, GetTable; 60 bytes.
+type InformInfoRecord struct {
+	SubscriberGID GID        // bits 0..127
+	Enum          uint16     // bits 128..143
+	InformInfo    InformInfo // bits 192..479
+}
+
+// InformInfoRecordSize is the length of a InformInfoRecord on the wire.
+const InformInfoRecordSize = 60
+
+// AttrInformInfoRecord is the attribute ID of InformInfoRecord.
+const AttrInformInfoRecord uint16 = 0x00f3
+
+// Desc returns the field table of InformInfoRecord.
+func (x *InformInfoRecord) Desc() *StructDesc { return descInformInfoRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *InformInfoRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first InformInfoRecordSize bytes of b into x.
+func (x *InformInfoRecord) Unmarshal(b []byte) error {
+	if len(b) < InformInfoRecordSize {
+		return shortBuffer("InformInfoRecord", InformInfoRecordSize, len(b))
+	}
+	copy(x.SubscriberGID[:], b[0:])
+	x.Enum = binary.BigEndian.Uint16(b[16:])
+	if err := x.InformInfo.Unmarshal(b[24:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first InformInfoRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *InformInfoRecord) Marshal(b []byte) error {
+	if len(b) < InformInfoRecordSize {
+		return shortBuffer("InformInfoRecord", InformInfoRecordSize, len(b))
+	}
+	copy(b[0:], x.SubscriberGID[:])
+	binary.BigEndian.PutUint16(b[16:], uint16(x.Enum))
+	if err := x.InformInfo.Marshal(b[24:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descInformInfoRecord = &StructDesc{
+	Name:        "InformInfoRecord",
+	Size:        60,
+	AttrID:      0x00f3,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.12",
+	Fields: []FieldDesc{
+		{Name: "SubscriberGID", JSONName: "subscriber_gid", Offset: 0, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "Enum", JSONName: "enum", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 128, CompMask: 0x2},
+		{Offset: 144, Width: 48, Count: 1, Stride: 48, Reserved: true, IBMADOffset: 144},
+		{Name: "InformInfo", JSONName: "inform_info", Offset: 192, Width: 288, Count: 1, Stride: 288, Hint: HintStruct, Struct: descInformInfo, IBMAD: "array", IBMADOffset: 192},
+	},
+}
+
+// LinkRecord (IBA 15.2.5.13): one direction of a link.
+//
+// Wire: IBA 15.2.5.13; attribute 0x0020 of class sa, methods Get, GetTable; 8 bytes.
+type LinkRecord struct {
+	FromLID  uint16 // bits 0..15
+	FromPort uint8  // bits 16..23
+	ToPort   uint8  // bits 24..31
+	ToLID    uint16 // bits 32..47
+}
+
+// LinkRecordSize is the length of a LinkRecord on the wire.
+const LinkRecordSize = 8
+
+// AttrLinkRecord is the attribute ID of LinkRecord.
+const AttrLinkRecord uint16 = 0x0020
+
+// Desc returns the field table of LinkRecord.
+func (x *LinkRecord) Desc() *StructDesc { return descLinkRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *LinkRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first LinkRecordSize bytes of b into x.
+func (x *LinkRecord) Unmarshal(b []byte) error {
+	if len(b) < LinkRecordSize {
+		return shortBuffer("LinkRecord", LinkRecordSize, len(b))
+	}
+	x.FromLID = binary.BigEndian.Uint16(b[0:])
+	x.FromPort = b[2]
+	x.ToPort = b[3]
+	x.ToLID = binary.BigEndian.Uint16(b[4:])
+	return nil
+}
+
+// Marshal encodes x into the first LinkRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *LinkRecord) Marshal(b []byte) error {
+	if len(b) < LinkRecordSize {
+		return shortBuffer("LinkRecord", LinkRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.FromLID))
+	b[2] = uint8(x.FromPort)
+	b[3] = uint8(x.ToPort)
+	binary.BigEndian.PutUint16(b[4:], uint16(x.ToLID))
+	return nil
+}
+
+var descLinkRecord = &StructDesc{
+	Name:        "LinkRecord",
+	Size:        8,
+	AttrID:      0x0020,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.13",
+	Fields: []FieldDesc{
+		{Name: "FromLID", JSONName: "from_lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "FromPort", JSONName: "from_port", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Name: "ToPort", JSONName: "to_port", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 24, CompMask: 0x4},
+		{Name: "ToLID", JSONName: "to_lid", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32, CompMask: 0x8},
+		{Offset: 48, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 48},
+	},
+}
+
+// GUIDInfoRecord (IBA 15.2.5.18): one block of 8 port GUIDs. libibmad's
+// IB_SA_GIR_* labels name the GUIDs Guid0..7; the nested GUIDInfo prints
+// its own GUID0..7.
+//
+// Wire: IBA 15.2.5.18; attribute 0x0030 of class sa, methods Get, GetTable, Set, Delete; 72 bytes.
+type GUIDInfoRecord struct {
+	LID      uint16   // bits 0..15
+	BlockNum uint8    // bits 16..23
+	GUIDInfo GUIDInfo // bits 64..575
+}
+
+// GUIDInfoRecordSize is the length of a GUIDInfoRecord on the wire.
+const GUIDInfoRecordSize = 72
+
+// AttrGUIDInfoRecord is the attribute ID of GUIDInfoRecord.
+const AttrGUIDInfoRecord uint16 = 0x0030
+
+// Desc returns the field table of GUIDInfoRecord.
+func (x *GUIDInfoRecord) Desc() *StructDesc { return descGUIDInfoRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *GUIDInfoRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first GUIDInfoRecordSize bytes of b into x.
+func (x *GUIDInfoRecord) Unmarshal(b []byte) error {
+	if len(b) < GUIDInfoRecordSize {
+		return shortBuffer("GUIDInfoRecord", GUIDInfoRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.BlockNum = b[2]
+	if err := x.GUIDInfo.Unmarshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first GUIDInfoRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *GUIDInfoRecord) Marshal(b []byte) error {
+	if len(b) < GUIDInfoRecordSize {
+		return shortBuffer("GUIDInfoRecord", GUIDInfoRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	b[2] = uint8(x.BlockNum)
+	if err := x.GUIDInfo.Marshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descGUIDInfoRecord = &StructDesc{
+	Name:        "GUIDInfoRecord",
+	Size:        72,
+	AttrID:      0x0030,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable, MethodSet, MethodDelete},
+	Section:     "15.2.5.18",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Lid", IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "BlockNum", JSONName: "block_num", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "BlockNum", IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Offset: 24, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 24},
+		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
+		{Name: "GUIDInfo", JSONName: "guid_info", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descGUIDInfo, IBMAD: "array", IBMADOffset: 64},
+	},
+}
+
+// ServiceRecord (IBA 15.2.5.14). ServiceLease 0xFFFFFFFF is infinite. Each
+// ServiceData element is a component of its own. libibmad prints the
+// ServiceData arrays as one ServRecData, which has no field here.
+//
+// Wire: IBA 15.2.5.14; attribute 0x0031 of class sa, methods Get, Set, GetTable, Delete; 176 bytes.
+type ServiceRecord struct {
+	ServiceID     uint64    // bits 0..63
+	ServiceGID    GID       // bits 64..191
+	ServicePKey   uint16    // bits 192..207
+	ServiceLease  uint32    // bits 224..255
+	ServiceKey    [16]byte  // bits 256..383
+	ServiceName   [64]byte  // bits 384..895
+	ServiceData8  [16]uint8 // bits 896..903, 16 times every 8
+	ServiceData16 [8]uint16 // bits 1024..1039, 8 times every 16
+	ServiceData32 [4]uint32 // bits 1152..1183, 4 times every 32
+	ServiceData64 [2]uint64 // bits 1280..1343, 2 times every 64
+}
+
+// ServiceRecordSize is the length of a ServiceRecord on the wire.
+const ServiceRecordSize = 176
+
+// AttrServiceRecord is the attribute ID of ServiceRecord.
+const AttrServiceRecord uint16 = 0x0031
+
+// Desc returns the field table of ServiceRecord.
+func (x *ServiceRecord) Desc() *StructDesc { return descServiceRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *ServiceRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first ServiceRecordSize bytes of b into x.
+func (x *ServiceRecord) Unmarshal(b []byte) error {
+	if len(b) < ServiceRecordSize {
+		return shortBuffer("ServiceRecord", ServiceRecordSize, len(b))
+	}
+	x.ServiceID = binary.BigEndian.Uint64(b[0:])
+	copy(x.ServiceGID[:], b[8:])
+	x.ServicePKey = binary.BigEndian.Uint16(b[24:])
+	x.ServiceLease = binary.BigEndian.Uint32(b[28:])
+	copy(x.ServiceKey[:], b[32:])
+	copy(x.ServiceName[:], b[48:])
+	for i := range x.ServiceData8 {
+		x.ServiceData8[i] = b[112+i*1]
+	}
+	for i := range x.ServiceData16 {
+		x.ServiceData16[i] = binary.BigEndian.Uint16(b[128+i*2:])
+	}
+	for i := range x.ServiceData32 {
+		x.ServiceData32[i] = binary.BigEndian.Uint32(b[144+i*4:])
+	}
+	for i := range x.ServiceData64 {
+		x.ServiceData64[i] = binary.BigEndian.Uint64(b[160+i*8:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first ServiceRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *ServiceRecord) Marshal(b []byte) error {
+	if len(b) < ServiceRecordSize {
+		return shortBuffer("ServiceRecord", ServiceRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint64(b[0:], uint64(x.ServiceID))
+	copy(b[8:], x.ServiceGID[:])
+	binary.BigEndian.PutUint16(b[24:], uint16(x.ServicePKey))
+	binary.BigEndian.PutUint32(b[28:], uint32(x.ServiceLease))
+	copy(b[32:], x.ServiceKey[:])
+	copy(b[48:], x.ServiceName[:])
+	for i := range x.ServiceData8 {
+		b[112+i*1] = uint8(x.ServiceData8[i])
+	}
+	for i := range x.ServiceData16 {
+		binary.BigEndian.PutUint16(b[128+i*2:], uint16(x.ServiceData16[i]))
+	}
+	for i := range x.ServiceData32 {
+		binary.BigEndian.PutUint32(b[144+i*4:], uint32(x.ServiceData32[i]))
+	}
+	for i := range x.ServiceData64 {
+		binary.BigEndian.PutUint64(b[160+i*8:], uint64(x.ServiceData64[i]))
+	}
+	return nil
+}
+
+var descServiceRecord = &StructDesc{
+	Name:        "ServiceRecord",
+	Size:        176,
+	AttrID:      0x0031,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodSet, MethodGetTable, MethodDelete},
+	Section:     "15.2.5.14",
+	Fields: []FieldDesc{
+		{Name: "ServiceID", JSONName: "service_id", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "ServRecID", IBMAD: "hex", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "ServiceGID", JSONName: "service_gid", Offset: 64, Width: 128, Count: 1, Stride: 128, Hint: HintGID, Label: "ServRecGid", IBMAD: "array", IBMADOffset: 64, CompMask: 0x2},
+		{Name: "ServicePKey", JSONName: "service_p_key", Offset: 192, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "ServRecPkey", IBMAD: "hex", IBMADOffset: 192, CompMask: 0x4},
+		{Offset: 208, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 208},
+		{Name: "ServiceLease", JSONName: "service_lease", Offset: 224, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "ServRecLease", IBMAD: "hex", IBMADOffset: 224, CompMask: 0x10},
+		{Name: "ServiceKey", JSONName: "service_key", Offset: 256, Width: 128, Count: 1, Stride: 128, Hint: HintBytes, Label: "ServRecKey", IBMAD: "hex", IBMADOffset: 256, Key: true, CompMask: 0x20},
+		{Name: "ServiceName", JSONName: "service_name", Offset: 384, Width: 512, Count: 1, Stride: 512, Hint: HintString, Label: "ServRecName", IBMAD: "string", IBMADOffset: 384, CompMask: 0x40},
+		{Name: "ServiceData8", JSONName: "service_data8", Offset: 896, Width: 8, Count: 16, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 896, CompMask: 0x7fff80, CompMaskEach: true},
+		{Name: "ServiceData16", JSONName: "service_data16", Offset: 1024, Width: 16, Count: 8, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 1024, CompMask: 0x7f800000, CompMaskEach: true},
+		{Name: "ServiceData32", JSONName: "service_data32", Offset: 1152, Width: 32, Count: 4, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 1152, CompMask: 0x780000000, CompMaskEach: true},
+		{Name: "ServiceData64", JSONName: "service_data64", Offset: 1280, Width: 64, Count: 2, Stride: 64, Hint: HintHex, IBMAD: "hex", IBMADOffset: 1280, CompMask: 0x1800000000, CompMaskEach: true},
+	},
+}
+
+// P_KeyTableRecord (IBA 15.2.5.11): one block of 32 P_Keys of a port.
+//
+// Wire: IBA 15.2.5.11; attribute 0x0033 of class sa, methods Get, GetTable; 72 bytes.
+type PKeyTableRecord struct {
+	LID       uint16    // bits 0..15
+	BlockNum  uint16    // bits 16..31
+	PortNum   uint8     // bits 32..39
+	PKeyTable PKeyTable // bits 64..575
+}
+
+// PKeyTableRecordSize is the length of a PKeyTableRecord on the wire.
+const PKeyTableRecordSize = 72
+
+// AttrPKeyTableRecord is the attribute ID of PKeyTableRecord.
+const AttrPKeyTableRecord uint16 = 0x0033
+
+// Desc returns the field table of PKeyTableRecord.
+func (x *PKeyTableRecord) Desc() *StructDesc { return descPKeyTableRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PKeyTableRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PKeyTableRecordSize bytes of b into x.
+func (x *PKeyTableRecord) Unmarshal(b []byte) error {
+	if len(b) < PKeyTableRecordSize {
+		return shortBuffer("PKeyTableRecord", PKeyTableRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.BlockNum = binary.BigEndian.Uint16(b[2:])
+	x.PortNum = b[4]
+	if err := x.PKeyTable.Unmarshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PKeyTableRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PKeyTableRecord) Marshal(b []byte) error {
+	if len(b) < PKeyTableRecordSize {
+		return shortBuffer("PKeyTableRecord", PKeyTableRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.BlockNum))
+	b[4] = uint8(x.PortNum)
+	if err := x.PKeyTable.Marshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descPKeyTableRecord = &StructDesc{
+	Name:        "PKeyTableRecord",
+	Size:        72,
+	AttrID:      0x0033,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.11",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "BlockNum", JSONName: "block_num", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Name: "PortNum", JSONName: "port_num", Offset: 32, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32, CompMask: 0x4},
+		{Offset: 40, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 40},
+		{Name: "PKeyTable", JSONName: "p_key_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descPKeyTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x10},
+	},
+}
+
+// PathRecord (IBA 15.2.5.16). ServiceID has two component bits (its 8 high
+// and 56 low bits). PacketLifeTime is an exponent: 4.096 us * 2^value.
+// Labels are libibmad's IB_SA_PR_*.
+//
+// Wire: IBA 15.2.5.16; attribute 0x0035 of class sa, methods Get, GetTable; 64 bytes.
+type PathRecord struct {
+	ServiceID              uint64   // bits 0..63
+	DGID                   GID      // bits 64..191
+	SGID                   GID      // bits 192..319
+	DLID                   uint16   // bits 320..335
+	SLID                   uint16   // bits 336..351
+	RawTraffic             uint8    // bits 352..352
+	FlowLabel              uint32   // bits 356..375
+	HopLimit               uint8    // bits 376..383
+	TClass                 uint8    // bits 384..391
+	Reversible             uint8    // bits 392..392
+	NumbPath               uint8    // bits 393..399
+	PKey                   uint16   // bits 400..415
+	QoSClass               uint16   // bits 416..427
+	SL                     uint8    // bits 428..431
+	MTUSelector            Selector // bits 432..433
+	MTU                    MTU      // bits 434..439
+	RateSelector           Selector // bits 440..441
+	Rate                   Rate     // bits 442..447
+	PacketLifeTimeSelector Selector // bits 448..449
+	PacketLifeTime         uint8    // bits 450..455
+	Preference             uint8    // bits 456..463
+}
+
+// PathRecordSize is the length of a PathRecord on the wire.
+const PathRecordSize = 64
+
+// AttrPathRecord is the attribute ID of PathRecord.
+const AttrPathRecord uint16 = 0x0035
+
+// Desc returns the field table of PathRecord.
+func (x *PathRecord) Desc() *StructDesc { return descPathRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PathRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PathRecordSize bytes of b into x.
+func (x *PathRecord) Unmarshal(b []byte) error {
+	if len(b) < PathRecordSize {
+		return shortBuffer("PathRecord", PathRecordSize, len(b))
+	}
+	x.ServiceID = binary.BigEndian.Uint64(b[0:])
+	copy(x.DGID[:], b[8:])
+	copy(x.SGID[:], b[24:])
+	x.DLID = binary.BigEndian.Uint16(b[40:])
+	x.SLID = binary.BigEndian.Uint16(b[42:])
+	x.RawTraffic = uint8(getBits(b, 352, 1))
+	x.FlowLabel = uint32(getBits(b, 356, 20))
+	x.HopLimit = b[47]
+	x.TClass = b[48]
+	x.Reversible = uint8(getBits(b, 392, 1))
+	x.NumbPath = uint8(getBits(b, 393, 7))
+	x.PKey = binary.BigEndian.Uint16(b[50:])
+	x.QoSClass = uint16(getBits(b, 416, 12))
+	x.SL = uint8(getBits(b, 428, 4))
+	x.MTUSelector = Selector(getBits(b, 432, 2))
+	x.MTU = MTU(getBits(b, 434, 6))
+	x.RateSelector = Selector(getBits(b, 440, 2))
+	x.Rate = Rate(getBits(b, 442, 6))
+	x.PacketLifeTimeSelector = Selector(getBits(b, 448, 2))
+	x.PacketLifeTime = uint8(getBits(b, 450, 6))
+	x.Preference = b[57]
+	return nil
+}
+
+// Marshal encodes x into the first PathRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PathRecord) Marshal(b []byte) error {
+	if len(b) < PathRecordSize {
+		return shortBuffer("PathRecord", PathRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint64(b[0:], uint64(x.ServiceID))
+	copy(b[8:], x.DGID[:])
+	copy(b[24:], x.SGID[:])
+	binary.BigEndian.PutUint16(b[40:], uint16(x.DLID))
+	binary.BigEndian.PutUint16(b[42:], uint16(x.SLID))
+	putBits(b, 352, 1, uint64(x.RawTraffic))
+	putBits(b, 356, 20, uint64(x.FlowLabel))
+	b[47] = uint8(x.HopLimit)
+	b[48] = uint8(x.TClass)
+	putBits(b, 392, 1, uint64(x.Reversible))
+	putBits(b, 393, 7, uint64(x.NumbPath))
+	binary.BigEndian.PutUint16(b[50:], uint16(x.PKey))
+	putBits(b, 416, 12, uint64(x.QoSClass))
+	putBits(b, 428, 4, uint64(x.SL))
+	putBits(b, 432, 2, uint64(x.MTUSelector))
+	putBits(b, 434, 6, uint64(x.MTU))
+	putBits(b, 440, 2, uint64(x.RateSelector))
+	putBits(b, 442, 6, uint64(x.Rate))
+	putBits(b, 448, 2, uint64(x.PacketLifeTimeSelector))
+	putBits(b, 450, 6, uint64(x.PacketLifeTime))
+	b[57] = uint8(x.Preference)
+	return nil
+}
+
+var descPathRecord = &StructDesc{
+	Name:        "PathRecord",
+	Size:        64,
+	AttrID:      0x0035,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.16",
+	Fields: []FieldDesc{
+		{Name: "ServiceID", JSONName: "service_id", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0, CompMask: 0x3},
+		{Name: "DGID", JSONName: "dgid", Offset: 64, Width: 128, Count: 1, Stride: 128, Hint: HintGID, Label: "PathRecDGid", IBMAD: "array", IBMADOffset: 64, CompMask: 0x4},
+		{Name: "SGID", JSONName: "sgid", Offset: 192, Width: 128, Count: 1, Stride: 128, Hint: HintGID, Label: "PathRecSGid", IBMAD: "array", IBMADOffset: 192, CompMask: 0x8},
+		{Name: "DLID", JSONName: "dlid", Offset: 320, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PathRecDLid", IBMAD: "uint", IBMADOffset: 320, CompMask: 0x10},
+		{Name: "SLID", JSONName: "slid", Offset: 336, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PathRecSLid", IBMAD: "uint", IBMADOffset: 336, CompMask: 0x20},
+		{Name: "RawTraffic", JSONName: "raw_traffic", Offset: 352, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 352, CompMask: 0x40},
+		{Offset: 353, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 353},
+		{Name: "FlowLabel", JSONName: "flow_label", Offset: 356, Width: 20, Count: 1, Stride: 20, Hint: HintHex, IBMAD: "hex", IBMADOffset: 356, CompMask: 0x100},
+		{Name: "HopLimit", JSONName: "hop_limit", Offset: 376, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 376, CompMask: 0x200},
+		{Name: "TClass", JSONName: "t_class", Offset: 384, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 384, CompMask: 0x400},
+		{Name: "Reversible", JSONName: "reversible", Offset: 392, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 392, CompMask: 0x800},
+		{Name: "NumbPath", JSONName: "numb_path", Offset: 393, Width: 7, Count: 1, Stride: 7, Hint: HintDec, Label: "PathRecNumPath", IBMAD: "uint", IBMADOffset: 393, CompMask: 0x1000},
+		{Name: "PKey", JSONName: "p_key", Offset: 400, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 400, CompMask: 0x2000},
+		{Name: "QoSClass", JSONName: "qo_s_class", Offset: 416, Width: 12, Count: 1, Stride: 12, Hint: HintHex, IBMAD: "hex", IBMADOffset: 416, CompMask: 0x4000},
+		{Name: "SL", JSONName: "sl", Offset: 428, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "PathRecSL", IBMAD: "uint", IBMADOffset: 428, CompMask: 0x8000},
+		{Name: "MTUSelector", JSONName: "mtu_selector", Offset: 432, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 432, CompMask: 0x10000},
+		{Name: "MTU", JSONName: "mtu", Offset: 434, Width: 6, Count: 1, Stride: 6, Hint: HintEnum, Enum: enumMTU, IBMAD: "enum", IBMADOffset: 434, CompMask: 0x20000},
+		{Name: "RateSelector", JSONName: "rate_selector", Offset: 440, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 440, CompMask: 0x40000},
+		{Name: "Rate", JSONName: "rate", Offset: 442, Width: 6, Count: 1, Stride: 6, Hint: HintEnum, Enum: enumRate, IBMAD: "enum", IBMADOffset: 442, CompMask: 0x80000},
+		{Name: "PacketLifeTimeSelector", JSONName: "packet_life_time_selector", Offset: 448, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 448, CompMask: 0x100000},
+		{Name: "PacketLifeTime", JSONName: "packet_life_time", Offset: 450, Width: 6, Count: 1, Stride: 6, Hint: HintDec, IBMAD: "uint", IBMADOffset: 450, CompMask: 0x200000},
+		{Name: "Preference", JSONName: "preference", Offset: 456, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 456, CompMask: 0x400000},
+		{Offset: 464, Width: 48, Count: 1, Stride: 48, Reserved: true, IBMADOffset: 464},
+	},
+}
+
+// VLArbitrationTableRecord (IBA 15.2.5.9): one block (1, 2 low priority;
+// 3, 4 high priority) of a port's VL arbitration table.
+//
+// Wire: IBA 15.2.5.9; attribute 0x0036 of class sa, methods Get, GetTable; 72 bytes.
+type VLArbitrationTableRecord struct {
+	LID                uint16             // bits 0..15
+	OutputPortNum      uint8              // bits 16..23
+	BlockNum           uint8              // bits 24..31
+	VLArbitrationTable VLArbitrationTable // bits 64..575
+}
+
+// VLArbitrationTableRecordSize is the length of a VLArbitrationTableRecord on the wire.
+const VLArbitrationTableRecordSize = 72
+
+// AttrVLArbitrationTableRecord is the attribute ID of VLArbitrationTableRecord.
+const AttrVLArbitrationTableRecord uint16 = 0x0036
+
+// Desc returns the field table of VLArbitrationTableRecord.
+func (x *VLArbitrationTableRecord) Desc() *StructDesc { return descVLArbitrationTableRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *VLArbitrationTableRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first VLArbitrationTableRecordSize bytes of b into x.
+func (x *VLArbitrationTableRecord) Unmarshal(b []byte) error {
+	if len(b) < VLArbitrationTableRecordSize {
+		return shortBuffer("VLArbitrationTableRecord", VLArbitrationTableRecordSize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.OutputPortNum = b[2]
+	x.BlockNum = b[3]
+	if err := x.VLArbitrationTable.Unmarshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first VLArbitrationTableRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *VLArbitrationTableRecord) Marshal(b []byte) error {
+	if len(b) < VLArbitrationTableRecordSize {
+		return shortBuffer("VLArbitrationTableRecord", VLArbitrationTableRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	b[2] = uint8(x.OutputPortNum)
+	b[3] = uint8(x.BlockNum)
+	if err := x.VLArbitrationTable.Marshal(b[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descVLArbitrationTableRecord = &StructDesc{
+	Name:        "VLArbitrationTableRecord",
+	Size:        72,
+	AttrID:      0x0036,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.9",
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "OutputPortNum", JSONName: "output_port_num", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16, CompMask: 0x2},
+		{Name: "BlockNum", JSONName: "block_num", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 24, CompMask: 0x4},
+		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
+		{Name: "VLArbitrationTable", JSONName: "vl_arbitration_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descVLArbitrationTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x10},
+	},
+}
+
+// MCMemberRecord (IBA 15.2.5.17): a multicast group, or a port's
+// membership of one. Labels are libibmad's IB_SA_MCM_*.
+//
+// Wire: IBA 15.2.5.17; attribute 0x0038 of class sa, methods Get, Set, GetTable, Delete; 52 bytes.
+type MCMemberRecord struct {
+	MGID                   GID      // bits 0..127
+	PortGID                GID      // bits 128..255
+	QKey                   uint32   // bits 256..287
+	MLID                   uint16   // bits 288..303
+	MTUSelector            Selector // bits 304..305
+	MTU                    MTU      // bits 306..311
+	TClass                 uint8    // bits 312..319
+	PKey                   uint16   // bits 320..335
+	RateSelector           Selector // bits 336..337
+	Rate                   Rate     // bits 338..343
+	PacketLifeTimeSelector Selector // bits 344..345
+	PacketLifeTime         uint8    // bits 346..351
+	SL                     uint8    // bits 352..355
+	FlowLabel              uint32   // bits 356..375
+	HopLimit               uint8    // bits 376..383
+	Scope                  uint8    // bits 384..387
+	JoinState              uint8    // bits 388..391, a set of JoinState
+	ProxyJoin              uint8    // bits 392..392
+}
+
+// MCMemberRecordSize is the length of a MCMemberRecord on the wire.
+const MCMemberRecordSize = 52
+
+// AttrMCMemberRecord is the attribute ID of MCMemberRecord.
+const AttrMCMemberRecord uint16 = 0x0038
+
+// Desc returns the field table of MCMemberRecord.
+func (x *MCMemberRecord) Desc() *StructDesc { return descMCMemberRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MCMemberRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MCMemberRecordSize bytes of b into x.
+func (x *MCMemberRecord) Unmarshal(b []byte) error {
+	if len(b) < MCMemberRecordSize {
+		return shortBuffer("MCMemberRecord", MCMemberRecordSize, len(b))
+	}
+	copy(x.MGID[:], b[0:])
+	copy(x.PortGID[:], b[16:])
+	x.QKey = binary.BigEndian.Uint32(b[32:])
+	x.MLID = binary.BigEndian.Uint16(b[36:])
+	x.MTUSelector = Selector(getBits(b, 304, 2))
+	x.MTU = MTU(getBits(b, 306, 6))
+	x.TClass = b[39]
+	x.PKey = binary.BigEndian.Uint16(b[40:])
+	x.RateSelector = Selector(getBits(b, 336, 2))
+	x.Rate = Rate(getBits(b, 338, 6))
+	x.PacketLifeTimeSelector = Selector(getBits(b, 344, 2))
+	x.PacketLifeTime = uint8(getBits(b, 346, 6))
+	x.SL = uint8(getBits(b, 352, 4))
+	x.FlowLabel = uint32(getBits(b, 356, 20))
+	x.HopLimit = b[47]
+	x.Scope = uint8(getBits(b, 384, 4))
+	x.JoinState = uint8(getBits(b, 388, 4))
+	x.ProxyJoin = uint8(getBits(b, 392, 1))
+	return nil
+}
+
+// Marshal encodes x into the first MCMemberRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MCMemberRecord) Marshal(b []byte) error {
+	if len(b) < MCMemberRecordSize {
+		return shortBuffer("MCMemberRecord", MCMemberRecordSize, len(b))
+	}
+	copy(b[0:], x.MGID[:])
+	copy(b[16:], x.PortGID[:])
+	binary.BigEndian.PutUint32(b[32:], uint32(x.QKey))
+	binary.BigEndian.PutUint16(b[36:], uint16(x.MLID))
+	putBits(b, 304, 2, uint64(x.MTUSelector))
+	putBits(b, 306, 6, uint64(x.MTU))
+	b[39] = uint8(x.TClass)
+	binary.BigEndian.PutUint16(b[40:], uint16(x.PKey))
+	putBits(b, 336, 2, uint64(x.RateSelector))
+	putBits(b, 338, 6, uint64(x.Rate))
+	putBits(b, 344, 2, uint64(x.PacketLifeTimeSelector))
+	putBits(b, 346, 6, uint64(x.PacketLifeTime))
+	putBits(b, 352, 4, uint64(x.SL))
+	putBits(b, 356, 20, uint64(x.FlowLabel))
+	b[47] = uint8(x.HopLimit)
+	putBits(b, 384, 4, uint64(x.Scope))
+	putBits(b, 388, 4, uint64(x.JoinState))
+	putBits(b, 392, 1, uint64(x.ProxyJoin))
+	return nil
+}
+
+var descMCMemberRecord = &StructDesc{
+	Name:        "MCMemberRecord",
+	Size:        52,
+	AttrID:      0x0038,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodSet, MethodGetTable, MethodDelete},
+	Section:     "15.2.5.17",
+	Fields: []FieldDesc{
+		{Name: "MGID", JSONName: "mgid", Offset: 0, Width: 128, Count: 1, Stride: 128, Hint: HintGID, Label: "McastMemMGid", IBMAD: "array", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "PortGID", JSONName: "port_gid", Offset: 128, Width: 128, Count: 1, Stride: 128, Hint: HintGID, Label: "McastMemPortGid", IBMAD: "array", IBMADOffset: 128, CompMask: 0x2},
+		{Name: "QKey", JSONName: "q_key", Offset: 256, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "McastMemQkey", IBMAD: "hex", IBMADOffset: 256, CompMask: 0x4},
+		{Name: "MLID", JSONName: "mlid", Offset: 288, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "McastMemMLid", IBMAD: "hex", IBMADOffset: 288, CompMask: 0x8},
+		{Name: "MTUSelector", JSONName: "mtu_selector", Offset: 304, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 304, CompMask: 0x10},
+		{Name: "MTU", JSONName: "mtu", Offset: 306, Width: 6, Count: 1, Stride: 6, Hint: HintEnum, Enum: enumMTU, Label: "McastMemMTU", IBMAD: "uint", IBMADOffset: 306, CompMask: 0x20},
+		{Name: "TClass", JSONName: "t_class", Offset: 312, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "McastMemTClass", IBMAD: "uint", IBMADOffset: 312, CompMask: 0x40},
+		{Name: "PKey", JSONName: "p_key", Offset: 320, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "McastMemPkey", IBMAD: "uint", IBMADOffset: 320, CompMask: 0x80},
+		{Name: "RateSelector", JSONName: "rate_selector", Offset: 336, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 336, CompMask: 0x100},
+		{Name: "Rate", JSONName: "rate", Offset: 338, Width: 6, Count: 1, Stride: 6, Hint: HintEnum, Enum: enumRate, Label: "McastMemRate", IBMAD: "uint", IBMADOffset: 338, CompMask: 0x200},
+		{Name: "PacketLifeTimeSelector", JSONName: "packet_life_time_selector", Offset: 344, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 344, CompMask: 0x400},
+		{Name: "PacketLifeTime", JSONName: "packet_life_time", Offset: 346, Width: 6, Count: 1, Stride: 6, Hint: HintDec, IBMAD: "uint", IBMADOffset: 346, CompMask: 0x800},
+		{Name: "SL", JSONName: "sl", Offset: 352, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "McastMemSL", IBMAD: "uint", IBMADOffset: 352, CompMask: 0x1000},
+		{Name: "FlowLabel", JSONName: "flow_label", Offset: 356, Width: 20, Count: 1, Stride: 20, Hint: HintHex, Label: "McastMemFlowLbl", IBMAD: "uint", IBMADOffset: 356, CompMask: 0x2000},
+		{Name: "HopLimit", JSONName: "hop_limit", Offset: 376, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 376, CompMask: 0x4000},
+		{Name: "Scope", JSONName: "scope", Offset: 384, Width: 4, Count: 1, Stride: 4, Hint: HintHex, IBMAD: "hex", IBMADOffset: 384, CompMask: 0x8000},
+		{Name: "JoinState", JSONName: "join_state", Offset: 388, Width: 4, Count: 1, Stride: 4, Hint: HintMask, Enum: enumJoinState, Label: "McastMemJoinState", IBMAD: "uint", IBMADOffset: 388, CompMask: 0x10000},
+		{Name: "ProxyJoin", JSONName: "proxy_join", Offset: 392, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "McastMemProxyJoin", IBMAD: "uint", IBMADOffset: 392, CompMask: 0x20000},
+		{Offset: 393, Width: 23, Count: 1, Stride: 23, Reserved: true, IBMADOffset: 393},
+	},
+}
+
+// TraceRecord (IBA 15.2.5.19): one hop of a path (SubnAdmGetTraceTable).
+//
+// Wire: IBA 15.2.5.19; attribute 0x0039 of class sa, methods GetTraceTable; 48 bytes.
+type TraceRecord struct {
+	GIDPrefix    uint64   // bits 0..63
+	IDGeneration uint16   // bits 64..79
+	NodeType     NodeType // bits 88..95
+	NodeID       GUID     // bits 96..159
+	ChassisID    GUID     // bits 160..223
+	EntryPortID  GUID     // bits 224..287
+	ExitPortID   GUID     // bits 288..351
+	EntryPort    uint8    // bits 352..359
+	ExitPort     uint8    // bits 360..367
+}
+
+// TraceRecordSize is the length of a TraceRecord on the wire.
+const TraceRecordSize = 48
+
+// AttrTraceRecord is the attribute ID of TraceRecord.
+const AttrTraceRecord uint16 = 0x0039
+
+// Desc returns the field table of TraceRecord.
+func (x *TraceRecord) Desc() *StructDesc { return descTraceRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *TraceRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first TraceRecordSize bytes of b into x.
+func (x *TraceRecord) Unmarshal(b []byte) error {
+	if len(b) < TraceRecordSize {
+		return shortBuffer("TraceRecord", TraceRecordSize, len(b))
+	}
+	x.GIDPrefix = binary.BigEndian.Uint64(b[0:])
+	x.IDGeneration = binary.BigEndian.Uint16(b[8:])
+	x.NodeType = NodeType(b[11])
+	x.NodeID = GUID(binary.BigEndian.Uint64(b[12:]))
+	x.ChassisID = GUID(binary.BigEndian.Uint64(b[20:]))
+	x.EntryPortID = GUID(binary.BigEndian.Uint64(b[28:]))
+	x.ExitPortID = GUID(binary.BigEndian.Uint64(b[36:]))
+	x.EntryPort = b[44]
+	x.ExitPort = b[45]
+	return nil
+}
+
+// Marshal encodes x into the first TraceRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *TraceRecord) Marshal(b []byte) error {
+	if len(b) < TraceRecordSize {
+		return shortBuffer("TraceRecord", TraceRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint64(b[0:], uint64(x.GIDPrefix))
+	binary.BigEndian.PutUint16(b[8:], uint16(x.IDGeneration))
+	b[11] = uint8(x.NodeType)
+	binary.BigEndian.PutUint64(b[12:], uint64(x.NodeID))
+	binary.BigEndian.PutUint64(b[20:], uint64(x.ChassisID))
+	binary.BigEndian.PutUint64(b[28:], uint64(x.EntryPortID))
+	binary.BigEndian.PutUint64(b[36:], uint64(x.ExitPortID))
+	b[44] = uint8(x.EntryPort)
+	b[45] = uint8(x.ExitPort)
+	return nil
+}
+
+var descTraceRecord = &StructDesc{
+	Name:        "TraceRecord",
+	Size:        48,
+	AttrID:      0x0039,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGetTraceTable},
+	Section:     "15.2.5.19",
+	Fields: []FieldDesc{
+		{Name: "GIDPrefix", JSONName: "gid_prefix", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0, CompMask: 0x1},
+		{Name: "IDGeneration", JSONName: "id_generation", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 64, CompMask: 0x2},
+		{Offset: 80, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 80},
+		{Name: "NodeType", JSONName: "node_type", Offset: 88, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumNodeType, IBMAD: "enum", IBMADOffset: 88, CompMask: 0x8},
+		{Name: "NodeID", JSONName: "node_id", Offset: 96, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, IBMAD: "hex", IBMADOffset: 96, CompMask: 0x10},
+		{Name: "ChassisID", JSONName: "chassis_id", Offset: 160, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, IBMAD: "hex", IBMADOffset: 160, CompMask: 0x20},
+		{Name: "EntryPortID", JSONName: "entry_port_id", Offset: 224, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, IBMAD: "hex", IBMADOffset: 224, CompMask: 0x40},
+		{Name: "ExitPortID", JSONName: "exit_port_id", Offset: 288, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, IBMAD: "hex", IBMADOffset: 288, CompMask: 0x80},
+		{Name: "EntryPort", JSONName: "entry_port", Offset: 352, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 352, CompMask: 0x100},
+		{Name: "ExitPort", JSONName: "exit_port", Offset: 360, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 360, CompMask: 0x200},
+		{Offset: 368, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 368},
+	},
+}
+
+// MultiPathRecord (IBA 15.2.5.20), SubnAdmGetMulti's request: paths
+// between SGIDCount source and DGIDCount destination GIDs, listed in SDGID
+// (sources first). The record is 24 bytes plus 16 per GID; here it has room
+// for the 11 GIDs one MAD carries, as in OpenSM. libibmad's MultiPathGid
+// (the first GID only) has no field here.
+//
+// Wire: IBA 15.2.5.20; attribute 0x003a of class sa, methods GetMulti; 200 bytes.
+type MultiPathRecord struct {
+	RawTraffic             uint8    // bits 0..0
+	FlowLabel              uint32   // bits 4..23
+	HopLimit               uint8    // bits 24..31
+	TClass                 uint8    // bits 32..39
+	Reversible             uint8    // bits 40..40
+	NumbPath               uint8    // bits 41..47
+	PKey                   uint16   // bits 48..63
+	QoSClass               uint16   // bits 64..75
+	SL                     uint8    // bits 76..79
+	MTUSelector            Selector // bits 80..81
+	MTU                    MTU      // bits 82..87
+	RateSelector           Selector // bits 88..89
+	Rate                   Rate     // bits 90..95
+	PacketLifeTimeSelector Selector // bits 96..97
+	PacketLifeTime         uint8    // bits 98..103
+	ServiceID8MSB          uint8    // bits 104..111
+	IndependenceSelector   uint8    // bits 112..113
+	SGIDCount              uint8    // bits 120..127
+	DGIDCount              uint8    // bits 128..135
+	ServiceID56LSB         uint64   // bits 136..191
+	SDGID                  [11]GID  // bits 192..319, 11 times every 128
+}
+
+// MultiPathRecordSize is the length of a MultiPathRecord on the wire.
+const MultiPathRecordSize = 200
+
+// AttrMultiPathRecord is the attribute ID of MultiPathRecord.
+const AttrMultiPathRecord uint16 = 0x003a
+
+// Desc returns the field table of MultiPathRecord.
+func (x *MultiPathRecord) Desc() *StructDesc { return descMultiPathRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MultiPathRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MultiPathRecordSize bytes of b into x.
+func (x *MultiPathRecord) Unmarshal(b []byte) error {
+	if len(b) < MultiPathRecordSize {
+		return shortBuffer("MultiPathRecord", MultiPathRecordSize, len(b))
+	}
+	x.RawTraffic = uint8(getBits(b, 0, 1))
+	x.FlowLabel = uint32(getBits(b, 4, 20))
+	x.HopLimit = b[3]
+	x.TClass = b[4]
+	x.Reversible = uint8(getBits(b, 40, 1))
+	x.NumbPath = uint8(getBits(b, 41, 7))
+	x.PKey = binary.BigEndian.Uint16(b[6:])
+	x.QoSClass = uint16(getBits(b, 64, 12))
+	x.SL = uint8(getBits(b, 76, 4))
+	x.MTUSelector = Selector(getBits(b, 80, 2))
+	x.MTU = MTU(getBits(b, 82, 6))
+	x.RateSelector = Selector(getBits(b, 88, 2))
+	x.Rate = Rate(getBits(b, 90, 6))
+	x.PacketLifeTimeSelector = Selector(getBits(b, 96, 2))
+	x.PacketLifeTime = uint8(getBits(b, 98, 6))
+	x.ServiceID8MSB = b[13]
+	x.IndependenceSelector = uint8(getBits(b, 112, 2))
+	x.SGIDCount = b[15]
+	x.DGIDCount = b[16]
+	x.ServiceID56LSB = getBits(b, 136, 56)
+	for i := range x.SDGID {
+		copy(x.SDGID[i][:], b[24+i*16:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first MultiPathRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MultiPathRecord) Marshal(b []byte) error {
+	if len(b) < MultiPathRecordSize {
+		return shortBuffer("MultiPathRecord", MultiPathRecordSize, len(b))
+	}
+	putBits(b, 0, 1, uint64(x.RawTraffic))
+	putBits(b, 4, 20, uint64(x.FlowLabel))
+	b[3] = uint8(x.HopLimit)
+	b[4] = uint8(x.TClass)
+	putBits(b, 40, 1, uint64(x.Reversible))
+	putBits(b, 41, 7, uint64(x.NumbPath))
+	binary.BigEndian.PutUint16(b[6:], uint16(x.PKey))
+	putBits(b, 64, 12, uint64(x.QoSClass))
+	putBits(b, 76, 4, uint64(x.SL))
+	putBits(b, 80, 2, uint64(x.MTUSelector))
+	putBits(b, 82, 6, uint64(x.MTU))
+	putBits(b, 88, 2, uint64(x.RateSelector))
+	putBits(b, 90, 6, uint64(x.Rate))
+	putBits(b, 96, 2, uint64(x.PacketLifeTimeSelector))
+	putBits(b, 98, 6, uint64(x.PacketLifeTime))
+	b[13] = uint8(x.ServiceID8MSB)
+	putBits(b, 112, 2, uint64(x.IndependenceSelector))
+	b[15] = uint8(x.SGIDCount)
+	b[16] = uint8(x.DGIDCount)
+	putBits(b, 136, 56, uint64(x.ServiceID56LSB))
+	for i := range x.SDGID {
+		copy(b[24+i*16:], x.SDGID[i][:])
+	}
+	return nil
+}
+
+var descMultiPathRecord = &StructDesc{
+	Name:        "MultiPathRecord",
+	Size:        200,
+	AttrID:      0x003a,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGetMulti},
+	Section:     "15.2.5.20",
+	Fields: []FieldDesc{
+		{Name: "RawTraffic", JSONName: "raw_traffic", Offset: 0, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0, CompMask: 0x1},
+		{Offset: 1, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 1},
+		{Name: "FlowLabel", JSONName: "flow_label", Offset: 4, Width: 20, Count: 1, Stride: 20, Hint: HintHex, IBMAD: "hex", IBMADOffset: 4, CompMask: 0x4},
+		{Name: "HopLimit", JSONName: "hop_limit", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 24, CompMask: 0x8},
+		{Name: "TClass", JSONName: "t_class", Offset: 32, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 32, CompMask: 0x10},
+		{Name: "Reversible", JSONName: "reversible", Offset: 40, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 40, CompMask: 0x20},
+		{Name: "NumbPath", JSONName: "numb_path", Offset: 41, Width: 7, Count: 1, Stride: 7, Hint: HintDec, Label: "MultiPathNumPath", IBMAD: "uint", IBMADOffset: 41, CompMask: 0x40},
+		{Name: "PKey", JSONName: "p_key", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 48, CompMask: 0x80},
+		{Name: "QoSClass", JSONName: "qo_s_class", Offset: 64, Width: 12, Count: 1, Stride: 12, Hint: HintHex, IBMAD: "hex", IBMADOffset: 64, CompMask: 0x100},
+		{Name: "SL", JSONName: "sl", Offset: 76, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 76, CompMask: 0x200},
+		{Name: "MTUSelector", JSONName: "mtu_selector", Offset: 80, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 80, CompMask: 0x400},
+		{Name: "MTU", JSONName: "mtu", Offset: 82, Width: 6, Count: 1, Stride: 6, Hint: HintEnum, Enum: enumMTU, IBMAD: "enum", IBMADOffset: 82, CompMask: 0x800},
+		{Name: "RateSelector", JSONName: "rate_selector", Offset: 88, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 88, CompMask: 0x1000},
+		{Name: "Rate", JSONName: "rate", Offset: 90, Width: 6, Count: 1, Stride: 6, Hint: HintEnum, Enum: enumRate, IBMAD: "enum", IBMADOffset: 90, CompMask: 0x2000},
+		{Name: "PacketLifeTimeSelector", JSONName: "packet_life_time_selector", Offset: 96, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumSelector, IBMAD: "enum", IBMADOffset: 96, CompMask: 0x4000},
+		{Name: "PacketLifeTime", JSONName: "packet_life_time", Offset: 98, Width: 6, Count: 1, Stride: 6, Hint: HintDec, IBMAD: "uint", IBMADOffset: 98, CompMask: 0x8000},
+		{Name: "ServiceID8MSB", JSONName: "service_id_8msb", Offset: 104, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 104, CompMask: 0x10000},
+		{Name: "IndependenceSelector", JSONName: "independence_selector", Offset: 112, Width: 2, Count: 1, Stride: 2, Hint: HintDec, IBMAD: "uint", IBMADOffset: 112, CompMask: 0x20000},
+		{Offset: 114, Width: 6, Count: 1, Stride: 6, Reserved: true, IBMADOffset: 114},
+		{Name: "SGIDCount", JSONName: "sgid_count", Offset: 120, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "MultiPathNumSrc", IBMAD: "uint", IBMADOffset: 120, CompMask: 0x80000},
+		{Name: "DGIDCount", JSONName: "dgid_count", Offset: 128, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "MultiPathNumDest", IBMAD: "uint", IBMADOffset: 128, CompMask: 0x100000},
+		{Name: "ServiceID56LSB", JSONName: "service_id_56lsb", Offset: 136, Width: 56, Count: 1, Stride: 56, Hint: HintHex, IBMAD: "hex", IBMADOffset: 136, CompMask: 0x200000},
+		{Name: "SDGID", JSONName: "sdgids", Offset: 192, Width: 128, Count: 11, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 192},
+	},
+}
+
+// ServiceAssociationRecord (IBA 15.2.5.15): the ServiceKey of a
+// ServiceName.
+//
+// Wire: IBA 15.2.5.15; attribute 0x003b of class sa, methods Get, GetTable; 80 bytes.
+type ServiceAssociationRecord struct {
+	ServiceKey  [16]byte // bits 0..127
+	ServiceName [64]byte // bits 128..639
+}
+
+// ServiceAssociationRecordSize is the length of a ServiceAssociationRecord on the wire.
+const ServiceAssociationRecordSize = 80
+
+// AttrServiceAssociationRecord is the attribute ID of ServiceAssociationRecord.
+const AttrServiceAssociationRecord uint16 = 0x003b
+
+// Desc returns the field table of ServiceAssociationRecord.
+func (x *ServiceAssociationRecord) Desc() *StructDesc { return descServiceAssociationRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *ServiceAssociationRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first ServiceAssociationRecordSize bytes of b into x.
+func (x *ServiceAssociationRecord) Unmarshal(b []byte) error {
+	if len(b) < ServiceAssociationRecordSize {
+		return shortBuffer("ServiceAssociationRecord", ServiceAssociationRecordSize, len(b))
+	}
+	copy(x.ServiceKey[:], b[0:])
+	copy(x.ServiceName[:], b[16:])
+	return nil
+}
+
+// Marshal encodes x into the first ServiceAssociationRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *ServiceAssociationRecord) Marshal(b []byte) error {
+	if len(b) < ServiceAssociationRecordSize {
+		return shortBuffer("ServiceAssociationRecord", ServiceAssociationRecordSize, len(b))
+	}
+	copy(b[0:], x.ServiceKey[:])
+	copy(b[16:], x.ServiceName[:])
+	return nil
+}
+
+var descServiceAssociationRecord = &StructDesc{
+	Name:        "ServiceAssociationRecord",
+	Size:        80,
+	AttrID:      0x003b,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnAdm},
+	Methods:     []uint8{MethodGet, MethodGetTable},
+	Section:     "15.2.5.15",
+	Fields: []FieldDesc{
+		{Name: "ServiceKey", JSONName: "service_key", Offset: 0, Width: 128, Count: 1, Stride: 128, Hint: HintBytes, IBMAD: "array", IBMADOffset: 0, Key: true, CompMask: 0x1},
+		{Name: "ServiceName", JSONName: "service_name", Offset: 128, Width: 512, Count: 1, Stride: 512, Hint: HintString, IBMAD: "string", IBMADOffset: 128, CompMask: 0x2},
+	},
+}
+
 // NodeDescription (IBA 14.2.5.2): the node's name, NUL padded. AttrMod 0.
 //
 // Wire: IBA 14.2.5.2; attribute 0x0010 of class smp, methods Get, Set; 64 bytes.
@@ -980,7 +3128,8 @@ var descNodeDescription = &StructDesc{
 	},
 }
 
-// NodeInfo (IBA 14.2.5.3): what a node is. AttrMod 0.
+// NodeInfo (IBA 14.2.5.3): what a node is. AttrMod 0. cm= bits: in
+// NodeRecord.
 //
 // Wire: IBA 14.2.5.3; attribute 0x0011 of class smp, methods Get; 40 bytes.
 type NodeInfo struct {
@@ -1060,22 +3209,23 @@ var descNodeInfo = &StructDesc{
 	Methods:     []uint8{MethodGet},
 	Section:     "14.2.5.3",
 	Fields: []FieldDesc{
-		{Name: "BaseVersion", JSONName: "base_version", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "BaseVers", IBMAD: "uint", IBMADOffset: 0},
-		{Name: "ClassVersion", JSONName: "class_version", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "ClassVers", IBMAD: "uint", IBMADOffset: 8},
-		{Name: "NodeType", JSONName: "node_type", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumNodeType, Label: "NodeType", IBMAD: "enum", IBMADOffset: 16},
-		{Name: "NumPorts", JSONName: "num_ports", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "NumPorts", IBMAD: "uint", IBMADOffset: 24},
-		{Name: "SystemImageGUID", JSONName: "system_image_guid", Offset: 32, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "SystemGuid", IBMAD: "hex", IBMADOffset: 32},
-		{Name: "NodeGUID", JSONName: "node_guid", Offset: 96, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "Guid", IBMAD: "hex", IBMADOffset: 96},
-		{Name: "PortGUID", JSONName: "port_guid", Offset: 160, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "PortGuid", IBMAD: "hex", IBMADOffset: 160},
-		{Name: "PartitionCap", JSONName: "partition_cap", Offset: 224, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PartCap", IBMAD: "uint", IBMADOffset: 224},
-		{Name: "DeviceID", JSONName: "device_id", Offset: 240, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "DevId", IBMAD: "hex", IBMADOffset: 240},
-		{Name: "Revision", JSONName: "revision", Offset: 256, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "Revision", IBMAD: "hex", IBMADOffset: 256},
-		{Name: "LocalPortNum", JSONName: "local_port_num", Offset: 288, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "LocalPort", IBMAD: "uint", IBMADOffset: 288},
-		{Name: "VendorID", JSONName: "vendor_id", Offset: 296, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "VendorId", IBMAD: "hex", IBMADOffset: 296},
+		{Name: "BaseVersion", JSONName: "base_version", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "BaseVers", IBMAD: "uint", IBMADOffset: 0, CompMask: 0x4},
+		{Name: "ClassVersion", JSONName: "class_version", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "ClassVers", IBMAD: "uint", IBMADOffset: 8, CompMask: 0x8},
+		{Name: "NodeType", JSONName: "node_type", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumNodeType, Label: "NodeType", IBMAD: "enum", IBMADOffset: 16, CompMask: 0x10},
+		{Name: "NumPorts", JSONName: "num_ports", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "NumPorts", IBMAD: "uint", IBMADOffset: 24, CompMask: 0x20},
+		{Name: "SystemImageGUID", JSONName: "system_image_guid", Offset: 32, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "SystemGuid", IBMAD: "hex", IBMADOffset: 32, CompMask: 0x40},
+		{Name: "NodeGUID", JSONName: "node_guid", Offset: 96, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "Guid", IBMAD: "hex", IBMADOffset: 96, CompMask: 0x80},
+		{Name: "PortGUID", JSONName: "port_guid", Offset: 160, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "PortGuid", IBMAD: "hex", IBMADOffset: 160, CompMask: 0x100},
+		{Name: "PartitionCap", JSONName: "partition_cap", Offset: 224, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PartCap", IBMAD: "uint", IBMADOffset: 224, CompMask: 0x200},
+		{Name: "DeviceID", JSONName: "device_id", Offset: 240, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "DevId", IBMAD: "hex", IBMADOffset: 240, CompMask: 0x400},
+		{Name: "Revision", JSONName: "revision", Offset: 256, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "Revision", IBMAD: "hex", IBMADOffset: 256, CompMask: 0x800},
+		{Name: "LocalPortNum", JSONName: "local_port_num", Offset: 288, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "LocalPort", IBMAD: "uint", IBMADOffset: 288, CompMask: 0x1000},
+		{Name: "VendorID", JSONName: "vendor_id", Offset: 296, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "VendorId", IBMAD: "hex", IBMADOffset: 296, CompMask: 0x2000},
 	},
 }
 
-// SwitchInfo (IBA 14.2.5.4). AttrMod 0.
+// SwitchInfo (IBA 14.2.5.4). AttrMod 0. cm= bits: in SwitchInfoRecord (19
+// and 20 are the reserved bits 133..135 and 136..143).
 //
 // Wire: IBA 14.2.5.4; attribute 0x0012 of class smp, methods Get, Set; 20 bytes.
 type SwitchInfo struct {
@@ -1173,29 +3323,30 @@ var descSwitchInfo = &StructDesc{
 	Methods:     []uint8{MethodGet, MethodSet},
 	Section:     "14.2.5.4",
 	Fields: []FieldDesc{
-		{Name: "LinearFDBCap", JSONName: "linear_fdb_cap", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "LinearFdbCap", IBMAD: "uint", IBMADOffset: 0},
-		{Name: "RandomFDBCap", JSONName: "random_fdb_cap", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "RandomFdbCap", IBMAD: "uint", IBMADOffset: 16},
-		{Name: "MulticastFDBCap", JSONName: "multicast_fdb_cap", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "McastFdbCap", IBMAD: "uint", IBMADOffset: 32},
-		{Name: "LinearFDBTop", JSONName: "linear_fdb_top", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "LinearFdbTop", IBMAD: "uint", IBMADOffset: 48},
-		{Name: "DefaultPort", JSONName: "default_port", Offset: 64, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DefPort", IBMAD: "uint", IBMADOffset: 64},
-		{Name: "DefaultMulticastPrimaryPort", JSONName: "default_multicast_primary_port", Offset: 72, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DefMcastPrimPort", IBMAD: "uint", IBMADOffset: 72},
-		{Name: "DefaultMulticastNotPrimaryPort", JSONName: "default_multicast_not_primary_port", Offset: 80, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DefMcastNotPrimPort", IBMAD: "uint", IBMADOffset: 80},
-		{Name: "LifeTimeValue", JSONName: "life_time_value", Offset: 88, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "LifeTime", IBMAD: "uint", IBMADOffset: 88},
-		{Name: "PortStateChange", JSONName: "port_state_change", Offset: 93, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "StateChange", IBMAD: "uint", IBMADOffset: 93},
-		{Name: "OptimizedSLtoVLMapping", JSONName: "optimized_sl_to_vl_mapping", Offset: 94, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "OptSLtoVLMapping", IBMAD: "uint", IBMADOffset: 94},
-		{Name: "LIDsPerPort", JSONName: "lids_per_port", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "LidsPerPort", IBMAD: "uint", IBMADOffset: 96},
-		{Name: "PartitionEnforcementCap", JSONName: "partition_enforcement_cap", Offset: 112, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PartEnforceCap", IBMAD: "uint", IBMADOffset: 112},
-		{Name: "InboundEnforcementCap", JSONName: "inbound_enforcement_cap", Offset: 128, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "InboundPartEnf", IBMAD: "uint", IBMADOffset: 128},
-		{Name: "OutboundEnforcementCap", JSONName: "outbound_enforcement_cap", Offset: 129, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "OutboundPartEnf", IBMAD: "uint", IBMADOffset: 129},
-		{Name: "FilterRawInboundCap", JSONName: "filter_raw_inbound_cap", Offset: 130, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawInbound", IBMAD: "uint", IBMADOffset: 130},
-		{Name: "FilterRawOutboundCap", JSONName: "filter_raw_outbound_cap", Offset: 131, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawOutbound", IBMAD: "uint", IBMADOffset: 131},
-		{Name: "EnhancedPort0", JSONName: "enhanced_port0", Offset: 132, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "EnhancedPort0", IBMAD: "uint", IBMADOffset: 132},
+		{Name: "LinearFDBCap", JSONName: "linear_fdb_cap", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "LinearFdbCap", IBMAD: "uint", IBMADOffset: 0, CompMask: 0x4},
+		{Name: "RandomFDBCap", JSONName: "random_fdb_cap", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "RandomFdbCap", IBMAD: "uint", IBMADOffset: 16, CompMask: 0x8},
+		{Name: "MulticastFDBCap", JSONName: "multicast_fdb_cap", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "McastFdbCap", IBMAD: "uint", IBMADOffset: 32, CompMask: 0x10},
+		{Name: "LinearFDBTop", JSONName: "linear_fdb_top", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "LinearFdbTop", IBMAD: "uint", IBMADOffset: 48, CompMask: 0x20},
+		{Name: "DefaultPort", JSONName: "default_port", Offset: 64, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DefPort", IBMAD: "uint", IBMADOffset: 64, CompMask: 0x40},
+		{Name: "DefaultMulticastPrimaryPort", JSONName: "default_multicast_primary_port", Offset: 72, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DefMcastPrimPort", IBMAD: "uint", IBMADOffset: 72, CompMask: 0x80},
+		{Name: "DefaultMulticastNotPrimaryPort", JSONName: "default_multicast_not_primary_port", Offset: 80, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DefMcastNotPrimPort", IBMAD: "uint", IBMADOffset: 80, CompMask: 0x100},
+		{Name: "LifeTimeValue", JSONName: "life_time_value", Offset: 88, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "LifeTime", IBMAD: "uint", IBMADOffset: 88, CompMask: 0x200},
+		{Name: "PortStateChange", JSONName: "port_state_change", Offset: 93, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "StateChange", IBMAD: "uint", IBMADOffset: 93, CompMask: 0x400},
+		{Name: "OptimizedSLtoVLMapping", JSONName: "optimized_sl_to_vl_mapping", Offset: 94, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "OptSLtoVLMapping", IBMAD: "uint", IBMADOffset: 94, CompMask: 0x800},
+		{Name: "LIDsPerPort", JSONName: "lids_per_port", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "LidsPerPort", IBMAD: "uint", IBMADOffset: 96, CompMask: 0x1000},
+		{Name: "PartitionEnforcementCap", JSONName: "partition_enforcement_cap", Offset: 112, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PartEnforceCap", IBMAD: "uint", IBMADOffset: 112, CompMask: 0x2000},
+		{Name: "InboundEnforcementCap", JSONName: "inbound_enforcement_cap", Offset: 128, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "InboundPartEnf", IBMAD: "uint", IBMADOffset: 128, CompMask: 0x4000},
+		{Name: "OutboundEnforcementCap", JSONName: "outbound_enforcement_cap", Offset: 129, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "OutboundPartEnf", IBMAD: "uint", IBMADOffset: 129, CompMask: 0x8000},
+		{Name: "FilterRawInboundCap", JSONName: "filter_raw_inbound_cap", Offset: 130, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawInbound", IBMAD: "uint", IBMADOffset: 130, CompMask: 0x10000},
+		{Name: "FilterRawOutboundCap", JSONName: "filter_raw_outbound_cap", Offset: 131, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawOutbound", IBMAD: "uint", IBMADOffset: 131, CompMask: 0x20000},
+		{Name: "EnhancedPort0", JSONName: "enhanced_port0", Offset: 132, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "EnhancedPort0", IBMAD: "uint", IBMADOffset: 132, CompMask: 0x40000},
 		{Offset: 133, Width: 11, Count: 1, Stride: 11, Reserved: true, IBMADOffset: 133},
-		{Name: "MulticastFDBTop", JSONName: "multicast_fdb_top", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "MulticastFDBTop", IBMAD: "hex", IBMADOffset: 144},
+		{Name: "MulticastFDBTop", JSONName: "multicast_fdb_top", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "MulticastFDBTop", IBMAD: "hex", IBMADOffset: 144, CompMask: 0x200000},
 	},
 }
 
-// GUIDInfo (IBA 14.2.5.5): 8 port GUIDs. AttrMod: block number.
+// GUIDInfo (IBA 14.2.5.5): 8 port GUIDs. AttrMod: block number. cm= bits:
+// in GuidInfoRecord, one per GUID.
 //
 // Wire: IBA 14.2.5.5; attribute 0x0014 of class smp, methods Get, Set; 64 bytes.
 type GUIDInfo struct {
@@ -1254,6 +3405,8 @@ var descGUIDInfo = &StructDesc{
 // speeds capable port for the extended fields, IBA 1.2.1 errata).
 // The fields are in libibmad's print order (dump_portinfo); the LinkSpeed*2
 // fields are IBA 1.7 (XDR) and printed only by libibmad 50 and later.
+// cm= bits: in PortInfoRecord, one per IBA 1.2.1 component (19, 46, 51 and
+// 56 are reserved bits; 51 covers 448..455, where the XDR fields now are).
 //
 // Wire: IBA 14.2.5.6; attribute 0x0015 of class smp, methods Get, Set; 64 bytes.
 type PortInfo struct {
@@ -1459,61 +3612,61 @@ var descPortInfo = &StructDesc{
 	Methods:     []uint8{MethodGet, MethodSet},
 	Section:     "14.2.5.6",
 	Fields: []FieldDesc{
-		{Name: "MKey", JSONName: "m_key", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "Mkey", IBMAD: "hex", IBMADOffset: 0, Key: true},
-		{Name: "GIDPrefix", JSONName: "gid_prefix", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "GidPrefix", IBMAD: "hex", IBMADOffset: 64},
-		{Name: "LID", JSONName: "lid", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Lid", IBMAD: "uint", IBMADOffset: 128},
-		{Name: "MasterSMLID", JSONName: "master_sm_lid", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "SMLid", IBMAD: "uint", IBMADOffset: 144},
-		{Name: "CapabilityMask", JSONName: "capability_mask", Offset: 160, Width: 32, Count: 1, Stride: 32, Hint: HintMask, Enum: enumPortCapMask, Label: "CapMask", IBMAD: "capmask", IBMADOffset: 160},
-		{Name: "DiagCode", JSONName: "diag_code", Offset: 192, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "DiagCode", IBMAD: "hex", IBMADOffset: 192},
-		{Name: "MKeyLeasePeriod", JSONName: "m_key_lease_period", Offset: 208, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "MkeyLeasePeriod", IBMAD: "uint", IBMADOffset: 208},
-		{Name: "LocalPortNum", JSONName: "local_port_num", Offset: 224, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "LocalPort", IBMAD: "uint", IBMADOffset: 224},
-		{Name: "LinkWidthEnabled", JSONName: "link_width_enabled", Offset: 232, Width: 8, Count: 1, Stride: 8, Hint: HintMask, Enum: enumLinkWidth, Label: "LinkWidthEnabled", IBMAD: "linkwidthen", IBMADOffset: 232},
-		{Name: "LinkWidthSupported", JSONName: "link_width_supported", Offset: 240, Width: 8, Count: 1, Stride: 8, Hint: HintMask, Enum: enumLinkWidth, Label: "LinkWidthSupported", IBMAD: "linkwidthsup", IBMADOffset: 240},
-		{Name: "LinkWidthActive", JSONName: "link_width_active", Offset: 248, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumLinkWidth, Label: "LinkWidthActive", IBMAD: "enum", IBMADOffset: 248},
-		{Name: "LinkSpeedSupported", JSONName: "link_speed_supported", Offset: 256, Width: 4, Count: 1, Stride: 4, Hint: HintMask, Enum: enumLinkSpeed, Label: "LinkSpeedSupported", IBMAD: "linkspeedsup", IBMADOffset: 256},
-		{Name: "PortState", JSONName: "port_state", Offset: 260, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumPortState, Label: "LinkState", IBMAD: "enum", IBMADOffset: 260},
-		{Name: "PortPhysicalState", JSONName: "port_physical_state", Offset: 264, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumPhysPortState, Label: "PhysLinkState", IBMAD: "enum", IBMADOffset: 264},
-		{Name: "LinkDownDefaultState", JSONName: "link_down_default_state", Offset: 268, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumLinkDownDefState, Label: "LinkDownDefState", IBMAD: "enum", IBMADOffset: 268},
-		{Name: "MKeyProtectBits", JSONName: "m_key_protect_bits", Offset: 272, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "ProtectBits", IBMAD: "uint", IBMADOffset: 272},
+		{Name: "MKey", JSONName: "m_key", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "Mkey", IBMAD: "hex", IBMADOffset: 0, Key: true, CompMask: 0x8},
+		{Name: "GIDPrefix", JSONName: "gid_prefix", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "GidPrefix", IBMAD: "hex", IBMADOffset: 64, CompMask: 0x10},
+		{Name: "LID", JSONName: "lid", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Lid", IBMAD: "uint", IBMADOffset: 128, CompMask: 0x20},
+		{Name: "MasterSMLID", JSONName: "master_sm_lid", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "SMLid", IBMAD: "uint", IBMADOffset: 144, CompMask: 0x40},
+		{Name: "CapabilityMask", JSONName: "capability_mask", Offset: 160, Width: 32, Count: 1, Stride: 32, Hint: HintMask, Enum: enumPortCapMask, Label: "CapMask", IBMAD: "capmask", IBMADOffset: 160, CompMask: 0x80},
+		{Name: "DiagCode", JSONName: "diag_code", Offset: 192, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "DiagCode", IBMAD: "hex", IBMADOffset: 192, CompMask: 0x100},
+		{Name: "MKeyLeasePeriod", JSONName: "m_key_lease_period", Offset: 208, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "MkeyLeasePeriod", IBMAD: "uint", IBMADOffset: 208, CompMask: 0x200},
+		{Name: "LocalPortNum", JSONName: "local_port_num", Offset: 224, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "LocalPort", IBMAD: "uint", IBMADOffset: 224, CompMask: 0x400},
+		{Name: "LinkWidthEnabled", JSONName: "link_width_enabled", Offset: 232, Width: 8, Count: 1, Stride: 8, Hint: HintMask, Enum: enumLinkWidth, Label: "LinkWidthEnabled", IBMAD: "linkwidthen", IBMADOffset: 232, CompMask: 0x800},
+		{Name: "LinkWidthSupported", JSONName: "link_width_supported", Offset: 240, Width: 8, Count: 1, Stride: 8, Hint: HintMask, Enum: enumLinkWidth, Label: "LinkWidthSupported", IBMAD: "linkwidthsup", IBMADOffset: 240, CompMask: 0x1000},
+		{Name: "LinkWidthActive", JSONName: "link_width_active", Offset: 248, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumLinkWidth, Label: "LinkWidthActive", IBMAD: "enum", IBMADOffset: 248, CompMask: 0x2000},
+		{Name: "LinkSpeedSupported", JSONName: "link_speed_supported", Offset: 256, Width: 4, Count: 1, Stride: 4, Hint: HintMask, Enum: enumLinkSpeed, Label: "LinkSpeedSupported", IBMAD: "linkspeedsup", IBMADOffset: 256, CompMask: 0x4000},
+		{Name: "PortState", JSONName: "port_state", Offset: 260, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumPortState, Label: "LinkState", IBMAD: "enum", IBMADOffset: 260, CompMask: 0x8000},
+		{Name: "PortPhysicalState", JSONName: "port_physical_state", Offset: 264, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumPhysPortState, Label: "PhysLinkState", IBMAD: "enum", IBMADOffset: 264, CompMask: 0x10000},
+		{Name: "LinkDownDefaultState", JSONName: "link_down_default_state", Offset: 268, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumLinkDownDefState, Label: "LinkDownDefState", IBMAD: "enum", IBMADOffset: 268, CompMask: 0x20000},
+		{Name: "MKeyProtectBits", JSONName: "m_key_protect_bits", Offset: 272, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "ProtectBits", IBMAD: "uint", IBMADOffset: 272, CompMask: 0x40000},
 		{Offset: 274, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 274},
-		{Name: "LMC", JSONName: "lmc", Offset: 277, Width: 3, Count: 1, Stride: 3, Hint: HintDec, Label: "LMC", IBMAD: "uint", IBMADOffset: 277},
-		{Name: "LinkSpeedActive", JSONName: "link_speed_active", Offset: 280, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumLinkSpeed, Label: "LinkSpeedActive", IBMAD: "enum", IBMADOffset: 280},
-		{Name: "LinkSpeedEnabled", JSONName: "link_speed_enabled", Offset: 284, Width: 4, Count: 1, Stride: 4, Hint: HintMask, Enum: enumLinkSpeed, Label: "LinkSpeedEnabled", IBMAD: "linkspeeden", IBMADOffset: 284},
-		{Name: "NeighborMTU", JSONName: "neighbor_mtu", Offset: 288, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumMTU, Label: "NeighborMTU", IBMAD: "enum", IBMADOffset: 288},
-		{Name: "MasterSMSL", JSONName: "master_sm_sl", Offset: 292, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "SMSL", IBMAD: "uint", IBMADOffset: 292},
-		{Name: "VLCap", JSONName: "vl_cap", Offset: 296, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumVLCap, Label: "VLCap", IBMAD: "enum", IBMADOffset: 296},
-		{Name: "InitType", JSONName: "init_type", Offset: 300, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "InitType", IBMAD: "hex", IBMADOffset: 300},
-		{Name: "VLHighLimit", JSONName: "vl_high_limit", Offset: 304, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "VLHighLimit", IBMAD: "uint", IBMADOffset: 304},
-		{Name: "VLArbitrationHighCap", JSONName: "vl_arbitration_high_cap", Offset: 312, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "VLArbHighCap", IBMAD: "uint", IBMADOffset: 312},
-		{Name: "VLArbitrationLowCap", JSONName: "vl_arbitration_low_cap", Offset: 320, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "VLArbLowCap", IBMAD: "uint", IBMADOffset: 320},
-		{Name: "InitTypeReply", JSONName: "init_type_reply", Offset: 328, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "InitReply", IBMAD: "hex", IBMADOffset: 328},
-		{Name: "MTUCap", JSONName: "mtu_cap", Offset: 332, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumMTU, Label: "MtuCap", IBMAD: "enum", IBMADOffset: 332},
-		{Name: "VLStallCount", JSONName: "vl_stall_count", Offset: 336, Width: 3, Count: 1, Stride: 3, Hint: HintDec, Label: "VLStallCount", IBMAD: "uint", IBMADOffset: 336},
-		{Name: "HOQLife", JSONName: "hoq_life", Offset: 339, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "HoqLife", IBMAD: "uint", IBMADOffset: 339},
-		{Name: "OperationalVLs", JSONName: "operational_v_ls", Offset: 344, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumOperVLs, Label: "OperVLs", IBMAD: "enum", IBMADOffset: 344},
-		{Name: "PartitionEnforcementInbound", JSONName: "partition_enforcement_inbound", Offset: 348, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "PartEnforceInb", IBMAD: "uint", IBMADOffset: 348},
-		{Name: "PartitionEnforcementOutbound", JSONName: "partition_enforcement_outbound", Offset: 349, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "PartEnforceOutb", IBMAD: "uint", IBMADOffset: 349},
-		{Name: "FilterRawInbound", JSONName: "filter_raw_inbound", Offset: 350, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawInb", IBMAD: "uint", IBMADOffset: 350},
-		{Name: "FilterRawOutbound", JSONName: "filter_raw_outbound", Offset: 351, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawOutb", IBMAD: "uint", IBMADOffset: 351},
-		{Name: "MKeyViolations", JSONName: "m_key_violations", Offset: 352, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "MkeyViolations", IBMAD: "uint", IBMADOffset: 352},
-		{Name: "PKeyViolations", JSONName: "p_key_violations", Offset: 368, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PkeyViolations", IBMAD: "uint", IBMADOffset: 368},
-		{Name: "QKeyViolations", JSONName: "q_key_violations", Offset: 384, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "QkeyViolations", IBMAD: "uint", IBMADOffset: 384},
-		{Name: "GUIDCap", JSONName: "guid_cap", Offset: 400, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "GuidCap", IBMAD: "uint", IBMADOffset: 400},
-		{Name: "ClientReregister", JSONName: "client_reregister", Offset: 408, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "ClientReregister", IBMAD: "uint", IBMADOffset: 408},
-		{Name: "MulticastPKeyTrapSuppressionEnabled", JSONName: "multicast_p_key_trap_suppression_enabled", Offset: 409, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "McastPkeyTrapSuppressionEnabled", IBMAD: "uint", IBMADOffset: 409},
-		{Name: "SubnetTimeOut", JSONName: "subnet_time_out", Offset: 411, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "SubnetTimeout", IBMAD: "uint", IBMADOffset: 411},
+		{Name: "LMC", JSONName: "lmc", Offset: 277, Width: 3, Count: 1, Stride: 3, Hint: HintDec, Label: "LMC", IBMAD: "uint", IBMADOffset: 277, CompMask: 0x100000},
+		{Name: "LinkSpeedActive", JSONName: "link_speed_active", Offset: 280, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumLinkSpeed, Label: "LinkSpeedActive", IBMAD: "enum", IBMADOffset: 280, CompMask: 0x200000},
+		{Name: "LinkSpeedEnabled", JSONName: "link_speed_enabled", Offset: 284, Width: 4, Count: 1, Stride: 4, Hint: HintMask, Enum: enumLinkSpeed, Label: "LinkSpeedEnabled", IBMAD: "linkspeeden", IBMADOffset: 284, CompMask: 0x400000},
+		{Name: "NeighborMTU", JSONName: "neighbor_mtu", Offset: 288, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumMTU, Label: "NeighborMTU", IBMAD: "enum", IBMADOffset: 288, CompMask: 0x800000},
+		{Name: "MasterSMSL", JSONName: "master_sm_sl", Offset: 292, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "SMSL", IBMAD: "uint", IBMADOffset: 292, CompMask: 0x1000000},
+		{Name: "VLCap", JSONName: "vl_cap", Offset: 296, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumVLCap, Label: "VLCap", IBMAD: "enum", IBMADOffset: 296, CompMask: 0x2000000},
+		{Name: "InitType", JSONName: "init_type", Offset: 300, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "InitType", IBMAD: "hex", IBMADOffset: 300, CompMask: 0x4000000},
+		{Name: "VLHighLimit", JSONName: "vl_high_limit", Offset: 304, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "VLHighLimit", IBMAD: "uint", IBMADOffset: 304, CompMask: 0x8000000},
+		{Name: "VLArbitrationHighCap", JSONName: "vl_arbitration_high_cap", Offset: 312, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "VLArbHighCap", IBMAD: "uint", IBMADOffset: 312, CompMask: 0x10000000},
+		{Name: "VLArbitrationLowCap", JSONName: "vl_arbitration_low_cap", Offset: 320, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "VLArbLowCap", IBMAD: "uint", IBMADOffset: 320, CompMask: 0x20000000},
+		{Name: "InitTypeReply", JSONName: "init_type_reply", Offset: 328, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "InitReply", IBMAD: "hex", IBMADOffset: 328, CompMask: 0x40000000},
+		{Name: "MTUCap", JSONName: "mtu_cap", Offset: 332, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumMTU, Label: "MtuCap", IBMAD: "enum", IBMADOffset: 332, CompMask: 0x80000000},
+		{Name: "VLStallCount", JSONName: "vl_stall_count", Offset: 336, Width: 3, Count: 1, Stride: 3, Hint: HintDec, Label: "VLStallCount", IBMAD: "uint", IBMADOffset: 336, CompMask: 0x100000000},
+		{Name: "HOQLife", JSONName: "hoq_life", Offset: 339, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "HoqLife", IBMAD: "uint", IBMADOffset: 339, CompMask: 0x200000000},
+		{Name: "OperationalVLs", JSONName: "operational_v_ls", Offset: 344, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumOperVLs, Label: "OperVLs", IBMAD: "enum", IBMADOffset: 344, CompMask: 0x400000000},
+		{Name: "PartitionEnforcementInbound", JSONName: "partition_enforcement_inbound", Offset: 348, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "PartEnforceInb", IBMAD: "uint", IBMADOffset: 348, CompMask: 0x800000000},
+		{Name: "PartitionEnforcementOutbound", JSONName: "partition_enforcement_outbound", Offset: 349, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "PartEnforceOutb", IBMAD: "uint", IBMADOffset: 349, CompMask: 0x1000000000},
+		{Name: "FilterRawInbound", JSONName: "filter_raw_inbound", Offset: 350, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawInb", IBMAD: "uint", IBMADOffset: 350, CompMask: 0x2000000000},
+		{Name: "FilterRawOutbound", JSONName: "filter_raw_outbound", Offset: 351, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "FilterRawOutb", IBMAD: "uint", IBMADOffset: 351, CompMask: 0x4000000000},
+		{Name: "MKeyViolations", JSONName: "m_key_violations", Offset: 352, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "MkeyViolations", IBMAD: "uint", IBMADOffset: 352, CompMask: 0x8000000000},
+		{Name: "PKeyViolations", JSONName: "p_key_violations", Offset: 368, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PkeyViolations", IBMAD: "uint", IBMADOffset: 368, CompMask: 0x10000000000},
+		{Name: "QKeyViolations", JSONName: "q_key_violations", Offset: 384, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "QkeyViolations", IBMAD: "uint", IBMADOffset: 384, CompMask: 0x20000000000},
+		{Name: "GUIDCap", JSONName: "guid_cap", Offset: 400, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "GuidCap", IBMAD: "uint", IBMADOffset: 400, CompMask: 0x40000000000},
+		{Name: "ClientReregister", JSONName: "client_reregister", Offset: 408, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "ClientReregister", IBMAD: "uint", IBMADOffset: 408, CompMask: 0x80000000000},
+		{Name: "MulticastPKeyTrapSuppressionEnabled", JSONName: "multicast_p_key_trap_suppression_enabled", Offset: 409, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "McastPkeyTrapSuppressionEnabled", IBMAD: "uint", IBMADOffset: 409, CompMask: 0x100000000000},
+		{Name: "SubnetTimeOut", JSONName: "subnet_time_out", Offset: 411, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "SubnetTimeout", IBMAD: "uint", IBMADOffset: 411, CompMask: 0x200000000000},
 		{Offset: 416, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 416},
-		{Name: "RespTimeValue", JSONName: "resp_time_value", Offset: 419, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "RespTimeVal", IBMAD: "uint", IBMADOffset: 419},
-		{Name: "LocalPhyErrors", JSONName: "local_phy_errors", Offset: 424, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "LocalPhysErr", IBMAD: "uint", IBMADOffset: 424},
-		{Name: "OverrunErrors", JSONName: "overrun_errors", Offset: 428, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "OverrunErr", IBMAD: "uint", IBMADOffset: 428},
-		{Name: "MaxCreditHint", JSONName: "max_credit_hint", Offset: 432, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "MaxCreditHint", IBMAD: "uint", IBMADOffset: 432},
+		{Name: "RespTimeValue", JSONName: "resp_time_value", Offset: 419, Width: 5, Count: 1, Stride: 5, Hint: HintDec, Label: "RespTimeVal", IBMAD: "uint", IBMADOffset: 419, CompMask: 0x800000000000},
+		{Name: "LocalPhyErrors", JSONName: "local_phy_errors", Offset: 424, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "LocalPhysErr", IBMAD: "uint", IBMADOffset: 424, CompMask: 0x1000000000000},
+		{Name: "OverrunErrors", JSONName: "overrun_errors", Offset: 428, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "OverrunErr", IBMAD: "uint", IBMADOffset: 428, CompMask: 0x2000000000000},
+		{Name: "MaxCreditHint", JSONName: "max_credit_hint", Offset: 432, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "MaxCreditHint", IBMAD: "uint", IBMADOffset: 432, CompMask: 0x4000000000000},
 		{Offset: 448, Width: 1, Count: 1, Stride: 1, Reserved: true, IBMADOffset: 448},
-		{Name: "LinkRoundTripLatency", JSONName: "link_round_trip_latency", Offset: 456, Width: 24, Count: 1, Stride: 24, Hint: HintDec, Label: "RoundTrip", IBMAD: "uint", IBMADOffset: 456},
-		{Name: "CapabilityMask2", JSONName: "capability_mask2", Offset: 480, Width: 16, Count: 1, Stride: 16, Hint: HintMask, Enum: enumPortCapMask2, Label: "CapabilityMask2", IBMAD: "capmask", IBMADOffset: 480},
-		{Name: "LinkSpeedExtActive", JSONName: "link_speed_ext_active", Offset: 496, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumLinkSpeedExt, Label: "LinkSpeedExtActive", IBMAD: "enum", IBMADOffset: 496},
-		{Name: "LinkSpeedExtSupported", JSONName: "link_speed_ext_supported", Offset: 500, Width: 4, Count: 1, Stride: 4, Hint: HintMask, Enum: enumLinkSpeedExt, Label: "LinkSpeedExtSupported", IBMAD: "linkspeedextsup", IBMADOffset: 500},
+		{Name: "LinkRoundTripLatency", JSONName: "link_round_trip_latency", Offset: 456, Width: 24, Count: 1, Stride: 24, Hint: HintDec, Label: "RoundTrip", IBMAD: "uint", IBMADOffset: 456, CompMask: 0x10000000000000},
+		{Name: "CapabilityMask2", JSONName: "capability_mask2", Offset: 480, Width: 16, Count: 1, Stride: 16, Hint: HintMask, Enum: enumPortCapMask2, Label: "CapabilityMask2", IBMAD: "capmask", IBMADOffset: 480, CompMask: 0x20000000000000},
+		{Name: "LinkSpeedExtActive", JSONName: "link_speed_ext_active", Offset: 496, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumLinkSpeedExt, Label: "LinkSpeedExtActive", IBMAD: "enum", IBMADOffset: 496, CompMask: 0x40000000000000},
+		{Name: "LinkSpeedExtSupported", JSONName: "link_speed_ext_supported", Offset: 500, Width: 4, Count: 1, Stride: 4, Hint: HintMask, Enum: enumLinkSpeedExt, Label: "LinkSpeedExtSupported", IBMAD: "linkspeedextsup", IBMADOffset: 500, CompMask: 0x80000000000000},
 		{Offset: 504, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 504},
-		{Name: "LinkSpeedExtEnabled", JSONName: "link_speed_ext_enabled", Offset: 507, Width: 5, Count: 1, Stride: 5, Hint: HintMask, Enum: enumLinkSpeedExt, Label: "LinkSpeedExtEnabled", IBMAD: "linkspeedexten", IBMADOffset: 507},
+		{Name: "LinkSpeedExtEnabled", JSONName: "link_speed_ext_enabled", Offset: 507, Width: 5, Count: 1, Stride: 5, Hint: HintMask, Enum: enumLinkSpeedExt, Label: "LinkSpeedExtEnabled", IBMAD: "linkspeedexten", IBMADOffset: 507, CompMask: 0x200000000000000},
 		{Name: "LinkSpeedExtActive2", JSONName: "link_speed_ext_active2", Offset: 449, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumLinkSpeedExt2, Label: "LinkSpeedExtActive2", IBMAD: "enum", IBMADOffset: 449, Group: "XDR"},
 		{Name: "LinkSpeedExtSupported2", JSONName: "link_speed_ext_supported2", Offset: 451, Width: 2, Count: 1, Stride: 2, Hint: HintMask, Enum: enumLinkSpeedExt2, Label: "LinkSpeedExtSupported2", IBMAD: "linkspeedext2bits", IBMADOffset: 451, Group: "XDR"},
 		{Name: "LinkSpeedExtEnabled2", JSONName: "link_speed_ext_enabled2", Offset: 453, Width: 3, Count: 1, Stride: 3, Hint: HintMask, Enum: enumLinkSpeedExt2, Label: "LinkSpeedExtEnabled2", IBMAD: "linkspeedext2bits", IBMADOffset: 453, Group: "XDR"},
@@ -1796,7 +3949,183 @@ var descLinearForwardingTable = &StructDesc{
 	},
 }
 
+// One entry of a RandomForwardingTable (IBA 14.2.5.11): LID, LMC and
+// egress port, valid if Valid is 1.
+//
+// Wire: 4 bytes.
+type RFTEntry struct {
+	LID   uint16 // bits 0..15
+	Valid uint8  // bits 16..16
+	LMC   uint8  // bits 17..19
+	Port  uint8  // bits 24..31
+}
+
+// RFTEntrySize is the length of a RFTEntry on the wire.
+const RFTEntrySize = 4
+
+// Desc returns the field table of RFTEntry.
+func (x *RFTEntry) Desc() *StructDesc { return descRFTEntry }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *RFTEntry) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first RFTEntrySize bytes of b into x.
+func (x *RFTEntry) Unmarshal(b []byte) error {
+	if len(b) < RFTEntrySize {
+		return shortBuffer("RFTEntry", RFTEntrySize, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	x.Valid = uint8(getBits(b, 16, 1))
+	x.LMC = uint8(getBits(b, 17, 3))
+	x.Port = b[3]
+	return nil
+}
+
+// Marshal encodes x into the first RFTEntrySize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *RFTEntry) Marshal(b []byte) error {
+	if len(b) < RFTEntrySize {
+		return shortBuffer("RFTEntry", RFTEntrySize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	putBits(b, 16, 1, uint64(x.Valid))
+	putBits(b, 17, 3, uint64(x.LMC))
+	b[3] = uint8(x.Port)
+	return nil
+}
+
+var descRFTEntry = &StructDesc{
+	Name: "RFTEntry",
+	Size: 4,
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
+		{Name: "Valid", JSONName: "valid", Offset: 16, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Name: "LMC", JSONName: "lmc", Offset: 17, Width: 3, Count: 1, Stride: 3, Hint: HintDec, IBMAD: "uint", IBMADOffset: 17},
+		{Offset: 20, Width: 4, Count: 1, Stride: 4, Reserved: true, IBMADOffset: 20},
+		{Name: "Port", JSONName: "port", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 24},
+	},
+}
+
+// RandomForwardingTable (IBA 14.2.5.11): 16 LID/port entries. AttrMod:
+// block number.
+//
+// Wire: IBA 14.2.5.11; attribute 0x001a of class smp, methods Get, Set; 64 bytes.
+type RandomForwardingTable struct {
+	Entry [16]RFTEntry // bits 0..31, 16 times every 32
+}
+
+// RandomForwardingTableSize is the length of a RandomForwardingTable on the wire.
+const RandomForwardingTableSize = 64
+
+// AttrRandomForwardingTable is the attribute ID of RandomForwardingTable.
+const AttrRandomForwardingTable uint16 = 0x001a
+
+// Desc returns the field table of RandomForwardingTable.
+func (x *RandomForwardingTable) Desc() *StructDesc { return descRandomForwardingTable }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *RandomForwardingTable) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first RandomForwardingTableSize bytes of b into x.
+func (x *RandomForwardingTable) Unmarshal(b []byte) error {
+	if len(b) < RandomForwardingTableSize {
+		return shortBuffer("RandomForwardingTable", RandomForwardingTableSize, len(b))
+	}
+	for i := range x.Entry {
+		if err := x.Entry[i].Unmarshal(b[0+i*4:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Marshal encodes x into the first RandomForwardingTableSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *RandomForwardingTable) Marshal(b []byte) error {
+	if len(b) < RandomForwardingTableSize {
+		return shortBuffer("RandomForwardingTable", RandomForwardingTableSize, len(b))
+	}
+	for i := range x.Entry {
+		if err := x.Entry[i].Marshal(b[0+i*4:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var descRandomForwardingTable = &StructDesc{
+	Name:        "RandomForwardingTable",
+	Size:        64,
+	AttrID:      0x001a,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnLID, ClassSubnDR},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "14.2.5.11",
+	Fields: []FieldDesc{
+		{Name: "Entry", JSONName: "entries", Offset: 0, Width: 32, Count: 16, Stride: 32, Hint: HintStruct, Struct: descRFTEntry, IBMAD: "array", IBMADOffset: 0},
+	},
+}
+
+// MulticastForwardingTable (IBA 14.2.5.12): for 32 multicast LIDs, the
+// egress ports as a bit mask (bit p: port position*16+p). AttrMod: port
+// mask position in bits 31..28 (ports 16*position .. 16*position+15),
+// block number in bits 8..0 (MLIDs 0xC000+32*block ..).
+//
+// Wire: IBA 14.2.5.12; attribute 0x001b of class smp, methods Get, Set; 64 bytes.
+type MulticastForwardingTable struct {
+	PortMask [32]uint16 // bits 0..15, 32 times every 16
+}
+
+// MulticastForwardingTableSize is the length of a MulticastForwardingTable on the wire.
+const MulticastForwardingTableSize = 64
+
+// AttrMulticastForwardingTable is the attribute ID of MulticastForwardingTable.
+const AttrMulticastForwardingTable uint16 = 0x001b
+
+// Desc returns the field table of MulticastForwardingTable.
+func (x *MulticastForwardingTable) Desc() *StructDesc { return descMulticastForwardingTable }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MulticastForwardingTable) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MulticastForwardingTableSize bytes of b into x.
+func (x *MulticastForwardingTable) Unmarshal(b []byte) error {
+	if len(b) < MulticastForwardingTableSize {
+		return shortBuffer("MulticastForwardingTable", MulticastForwardingTableSize, len(b))
+	}
+	for i := range x.PortMask {
+		x.PortMask[i] = binary.BigEndian.Uint16(b[0+i*2:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first MulticastForwardingTableSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MulticastForwardingTable) Marshal(b []byte) error {
+	if len(b) < MulticastForwardingTableSize {
+		return shortBuffer("MulticastForwardingTable", MulticastForwardingTableSize, len(b))
+	}
+	for i := range x.PortMask {
+		binary.BigEndian.PutUint16(b[0+i*2:], uint16(x.PortMask[i]))
+	}
+	return nil
+}
+
+var descMulticastForwardingTable = &StructDesc{
+	Name:        "MulticastForwardingTable",
+	Size:        64,
+	AttrID:      0x001b,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnLID, ClassSubnDR},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "14.2.5.12",
+	Fields: []FieldDesc{
+		{Name: "PortMask", JSONName: "port_masks", Offset: 0, Width: 16, Count: 32, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+	},
+}
+
 // SMInfo (IBA 14.2.5.13). AttrMod: 0 for Get, the control code for Set.
+// cm= bits: in SMInfoRecord.
 //
 // Wire: IBA 14.2.5.13; attribute 0x0020 of class smp, methods Get, Set; 24 bytes.
 type SMInfo struct {
@@ -1855,11 +4184,11 @@ var descSMInfo = &StructDesc{
 	Methods:     []uint8{MethodGet, MethodSet},
 	Section:     "14.2.5.13",
 	Fields: []FieldDesc{
-		{Name: "GUID", JSONName: "guid", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "SmInfoGuid", IBMAD: "hex", IBMADOffset: 0},
-		{Name: "SMKey", JSONName: "sm_key", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "SmInfoKey", IBMAD: "hex", IBMADOffset: 64, Key: true},
-		{Name: "ActCount", JSONName: "act_count", Offset: 128, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "SmActivity", IBMAD: "uint", IBMADOffset: 128},
-		{Name: "Priority", JSONName: "priority", Offset: 160, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "SmPriority", IBMAD: "uint", IBMADOffset: 160},
-		{Name: "SMState", JSONName: "sm_state", Offset: 164, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumSMState, Label: "SmState", IBMAD: "uint", IBMADOffset: 164},
+		{Name: "GUID", JSONName: "guid", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, Label: "SmInfoGuid", IBMAD: "hex", IBMADOffset: 0, CompMask: 0x4},
+		{Name: "SMKey", JSONName: "sm_key", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "SmInfoKey", IBMAD: "hex", IBMADOffset: 64, Key: true, CompMask: 0x8},
+		{Name: "ActCount", JSONName: "act_count", Offset: 128, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "SmActivity", IBMAD: "uint", IBMADOffset: 128, CompMask: 0x10},
+		{Name: "Priority", JSONName: "priority", Offset: 160, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "SmPriority", IBMAD: "uint", IBMADOffset: 160, CompMask: 0x20},
+		{Name: "SMState", JSONName: "sm_state", Offset: 164, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumSMState, Label: "SmState", IBMAD: "uint", IBMADOffset: 164, CompMask: 0x40},
 		{Offset: 168, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 168},
 	},
 }
@@ -2024,6 +4353,30 @@ var structDescs = []*StructDesc{
 	descClassPortInfo,
 	descPortCounters,
 	descPortCountersExtended,
+	descMADHeader,
+	descRMPPHeader,
+	descSAHeader,
+	descNotice,
+	descInformInfo,
+	descNodeRecord,
+	descPortInfoRecord,
+	descSLtoVLMappingTableRecord,
+	descSwitchInfoRecord,
+	descLinearForwardingTableRecord,
+	descRandomForwardingTableRecord,
+	descMulticastForwardingTableRecord,
+	descSMInfoRecord,
+	descInformInfoRecord,
+	descLinkRecord,
+	descGUIDInfoRecord,
+	descServiceRecord,
+	descPKeyTableRecord,
+	descPathRecord,
+	descVLArbitrationTableRecord,
+	descMCMemberRecord,
+	descTraceRecord,
+	descMultiPathRecord,
+	descServiceAssociationRecord,
 	descNodeDescription,
 	descNodeInfo,
 	descSwitchInfo,
@@ -2034,6 +4387,9 @@ var structDescs = []*StructDesc{
 	descVLArbEntry,
 	descVLArbitrationTable,
 	descLinearForwardingTable,
+	descRFTEntry,
+	descRandomForwardingTable,
+	descMulticastForwardingTable,
 	descSMInfo,
 	descPortInfoExtended,
 	descMlnxExtPortInfo,
@@ -2060,12 +4416,45 @@ var enumDescs = []*EnumDesc{
 	enumPerfCapMask2,
 	enumSMState,
 	enumFECMode,
+	enumMgmtClass,
+	enumMADMethod,
+	enumRMPPType,
+	enumRMPPFlags,
+	enumSACapMask,
+	enumSACapMask2,
+	enumNoticeType,
+	enumSelector,
+	enumJoinState,
 }
 
 func init() {
 	descClassPortInfo.New = func() Struct { return new(ClassPortInfo) }
 	descPortCounters.New = func() Struct { return new(PortCounters) }
 	descPortCountersExtended.New = func() Struct { return new(PortCountersExtended) }
+	descMADHeader.New = func() Struct { return new(MADHeader) }
+	descRMPPHeader.New = func() Struct { return new(RMPPHeader) }
+	descSAHeader.New = func() Struct { return new(SAHeader) }
+	descNotice.New = func() Struct { return new(Notice) }
+	descInformInfo.New = func() Struct { return new(InformInfo) }
+	descNodeRecord.New = func() Struct { return new(NodeRecord) }
+	descPortInfoRecord.New = func() Struct { return new(PortInfoRecord) }
+	descSLtoVLMappingTableRecord.New = func() Struct { return new(SLtoVLMappingTableRecord) }
+	descSwitchInfoRecord.New = func() Struct { return new(SwitchInfoRecord) }
+	descLinearForwardingTableRecord.New = func() Struct { return new(LinearForwardingTableRecord) }
+	descRandomForwardingTableRecord.New = func() Struct { return new(RandomForwardingTableRecord) }
+	descMulticastForwardingTableRecord.New = func() Struct { return new(MulticastForwardingTableRecord) }
+	descSMInfoRecord.New = func() Struct { return new(SMInfoRecord) }
+	descInformInfoRecord.New = func() Struct { return new(InformInfoRecord) }
+	descLinkRecord.New = func() Struct { return new(LinkRecord) }
+	descGUIDInfoRecord.New = func() Struct { return new(GUIDInfoRecord) }
+	descServiceRecord.New = func() Struct { return new(ServiceRecord) }
+	descPKeyTableRecord.New = func() Struct { return new(PKeyTableRecord) }
+	descPathRecord.New = func() Struct { return new(PathRecord) }
+	descVLArbitrationTableRecord.New = func() Struct { return new(VLArbitrationTableRecord) }
+	descMCMemberRecord.New = func() Struct { return new(MCMemberRecord) }
+	descTraceRecord.New = func() Struct { return new(TraceRecord) }
+	descMultiPathRecord.New = func() Struct { return new(MultiPathRecord) }
+	descServiceAssociationRecord.New = func() Struct { return new(ServiceAssociationRecord) }
 	descNodeDescription.New = func() Struct { return new(NodeDescription) }
 	descNodeInfo.New = func() Struct { return new(NodeInfo) }
 	descSwitchInfo.New = func() Struct { return new(SwitchInfo) }
@@ -2076,6 +4465,9 @@ func init() {
 	descVLArbEntry.New = func() Struct { return new(VLArbEntry) }
 	descVLArbitrationTable.New = func() Struct { return new(VLArbitrationTable) }
 	descLinearForwardingTable.New = func() Struct { return new(LinearForwardingTable) }
+	descRFTEntry.New = func() Struct { return new(RFTEntry) }
+	descRandomForwardingTable.New = func() Struct { return new(RandomForwardingTable) }
+	descMulticastForwardingTable.New = func() Struct { return new(MulticastForwardingTable) }
 	descSMInfo.New = func() Struct { return new(SMInfo) }
 	descPortInfoExtended.New = func() Struct { return new(PortInfoExtended) }
 	descMlnxExtPortInfo.New = func() Struct { return new(MlnxExtPortInfo) }

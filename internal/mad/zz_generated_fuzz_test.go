@@ -16,6 +16,102 @@ func FuzzPortCounters(f *testing.F) { fuzzStruct[PortCounters](f) }
 // that what it decodes encodes back to the same value.
 func FuzzPortCountersExtended(f *testing.F) { fuzzStruct[PortCountersExtended](f) }
 
+// FuzzMADHeader checks that decoding any bytes as a MADHeader never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMADHeader(f *testing.F) { fuzzStruct[MADHeader](f) }
+
+// FuzzRMPPHeader checks that decoding any bytes as a RMPPHeader never panics and
+// that what it decodes encodes back to the same value.
+func FuzzRMPPHeader(f *testing.F) { fuzzStruct[RMPPHeader](f) }
+
+// FuzzSAHeader checks that decoding any bytes as a SAHeader never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSAHeader(f *testing.F) { fuzzStruct[SAHeader](f) }
+
+// FuzzNotice checks that decoding any bytes as a Notice never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNotice(f *testing.F) { fuzzStruct[Notice](f) }
+
+// FuzzInformInfo checks that decoding any bytes as a InformInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzInformInfo(f *testing.F) { fuzzStruct[InformInfo](f) }
+
+// FuzzNodeRecord checks that decoding any bytes as a NodeRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNodeRecord(f *testing.F) { fuzzStruct[NodeRecord](f) }
+
+// FuzzPortInfoRecord checks that decoding any bytes as a PortInfoRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortInfoRecord(f *testing.F) { fuzzStruct[PortInfoRecord](f) }
+
+// FuzzSLtoVLMappingTableRecord checks that decoding any bytes as a SLtoVLMappingTableRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSLtoVLMappingTableRecord(f *testing.F) { fuzzStruct[SLtoVLMappingTableRecord](f) }
+
+// FuzzSwitchInfoRecord checks that decoding any bytes as a SwitchInfoRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSwitchInfoRecord(f *testing.F) { fuzzStruct[SwitchInfoRecord](f) }
+
+// FuzzLinearForwardingTableRecord checks that decoding any bytes as a LinearForwardingTableRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzLinearForwardingTableRecord(f *testing.F) { fuzzStruct[LinearForwardingTableRecord](f) }
+
+// FuzzRandomForwardingTableRecord checks that decoding any bytes as a RandomForwardingTableRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzRandomForwardingTableRecord(f *testing.F) { fuzzStruct[RandomForwardingTableRecord](f) }
+
+// FuzzMulticastForwardingTableRecord checks that decoding any bytes as a MulticastForwardingTableRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMulticastForwardingTableRecord(f *testing.F) { fuzzStruct[MulticastForwardingTableRecord](f) }
+
+// FuzzSMInfoRecord checks that decoding any bytes as a SMInfoRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSMInfoRecord(f *testing.F) { fuzzStruct[SMInfoRecord](f) }
+
+// FuzzInformInfoRecord checks that decoding any bytes as a InformInfoRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzInformInfoRecord(f *testing.F) { fuzzStruct[InformInfoRecord](f) }
+
+// FuzzLinkRecord checks that decoding any bytes as a LinkRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzLinkRecord(f *testing.F) { fuzzStruct[LinkRecord](f) }
+
+// FuzzGUIDInfoRecord checks that decoding any bytes as a GUIDInfoRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzGUIDInfoRecord(f *testing.F) { fuzzStruct[GUIDInfoRecord](f) }
+
+// FuzzServiceRecord checks that decoding any bytes as a ServiceRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzServiceRecord(f *testing.F) { fuzzStruct[ServiceRecord](f) }
+
+// FuzzPKeyTableRecord checks that decoding any bytes as a PKeyTableRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPKeyTableRecord(f *testing.F) { fuzzStruct[PKeyTableRecord](f) }
+
+// FuzzPathRecord checks that decoding any bytes as a PathRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPathRecord(f *testing.F) { fuzzStruct[PathRecord](f) }
+
+// FuzzVLArbitrationTableRecord checks that decoding any bytes as a VLArbitrationTableRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzVLArbitrationTableRecord(f *testing.F) { fuzzStruct[VLArbitrationTableRecord](f) }
+
+// FuzzMCMemberRecord checks that decoding any bytes as a MCMemberRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMCMemberRecord(f *testing.F) { fuzzStruct[MCMemberRecord](f) }
+
+// FuzzTraceRecord checks that decoding any bytes as a TraceRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzTraceRecord(f *testing.F) { fuzzStruct[TraceRecord](f) }
+
+// FuzzMultiPathRecord checks that decoding any bytes as a MultiPathRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMultiPathRecord(f *testing.F) { fuzzStruct[MultiPathRecord](f) }
+
+// FuzzServiceAssociationRecord checks that decoding any bytes as a ServiceAssociationRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzServiceAssociationRecord(f *testing.F) { fuzzStruct[ServiceAssociationRecord](f) }
+
 // FuzzNodeDescription checks that decoding any bytes as a NodeDescription never panics and
 // that what it decodes encodes back to the same value.
 func FuzzNodeDescription(f *testing.F) { fuzzStruct[NodeDescription](f) }
@@ -55,6 +151,18 @@ func FuzzVLArbitrationTable(f *testing.F) { fuzzStruct[VLArbitrationTable](f) }
 // FuzzLinearForwardingTable checks that decoding any bytes as a LinearForwardingTable never panics and
 // that what it decodes encodes back to the same value.
 func FuzzLinearForwardingTable(f *testing.F) { fuzzStruct[LinearForwardingTable](f) }
+
+// FuzzRFTEntry checks that decoding any bytes as a RFTEntry never panics and
+// that what it decodes encodes back to the same value.
+func FuzzRFTEntry(f *testing.F) { fuzzStruct[RFTEntry](f) }
+
+// FuzzRandomForwardingTable checks that decoding any bytes as a RandomForwardingTable never panics and
+// that what it decodes encodes back to the same value.
+func FuzzRandomForwardingTable(f *testing.F) { fuzzStruct[RandomForwardingTable](f) }
+
+// FuzzMulticastForwardingTable checks that decoding any bytes as a MulticastForwardingTable never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMulticastForwardingTable(f *testing.F) { fuzzStruct[MulticastForwardingTable](f) }
 
 // FuzzSMInfo checks that decoding any bytes as a SMInfo never panics and
 // that what it decodes encodes back to the same value.

@@ -1,0 +1,1 @@
+saquery PIR 1/0

@@ -1,0 +1,1 @@
+saquery PIR 2/1

@@ -1,0 +1,1 @@
+saquery -p --src-to-dst 2:3

@@ -1,0 +1,1 @@
+saquery SL2VL
