@@ -689,7 +689,11 @@ func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
 		return nil, err
 	}
 	defer pd.mu.RUnlock()
-	for _, cq := range []*CQ{attr.SendCQ, recv} {
+	cqs := []*CQ{attr.SendCQ}
+	if recv != attr.SendCQ {
+		cqs = append(cqs, recv) // never read-lock one mutex twice
+	}
+	for _, cq := range cqs {
 		if err := cq.acquire(); err != nil {
 			return nil, err
 		}
