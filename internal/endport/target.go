@@ -120,6 +120,11 @@ func parseAny(s string, f TypeFlags) (Target, error) {
 	} else if strings.Contains(s, ":") {
 		return Target{}, err
 	}
+	// A 0x number too big for a LID can only be a GUID (the C tools want
+	// -G for it; there is no ambiguity to guard against).
+	if v, err := ParseUint(s, 64); err == nil && v > 0xFFFF && (strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X")) {
+		return Target{Kind: ByGUID, GUID: v}, nil
+	}
 	lid, err := ParseLID(s)
 	if err != nil {
 		return Target{}, fmt.Errorf("invalid target %q: not a LID, port GUID, GID or directed route (%v)", s, err)
