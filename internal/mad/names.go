@@ -42,21 +42,11 @@ func MethodName(class, method uint8) string {
 	return prefix + name
 }
 
-// smpAttrNames names the subnet management attributes (IBA 14.2.5, Table 145).
-var smpAttrNames = map[uint16]string{
-	0x0002: "Notice", 0x0010: "NodeDescription", 0x0011: "NodeInfo", 0x0012: "SwitchInfo",
-	0x0014: "GUIDInfo", 0x0015: "PortInfo", 0x0016: "P_KeyTable", 0x0017: "SLtoVLMappingTable",
-	0x0018: "VLArbitrationTable", 0x0019: "LinearForwardingTable", 0x001A: "RandomForwardingTable",
-	0x001B: "MulticastForwardingTable", 0x0020: "SMInfo", 0x0030: "VendorDiag", 0x0031: "LedInfo",
-	0x0033: "PortInfoExtended", 0xFF90: "MlnxExtPortInfo",
-}
-
-// AttrName names an attribute of a class, or gives its number.
+// AttrName names an attribute of a class from the wire description, or
+// gives its number.
 func AttrName(class uint8, id uint16) string {
-	if class == ClassSubnLID || class == ClassSubnDR {
-		if n, ok := smpAttrNames[id]; ok {
-			return n
-		}
+	if d := LookupAttr(class, id); d != nil {
+		return d.Name
 	}
 	return fmt.Sprintf("0x%04x", id)
 }

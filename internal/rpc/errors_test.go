@@ -14,7 +14,7 @@ func TestStatusErrorDetail(t *testing.T) {
 	reply[3] = mad.MethodGetResp
 	reply[4] = 0x03 // ERR_NO_RECORDS
 	err := &StatusError{Addr: umad.Address{LID: 1, QP: 1}, Req: req, Reply: reply}
-	if got := err.Error(); got != "SubnAdmGet(0x0035) LID 1 mod 0x0 failed: MAD status 0x0300 (ERR_NO_RECORDS)" {
+	if got := err.Error(); got != "SubnAdmGet(PathRecord) LID 1 mod 0x0 failed: MAD status 0x0300 (ERR_NO_RECORDS)" {
 		t.Fatalf("Error() = %q", got)
 	}
 	if d := err.Detail(0); d != "" {
