@@ -90,8 +90,11 @@ func TestLookup(t *testing.T) {
 	if d := LookupAttr(ClassSubnLID, 0x12); d == nil || d.Name != "SwitchInfo" {
 		t.Errorf("SMP 0x12: %v", d)
 	}
-	if d := LookupAttr(ClassPerf, 0x15); d != nil {
-		t.Errorf("PerfMgt 0x15: %v", d.Name)
+	if d := LookupAttr(ClassPerf, 0x15); d == nil || d.Name != "PortRcvErrorDetails" {
+		t.Errorf("PerfMgt 0x15: %v", d)
+	}
+	if d := LookupAttr(ClassPerf, 0x13); d != nil {
+		t.Errorf("PerfMgt 0x13 (reserved): %v", d.Name)
 	}
 	if d := LookupStruct("portinfo"); d == nil || d.New().Desc() != d {
 		t.Error("LookupStruct")

@@ -1171,6 +1171,1425 @@ var descPortCountersExtended = &StructDesc{
 	},
 }
 
+// PortSamplesControl (IBA 16.1.3.2): the sampling mechanism's setup.
+// AttrMod 0. libibmad prints the counter masks of counters 1..9 and
+// 10..14 as two numbers.
+//
+// Wire: IBA 16.1.3.2; attribute 0x0010 of class perf, methods Get, Set; 80 bytes.
+type PortSamplesControl struct {
+	OpCode                uint8      // bits 0..7
+	PortSelect            uint8      // bits 8..15
+	Tick                  uint8      // bits 16..23
+	CounterWidth          uint8      // bits 29..31
+	CounterMask0          uint8      // bits 34..36
+	CounterMask1to9       [9]uint8   // bits 37..39, 9 times every 3
+	CounterMask10to14     [5]uint8   // bits 65..67, 5 times every 3
+	SampleMechanisms      uint8      // bits 80..87
+	SampleStatus          uint8      // bits 94..95
+	OptionMask            uint64     // bits 96..159
+	VendorMask            uint64     // bits 160..223
+	SampleStart           uint32     // bits 224..255
+	SampleInterval        uint32     // bits 256..287
+	Tag                   uint16     // bits 288..303
+	CounterSelect         [15]uint16 // bits 304..319, 15 times every 16
+	SamplesOnlyOptionMask uint64     // bits 576..639
+}
+
+// PortSamplesControlSize is the length of a PortSamplesControl on the wire.
+const PortSamplesControlSize = 80
+
+// AttrPortSamplesControl is the attribute ID of PortSamplesControl.
+const AttrPortSamplesControl uint16 = 0x0010
+
+// Desc returns the field table of PortSamplesControl.
+func (x *PortSamplesControl) Desc() *StructDesc { return descPortSamplesControl }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortSamplesControl) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortSamplesControlSize bytes of b into x.
+func (x *PortSamplesControl) Unmarshal(b []byte) error {
+	if len(b) < PortSamplesControlSize {
+		return shortBuffer("PortSamplesControl", PortSamplesControlSize, len(b))
+	}
+	x.OpCode = b[0]
+	x.PortSelect = b[1]
+	x.Tick = b[2]
+	x.CounterWidth = uint8(getBits(b, 29, 3))
+	x.CounterMask0 = uint8(getBits(b, 34, 3))
+	for i := range x.CounterMask1to9 {
+		x.CounterMask1to9[i] = uint8(getBits(b, 37+i*3, 3))
+	}
+	for i := range x.CounterMask10to14 {
+		x.CounterMask10to14[i] = uint8(getBits(b, 65+i*3, 3))
+	}
+	x.SampleMechanisms = b[10]
+	x.SampleStatus = uint8(getBits(b, 94, 2))
+	x.OptionMask = binary.BigEndian.Uint64(b[12:])
+	x.VendorMask = binary.BigEndian.Uint64(b[20:])
+	x.SampleStart = binary.BigEndian.Uint32(b[28:])
+	x.SampleInterval = binary.BigEndian.Uint32(b[32:])
+	x.Tag = binary.BigEndian.Uint16(b[36:])
+	for i := range x.CounterSelect {
+		x.CounterSelect[i] = binary.BigEndian.Uint16(b[38+i*2:])
+	}
+	x.SamplesOnlyOptionMask = binary.BigEndian.Uint64(b[72:])
+	return nil
+}
+
+// Marshal encodes x into the first PortSamplesControlSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortSamplesControl) Marshal(b []byte) error {
+	if len(b) < PortSamplesControlSize {
+		return shortBuffer("PortSamplesControl", PortSamplesControlSize, len(b))
+	}
+	b[0] = uint8(x.OpCode)
+	b[1] = uint8(x.PortSelect)
+	b[2] = uint8(x.Tick)
+	putBits(b, 29, 3, uint64(x.CounterWidth))
+	putBits(b, 34, 3, uint64(x.CounterMask0))
+	for i := range x.CounterMask1to9 {
+		putBits(b, 37+i*3, 3, uint64(x.CounterMask1to9[i]))
+	}
+	for i := range x.CounterMask10to14 {
+		putBits(b, 65+i*3, 3, uint64(x.CounterMask10to14[i]))
+	}
+	b[10] = uint8(x.SampleMechanisms)
+	putBits(b, 94, 2, uint64(x.SampleStatus))
+	binary.BigEndian.PutUint64(b[12:], uint64(x.OptionMask))
+	binary.BigEndian.PutUint64(b[20:], uint64(x.VendorMask))
+	binary.BigEndian.PutUint32(b[28:], uint32(x.SampleStart))
+	binary.BigEndian.PutUint32(b[32:], uint32(x.SampleInterval))
+	binary.BigEndian.PutUint16(b[36:], uint16(x.Tag))
+	for i := range x.CounterSelect {
+		binary.BigEndian.PutUint16(b[38+i*2:], uint16(x.CounterSelect[i]))
+	}
+	binary.BigEndian.PutUint64(b[72:], uint64(x.SamplesOnlyOptionMask))
+	return nil
+}
+
+var descPortSamplesControl = &StructDesc{
+	Name:        "PortSamplesControl",
+	Size:        80,
+	AttrID:      0x0010,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.3.2",
+	Fields: []FieldDesc{
+		{Name: "OpCode", JSONName: "op_code", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "OpCode", IBMAD: "hex", IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "Tick", JSONName: "tick", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "Tick", IBMAD: "hex", IBMADOffset: 16},
+		{Offset: 24, Width: 5, Count: 1, Stride: 5, Reserved: true, IBMADOffset: 24},
+		{Name: "CounterWidth", JSONName: "counter_width", Offset: 29, Width: 3, Count: 1, Stride: 3, Hint: HintDec, Label: "CounterWidth", IBMAD: "uint", IBMADOffset: 29},
+		{Offset: 32, Width: 2, Count: 1, Stride: 2, Reserved: true, IBMADOffset: 32},
+		{Name: "CounterMask0", JSONName: "counter_mask0", Offset: 34, Width: 3, Count: 1, Stride: 3, Hint: HintHex, Label: "CounterMask0", IBMAD: "hex", IBMADOffset: 34},
+		{Name: "CounterMask1to9", JSONName: "counter_masks_1to9", Offset: 37, Width: 3, Count: 9, Stride: 3, Hint: HintHex, Label: "CounterMasks1to9", IBMAD: "hex", IBMADOffset: 37},
+		{Offset: 64, Width: 1, Count: 1, Stride: 1, Reserved: true, IBMADOffset: 64},
+		{Name: "CounterMask10to14", JSONName: "counter_masks_10to14", Offset: 65, Width: 3, Count: 5, Stride: 3, Hint: HintHex, Label: "CounterMasks10to14", IBMAD: "hex", IBMADOffset: 65},
+		{Name: "SampleMechanisms", JSONName: "sample_mechanisms", Offset: 80, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "SampleMechanisms", IBMAD: "uint", IBMADOffset: 80},
+		{Offset: 88, Width: 6, Count: 1, Stride: 6, Reserved: true, IBMADOffset: 88},
+		{Name: "SampleStatus", JSONName: "sample_status", Offset: 94, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "SampleStatus", IBMAD: "uint", IBMADOffset: 94},
+		{Name: "OptionMask", JSONName: "option_mask", Offset: 96, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "OptionMask", IBMAD: "hex", IBMADOffset: 96},
+		{Name: "VendorMask", JSONName: "vendor_mask", Offset: 160, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "VendorMask", IBMAD: "hex", IBMADOffset: 160},
+		{Name: "SampleStart", JSONName: "sample_start", Offset: 224, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "SampleStart", IBMAD: "uint", IBMADOffset: 224},
+		{Name: "SampleInterval", JSONName: "sample_interval", Offset: 256, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "SampleInterval", IBMAD: "uint", IBMADOffset: 256},
+		{Name: "Tag", JSONName: "tag", Offset: 288, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "Tag", IBMAD: "hex", IBMADOffset: 288},
+		{Name: "CounterSelect", JSONName: "counter_selects", Offset: 304, Width: 16, Count: 15, Stride: 16, Hint: HintHex, Label: "CounterSelect%d", IBMAD: "hex", IBMADOffset: 304},
+		{Offset: 544, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 544},
+		{Name: "SamplesOnlyOptionMask", JSONName: "samples_only_option_mask", Offset: 576, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "SamplesOnlyOptionMask", IBMAD: "hex", IBMADOffset: 576},
+	},
+}
+
+// PortSamplesResult (IBA 16.1.3.4): the 15 sampled counters. AttrMod 0.
+//
+// Wire: IBA 16.1.3.4; attribute 0x0011 of class perf, methods Get; 64 bytes.
+type PortSamplesResult struct {
+	Tag          uint16     // bits 0..15
+	SampleStatus uint8      // bits 30..31
+	Counter      [15]uint32 // bits 32..63, 15 times every 32
+}
+
+// PortSamplesResultSize is the length of a PortSamplesResult on the wire.
+const PortSamplesResultSize = 64
+
+// AttrPortSamplesResult is the attribute ID of PortSamplesResult.
+const AttrPortSamplesResult uint16 = 0x0011
+
+// Desc returns the field table of PortSamplesResult.
+func (x *PortSamplesResult) Desc() *StructDesc { return descPortSamplesResult }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortSamplesResult) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortSamplesResultSize bytes of b into x.
+func (x *PortSamplesResult) Unmarshal(b []byte) error {
+	if len(b) < PortSamplesResultSize {
+		return shortBuffer("PortSamplesResult", PortSamplesResultSize, len(b))
+	}
+	x.Tag = binary.BigEndian.Uint16(b[0:])
+	x.SampleStatus = uint8(getBits(b, 30, 2))
+	for i := range x.Counter {
+		x.Counter[i] = binary.BigEndian.Uint32(b[4+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortSamplesResultSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortSamplesResult) Marshal(b []byte) error {
+	if len(b) < PortSamplesResultSize {
+		return shortBuffer("PortSamplesResult", PortSamplesResultSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.Tag))
+	putBits(b, 30, 2, uint64(x.SampleStatus))
+	for i := range x.Counter {
+		binary.BigEndian.PutUint32(b[4+i*4:], uint32(x.Counter[i]))
+	}
+	return nil
+}
+
+var descPortSamplesResult = &StructDesc{
+	Name:        "PortSamplesResult",
+	Size:        64,
+	AttrID:      0x0011,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet},
+	Section:     "16.1.3.4",
+	Fields: []FieldDesc{
+		{Name: "Tag", JSONName: "tag", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "Tag", IBMAD: "hex", IBMADOffset: 0},
+		{Offset: 16, Width: 14, Count: 1, Stride: 14, Reserved: true, IBMADOffset: 16},
+		{Name: "SampleStatus", JSONName: "sample_status", Offset: 30, Width: 2, Count: 1, Stride: 2, Hint: HintHex, Label: "SampleStatus", IBMAD: "hex", IBMADOffset: 30},
+		{Name: "Counter", JSONName: "counters", Offset: 32, Width: 32, Count: 15, Stride: 32, Hint: HintDec, Label: "Counter%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortRcvErrorDetails (IBA 16.1.4.1).
+//
+// Wire: IBA 16.1.4.1; attribute 0x0015 of class perf, methods Get, Set; 16 bytes.
+type PortRcvErrorDetails struct {
+	PortSelect                uint8  // bits 8..15
+	CounterSelect             uint16 // bits 16..31
+	PortLocalPhysicalErrors   uint16 // bits 32..47
+	PortMalformedPacketErrors uint16 // bits 48..63
+	PortBufferOverrunErrors   uint16 // bits 64..79
+	PortDLIDMappingErrors     uint16 // bits 80..95
+	PortVLMappingErrors       uint16 // bits 96..111
+	PortLoopingErrors         uint16 // bits 112..127
+}
+
+// PortRcvErrorDetailsSize is the length of a PortRcvErrorDetails on the wire.
+const PortRcvErrorDetailsSize = 16
+
+// AttrPortRcvErrorDetails is the attribute ID of PortRcvErrorDetails.
+const AttrPortRcvErrorDetails uint16 = 0x0015
+
+// Desc returns the field table of PortRcvErrorDetails.
+func (x *PortRcvErrorDetails) Desc() *StructDesc { return descPortRcvErrorDetails }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortRcvErrorDetails) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortRcvErrorDetailsSize bytes of b into x.
+func (x *PortRcvErrorDetails) Unmarshal(b []byte) error {
+	if len(b) < PortRcvErrorDetailsSize {
+		return shortBuffer("PortRcvErrorDetails", PortRcvErrorDetailsSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	x.PortLocalPhysicalErrors = binary.BigEndian.Uint16(b[4:])
+	x.PortMalformedPacketErrors = binary.BigEndian.Uint16(b[6:])
+	x.PortBufferOverrunErrors = binary.BigEndian.Uint16(b[8:])
+	x.PortDLIDMappingErrors = binary.BigEndian.Uint16(b[10:])
+	x.PortVLMappingErrors = binary.BigEndian.Uint16(b[12:])
+	x.PortLoopingErrors = binary.BigEndian.Uint16(b[14:])
+	return nil
+}
+
+// Marshal encodes x into the first PortRcvErrorDetailsSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortRcvErrorDetails) Marshal(b []byte) error {
+	if len(b) < PortRcvErrorDetailsSize {
+		return shortBuffer("PortRcvErrorDetails", PortRcvErrorDetailsSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.PortLocalPhysicalErrors))
+	binary.BigEndian.PutUint16(b[6:], uint16(x.PortMalformedPacketErrors))
+	binary.BigEndian.PutUint16(b[8:], uint16(x.PortBufferOverrunErrors))
+	binary.BigEndian.PutUint16(b[10:], uint16(x.PortDLIDMappingErrors))
+	binary.BigEndian.PutUint16(b[12:], uint16(x.PortVLMappingErrors))
+	binary.BigEndian.PutUint16(b[14:], uint16(x.PortLoopingErrors))
+	return nil
+}
+
+var descPortRcvErrorDetails = &StructDesc{
+	Name:        "PortRcvErrorDetails",
+	Size:        16,
+	AttrID:      0x0015,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.1",
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortLocalPhysicalErrors", JSONName: "port_local_physical_errors", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortLocalPhysicalErrors", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PortMalformedPacketErrors", JSONName: "port_malformed_packet_errors", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortMalformedPktErrors", IBMAD: "uint", IBMADOffset: 48},
+		{Name: "PortBufferOverrunErrors", JSONName: "port_buffer_overrun_errors", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortBufferOverrunErrors", IBMAD: "uint", IBMADOffset: 64},
+		{Name: "PortDLIDMappingErrors", JSONName: "port_dlid_mapping_errors", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortDLIDMappingErrors", IBMAD: "uint", IBMADOffset: 80},
+		{Name: "PortVLMappingErrors", JSONName: "port_vl_mapping_errors", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortVLMappingErrors", IBMAD: "uint", IBMADOffset: 96},
+		{Name: "PortLoopingErrors", JSONName: "port_looping_errors", Offset: 112, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortLoopingErrors", IBMAD: "uint", IBMADOffset: 112},
+	},
+}
+
+// PortXmitDiscardDetails (IBA 16.1.4.2).
+//
+// Wire: IBA 16.1.4.2; attribute 0x0016 of class perf, methods Get, Set; 12 bytes.
+type PortXmitDiscardDetails struct {
+	PortSelect                     uint8  // bits 8..15
+	CounterSelect                  uint16 // bits 16..31
+	PortInactiveDiscards           uint16 // bits 32..47
+	PortNeighborMTUDiscards        uint16 // bits 48..63
+	PortSwLifetimeLimitDiscards    uint16 // bits 64..79
+	PortSwHOQLifetimeLimitDiscards uint16 // bits 80..95
+}
+
+// PortXmitDiscardDetailsSize is the length of a PortXmitDiscardDetails on the wire.
+const PortXmitDiscardDetailsSize = 12
+
+// AttrPortXmitDiscardDetails is the attribute ID of PortXmitDiscardDetails.
+const AttrPortXmitDiscardDetails uint16 = 0x0016
+
+// Desc returns the field table of PortXmitDiscardDetails.
+func (x *PortXmitDiscardDetails) Desc() *StructDesc { return descPortXmitDiscardDetails }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortXmitDiscardDetails) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortXmitDiscardDetailsSize bytes of b into x.
+func (x *PortXmitDiscardDetails) Unmarshal(b []byte) error {
+	if len(b) < PortXmitDiscardDetailsSize {
+		return shortBuffer("PortXmitDiscardDetails", PortXmitDiscardDetailsSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	x.PortInactiveDiscards = binary.BigEndian.Uint16(b[4:])
+	x.PortNeighborMTUDiscards = binary.BigEndian.Uint16(b[6:])
+	x.PortSwLifetimeLimitDiscards = binary.BigEndian.Uint16(b[8:])
+	x.PortSwHOQLifetimeLimitDiscards = binary.BigEndian.Uint16(b[10:])
+	return nil
+}
+
+// Marshal encodes x into the first PortXmitDiscardDetailsSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortXmitDiscardDetails) Marshal(b []byte) error {
+	if len(b) < PortXmitDiscardDetailsSize {
+		return shortBuffer("PortXmitDiscardDetails", PortXmitDiscardDetailsSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.PortInactiveDiscards))
+	binary.BigEndian.PutUint16(b[6:], uint16(x.PortNeighborMTUDiscards))
+	binary.BigEndian.PutUint16(b[8:], uint16(x.PortSwLifetimeLimitDiscards))
+	binary.BigEndian.PutUint16(b[10:], uint16(x.PortSwHOQLifetimeLimitDiscards))
+	return nil
+}
+
+var descPortXmitDiscardDetails = &StructDesc{
+	Name:        "PortXmitDiscardDetails",
+	Size:        12,
+	AttrID:      0x0016,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.2",
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortInactiveDiscards", JSONName: "port_inactive_discards", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortInactiveDiscards", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PortNeighborMTUDiscards", JSONName: "port_neighbor_mtu_discards", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortNeighborMTUDiscards", IBMAD: "uint", IBMADOffset: 48},
+		{Name: "PortSwLifetimeLimitDiscards", JSONName: "port_sw_lifetime_limit_discards", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortSwLifetimeLimitDiscards", IBMAD: "uint", IBMADOffset: 64},
+		{Name: "PortSwHOQLifetimeLimitDiscards", JSONName: "port_sw_hoq_lifetime_limit_discards", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortSwHOQLifetimeLimitDiscards", IBMAD: "uint", IBMADOffset: 80},
+	},
+}
+
+// PortOpRcvCounters (IBA 16.1.4.3): packets and data (4-octet words)
+// received with the OpCode given.
+//
+// Wire: IBA 16.1.4.3; attribute 0x0017 of class perf, methods Get, Set; 12 bytes.
+type PortOpRcvCounters struct {
+	OpCode        uint8  // bits 0..7
+	PortSelect    uint8  // bits 8..15
+	CounterSelect uint16 // bits 16..31
+	PortOpRcvPkts uint32 // bits 32..63
+	PortOpRcvData uint32 // bits 64..95
+}
+
+// PortOpRcvCountersSize is the length of a PortOpRcvCounters on the wire.
+const PortOpRcvCountersSize = 12
+
+// AttrPortOpRcvCounters is the attribute ID of PortOpRcvCounters.
+const AttrPortOpRcvCounters uint16 = 0x0017
+
+// Desc returns the field table of PortOpRcvCounters.
+func (x *PortOpRcvCounters) Desc() *StructDesc { return descPortOpRcvCounters }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortOpRcvCounters) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortOpRcvCountersSize bytes of b into x.
+func (x *PortOpRcvCounters) Unmarshal(b []byte) error {
+	if len(b) < PortOpRcvCountersSize {
+		return shortBuffer("PortOpRcvCounters", PortOpRcvCountersSize, len(b))
+	}
+	x.OpCode = b[0]
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	x.PortOpRcvPkts = binary.BigEndian.Uint32(b[4:])
+	x.PortOpRcvData = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// Marshal encodes x into the first PortOpRcvCountersSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortOpRcvCounters) Marshal(b []byte) error {
+	if len(b) < PortOpRcvCountersSize {
+		return shortBuffer("PortOpRcvCounters", PortOpRcvCountersSize, len(b))
+	}
+	b[0] = uint8(x.OpCode)
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	binary.BigEndian.PutUint32(b[4:], uint32(x.PortOpRcvPkts))
+	binary.BigEndian.PutUint32(b[8:], uint32(x.PortOpRcvData))
+	return nil
+}
+
+var descPortOpRcvCounters = &StructDesc{
+	Name:        "PortOpRcvCounters",
+	Size:        12,
+	AttrID:      0x0017,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.3",
+	Fields: []FieldDesc{
+		{Name: "OpCode", JSONName: "op_code", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortOpRcvPkts", JSONName: "port_op_rcv_pkts", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortOpRcvPkts", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PortOpRcvData", JSONName: "port_op_rcv_data", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortOpRcvData", IBMAD: "uint", IBMADOffset: 64},
+	},
+}
+
+// PortFlowCtlCounters (IBA 16.1.4.4): flow control packets.
+//
+// Wire: IBA 16.1.4.4; attribute 0x0018 of class perf, methods Get, Set; 12 bytes.
+type PortFlowCtlCounters struct {
+	PortSelect       uint8  // bits 8..15
+	CounterSelect    uint16 // bits 16..31
+	PortXmitFlowPkts uint32 // bits 32..63
+	PortRcvFlowPkts  uint32 // bits 64..95
+}
+
+// PortFlowCtlCountersSize is the length of a PortFlowCtlCounters on the wire.
+const PortFlowCtlCountersSize = 12
+
+// AttrPortFlowCtlCounters is the attribute ID of PortFlowCtlCounters.
+const AttrPortFlowCtlCounters uint16 = 0x0018
+
+// Desc returns the field table of PortFlowCtlCounters.
+func (x *PortFlowCtlCounters) Desc() *StructDesc { return descPortFlowCtlCounters }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortFlowCtlCounters) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortFlowCtlCountersSize bytes of b into x.
+func (x *PortFlowCtlCounters) Unmarshal(b []byte) error {
+	if len(b) < PortFlowCtlCountersSize {
+		return shortBuffer("PortFlowCtlCounters", PortFlowCtlCountersSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	x.PortXmitFlowPkts = binary.BigEndian.Uint32(b[4:])
+	x.PortRcvFlowPkts = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// Marshal encodes x into the first PortFlowCtlCountersSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortFlowCtlCounters) Marshal(b []byte) error {
+	if len(b) < PortFlowCtlCountersSize {
+		return shortBuffer("PortFlowCtlCounters", PortFlowCtlCountersSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	binary.BigEndian.PutUint32(b[4:], uint32(x.PortXmitFlowPkts))
+	binary.BigEndian.PutUint32(b[8:], uint32(x.PortRcvFlowPkts))
+	return nil
+}
+
+var descPortFlowCtlCounters = &StructDesc{
+	Name:        "PortFlowCtlCounters",
+	Size:        12,
+	AttrID:      0x0018,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.4",
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortXmitFlowPkts", JSONName: "port_xmit_flow_pkts", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortXmitFlowPkts", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PortRcvFlowPkts", JSONName: "port_rcv_flow_pkts", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortRcvFlowPkts", IBMAD: "uint", IBMADOffset: 64},
+	},
+}
+
+// PortVLOpPackets (IBA 16.1.4.5): packets received with OpCode, per VL.
+//
+// Wire: IBA 16.1.4.5; attribute 0x0019 of class perf, methods Get, Set; 36 bytes.
+type PortVLOpPackets struct {
+	OpCode          uint8      // bits 0..7
+	PortSelect      uint8      // bits 8..15
+	CounterSelect   uint16     // bits 16..31
+	PortVLOpPackets [16]uint16 // bits 32..47, 16 times every 16
+}
+
+// PortVLOpPacketsSize is the length of a PortVLOpPackets on the wire.
+const PortVLOpPacketsSize = 36
+
+// AttrPortVLOpPackets is the attribute ID of PortVLOpPackets.
+const AttrPortVLOpPackets uint16 = 0x0019
+
+// Desc returns the field table of PortVLOpPackets.
+func (x *PortVLOpPackets) Desc() *StructDesc { return descPortVLOpPackets }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortVLOpPackets) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortVLOpPacketsSize bytes of b into x.
+func (x *PortVLOpPackets) Unmarshal(b []byte) error {
+	if len(b) < PortVLOpPacketsSize {
+		return shortBuffer("PortVLOpPackets", PortVLOpPacketsSize, len(b))
+	}
+	x.OpCode = b[0]
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortVLOpPackets {
+		x.PortVLOpPackets[i] = binary.BigEndian.Uint16(b[4+i*2:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortVLOpPacketsSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortVLOpPackets) Marshal(b []byte) error {
+	if len(b) < PortVLOpPacketsSize {
+		return shortBuffer("PortVLOpPackets", PortVLOpPacketsSize, len(b))
+	}
+	b[0] = uint8(x.OpCode)
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortVLOpPackets {
+		binary.BigEndian.PutUint16(b[4+i*2:], uint16(x.PortVLOpPackets[i]))
+	}
+	return nil
+}
+
+var descPortVLOpPackets = &StructDesc{
+	Name:        "PortVLOpPackets",
+	Size:        36,
+	AttrID:      0x0019,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.5",
+	Fields: []FieldDesc{
+		{Name: "OpCode", JSONName: "op_code", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortVLOpPackets", JSONName: "port_vl_op_packets", Offset: 32, Width: 16, Count: 16, Stride: 16, Hint: HintDec, Label: "PortVLOpPackets%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortVLOpData (IBA 16.1.4.6): data (4-octet words) received with OpCode,
+// per VL.
+//
+// Wire: IBA 16.1.4.6; attribute 0x001a of class perf, methods Get, Set; 68 bytes.
+type PortVLOpData struct {
+	OpCode        uint8      // bits 0..7
+	PortSelect    uint8      // bits 8..15
+	CounterSelect uint16     // bits 16..31
+	PortVLOpData  [16]uint32 // bits 32..63, 16 times every 32
+}
+
+// PortVLOpDataSize is the length of a PortVLOpData on the wire.
+const PortVLOpDataSize = 68
+
+// AttrPortVLOpData is the attribute ID of PortVLOpData.
+const AttrPortVLOpData uint16 = 0x001a
+
+// Desc returns the field table of PortVLOpData.
+func (x *PortVLOpData) Desc() *StructDesc { return descPortVLOpData }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortVLOpData) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortVLOpDataSize bytes of b into x.
+func (x *PortVLOpData) Unmarshal(b []byte) error {
+	if len(b) < PortVLOpDataSize {
+		return shortBuffer("PortVLOpData", PortVLOpDataSize, len(b))
+	}
+	x.OpCode = b[0]
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortVLOpData {
+		x.PortVLOpData[i] = binary.BigEndian.Uint32(b[4+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortVLOpDataSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortVLOpData) Marshal(b []byte) error {
+	if len(b) < PortVLOpDataSize {
+		return shortBuffer("PortVLOpData", PortVLOpDataSize, len(b))
+	}
+	b[0] = uint8(x.OpCode)
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortVLOpData {
+		binary.BigEndian.PutUint32(b[4+i*4:], uint32(x.PortVLOpData[i]))
+	}
+	return nil
+}
+
+var descPortVLOpData = &StructDesc{
+	Name:        "PortVLOpData",
+	Size:        68,
+	AttrID:      0x001a,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.6",
+	Fields: []FieldDesc{
+		{Name: "OpCode", JSONName: "op_code", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortVLOpData", JSONName: "port_vl_op_data", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "PortVLOpData%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortVLXmitFlowCtlUpdateErrors (IBA 16.1.4.7): 2-bit counters per VL.
+//
+// Wire: IBA 16.1.4.7; attribute 0x001b of class perf, methods Get, Set; 8 bytes.
+type PortVLXmitFlowCtlUpdateErrors struct {
+	PortSelect                    uint8     // bits 8..15
+	CounterSelect                 uint16    // bits 16..31
+	PortVLXmitFlowCtlUpdateErrors [16]uint8 // bits 32..33, 16 times every 2
+}
+
+// PortVLXmitFlowCtlUpdateErrorsSize is the length of a PortVLXmitFlowCtlUpdateErrors on the wire.
+const PortVLXmitFlowCtlUpdateErrorsSize = 8
+
+// AttrPortVLXmitFlowCtlUpdateErrors is the attribute ID of PortVLXmitFlowCtlUpdateErrors.
+const AttrPortVLXmitFlowCtlUpdateErrors uint16 = 0x001b
+
+// Desc returns the field table of PortVLXmitFlowCtlUpdateErrors.
+func (x *PortVLXmitFlowCtlUpdateErrors) Desc() *StructDesc { return descPortVLXmitFlowCtlUpdateErrors }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortVLXmitFlowCtlUpdateErrors) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortVLXmitFlowCtlUpdateErrorsSize bytes of b into x.
+func (x *PortVLXmitFlowCtlUpdateErrors) Unmarshal(b []byte) error {
+	if len(b) < PortVLXmitFlowCtlUpdateErrorsSize {
+		return shortBuffer("PortVLXmitFlowCtlUpdateErrors", PortVLXmitFlowCtlUpdateErrorsSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortVLXmitFlowCtlUpdateErrors {
+		x.PortVLXmitFlowCtlUpdateErrors[i] = uint8(getBits(b, 32+i*2, 2))
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortVLXmitFlowCtlUpdateErrorsSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortVLXmitFlowCtlUpdateErrors) Marshal(b []byte) error {
+	if len(b) < PortVLXmitFlowCtlUpdateErrorsSize {
+		return shortBuffer("PortVLXmitFlowCtlUpdateErrors", PortVLXmitFlowCtlUpdateErrorsSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortVLXmitFlowCtlUpdateErrors {
+		putBits(b, 32+i*2, 2, uint64(x.PortVLXmitFlowCtlUpdateErrors[i]))
+	}
+	return nil
+}
+
+var descPortVLXmitFlowCtlUpdateErrors = &StructDesc{
+	Name:        "PortVLXmitFlowCtlUpdateErrors",
+	Size:        8,
+	AttrID:      0x001b,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.7",
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortVLXmitFlowCtlUpdateErrors", JSONName: "port_vl_xmit_flow_ctl_update_errors", Offset: 32, Width: 2, Count: 16, Stride: 2, Hint: HintDec, Label: "PortVLXmitFlowCtlUpdateErrors%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortVLXmitWaitCounters (IBA 16.1.4.8): ticks with data to send but no
+// credits, per VL.
+//
+// Wire: IBA 16.1.4.8; attribute 0x001c of class perf, methods Get, Set; 36 bytes.
+type PortVLXmitWaitCounters struct {
+	PortSelect     uint8      // bits 8..15
+	CounterSelect  uint16     // bits 16..31
+	PortVLXmitWait [16]uint16 // bits 32..47, 16 times every 16
+}
+
+// PortVLXmitWaitCountersSize is the length of a PortVLXmitWaitCounters on the wire.
+const PortVLXmitWaitCountersSize = 36
+
+// AttrPortVLXmitWaitCounters is the attribute ID of PortVLXmitWaitCounters.
+const AttrPortVLXmitWaitCounters uint16 = 0x001c
+
+// Desc returns the field table of PortVLXmitWaitCounters.
+func (x *PortVLXmitWaitCounters) Desc() *StructDesc { return descPortVLXmitWaitCounters }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortVLXmitWaitCounters) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortVLXmitWaitCountersSize bytes of b into x.
+func (x *PortVLXmitWaitCounters) Unmarshal(b []byte) error {
+	if len(b) < PortVLXmitWaitCountersSize {
+		return shortBuffer("PortVLXmitWaitCounters", PortVLXmitWaitCountersSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortVLXmitWait {
+		x.PortVLXmitWait[i] = binary.BigEndian.Uint16(b[4+i*2:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortVLXmitWaitCountersSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortVLXmitWaitCounters) Marshal(b []byte) error {
+	if len(b) < PortVLXmitWaitCountersSize {
+		return shortBuffer("PortVLXmitWaitCounters", PortVLXmitWaitCountersSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortVLXmitWait {
+		binary.BigEndian.PutUint16(b[4+i*2:], uint16(x.PortVLXmitWait[i]))
+	}
+	return nil
+}
+
+var descPortVLXmitWaitCounters = &StructDesc{
+	Name:        "PortVLXmitWaitCounters",
+	Size:        36,
+	AttrID:      0x001c,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.8",
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortVLXmitWait", JSONName: "port_vl_xmit_wait", Offset: 32, Width: 16, Count: 16, Stride: 16, Hint: HintDec, Label: "PortVLXmitWait%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortExtendedSpeedsCounters (IBA 1.2.1, attribute 0x1F): error
+// counters of FDR and faster links, per lane. CounterSelect is 64 bits
+// here. A port whose FEC mode is RS-FEC (PortInfoExtended) fills the
+// layout of PortExtendedSpeedsCountersRSFEC instead.
+//
+// Wire: attribute 0x001f of class perf, methods Get, Set; 140 bytes.
+type PortExtendedSpeedsCounters struct {
+	PortSelect               uint8      // bits 8..15
+	CounterSelect            uint64     // bits 64..127
+	SyncHeaderErrorCounter   uint16     // bits 128..143
+	UnknownBlockCounter      uint16     // bits 144..159
+	ErrorDetectionCounter    [12]uint16 // bits 160..175, 12 times every 16
+	FECCorrectableBlockCtr   [12]uint32 // bits 352..383, 12 times every 32
+	FECUncorrectableBlockCtr [12]uint32 // bits 736..767, 12 times every 32
+}
+
+// PortExtendedSpeedsCountersSize is the length of a PortExtendedSpeedsCounters on the wire.
+const PortExtendedSpeedsCountersSize = 140
+
+// AttrPortExtendedSpeedsCounters is the attribute ID of PortExtendedSpeedsCounters.
+const AttrPortExtendedSpeedsCounters uint16 = 0x001f
+
+// Desc returns the field table of PortExtendedSpeedsCounters.
+func (x *PortExtendedSpeedsCounters) Desc() *StructDesc { return descPortExtendedSpeedsCounters }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortExtendedSpeedsCounters) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortExtendedSpeedsCountersSize bytes of b into x.
+func (x *PortExtendedSpeedsCounters) Unmarshal(b []byte) error {
+	if len(b) < PortExtendedSpeedsCountersSize {
+		return shortBuffer("PortExtendedSpeedsCounters", PortExtendedSpeedsCountersSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint64(b[8:])
+	x.SyncHeaderErrorCounter = binary.BigEndian.Uint16(b[16:])
+	x.UnknownBlockCounter = binary.BigEndian.Uint16(b[18:])
+	for i := range x.ErrorDetectionCounter {
+		x.ErrorDetectionCounter[i] = binary.BigEndian.Uint16(b[20+i*2:])
+	}
+	for i := range x.FECCorrectableBlockCtr {
+		x.FECCorrectableBlockCtr[i] = binary.BigEndian.Uint32(b[44+i*4:])
+	}
+	for i := range x.FECUncorrectableBlockCtr {
+		x.FECUncorrectableBlockCtr[i] = binary.BigEndian.Uint32(b[92+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortExtendedSpeedsCountersSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortExtendedSpeedsCounters) Marshal(b []byte) error {
+	if len(b) < PortExtendedSpeedsCountersSize {
+		return shortBuffer("PortExtendedSpeedsCounters", PortExtendedSpeedsCountersSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint64(b[8:], uint64(x.CounterSelect))
+	binary.BigEndian.PutUint16(b[16:], uint16(x.SyncHeaderErrorCounter))
+	binary.BigEndian.PutUint16(b[18:], uint16(x.UnknownBlockCounter))
+	for i := range x.ErrorDetectionCounter {
+		binary.BigEndian.PutUint16(b[20+i*2:], uint16(x.ErrorDetectionCounter[i]))
+	}
+	for i := range x.FECCorrectableBlockCtr {
+		binary.BigEndian.PutUint32(b[44+i*4:], uint32(x.FECCorrectableBlockCtr[i]))
+	}
+	for i := range x.FECUncorrectableBlockCtr {
+		binary.BigEndian.PutUint32(b[92+i*4:], uint32(x.FECUncorrectableBlockCtr[i]))
+	}
+	return nil
+}
+
+var descPortExtendedSpeedsCounters = &StructDesc{
+	Name:        "PortExtendedSpeedsCounters",
+	Size:        140,
+	AttrID:      0x001f,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Offset: 16, Width: 48, Count: 1, Stride: 48, Reserved: true, IBMADOffset: 16},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 64},
+		{Name: "SyncHeaderErrorCounter", JSONName: "sync_header_error_counter", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "SyncHeaderErrorCounter", IBMAD: "uint", IBMADOffset: 128},
+		{Name: "UnknownBlockCounter", JSONName: "unknown_block_counter", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "UnknownBlockCounter", IBMAD: "uint", IBMADOffset: 144},
+		{Name: "ErrorDetectionCounter", JSONName: "error_detection_counter_lanes", Offset: 160, Width: 16, Count: 12, Stride: 16, Hint: HintDec, Label: "ErrorDetectionCounterLane%d", IBMAD: "uint", IBMADOffset: 160},
+		{Name: "FECCorrectableBlockCtr", JSONName: "fec_correctable_block_ctr_lanes", Offset: 352, Width: 32, Count: 12, Stride: 32, Hint: HintDec, Label: "FECCorrectableBlockCtrLane%d", IBMAD: "uint", IBMADOffset: 352},
+		{Name: "FECUncorrectableBlockCtr", JSONName: "fec_uncorrectable_block_ctr_lanes", Offset: 736, Width: 32, Count: 12, Stride: 32, Hint: HintDec, Label: "FECUncorrectableBlockCtrLane%d", IBMAD: "uint", IBMADOffset: 736},
+	},
+}
+
+// PortExtendedSpeedsCounters as a port with RS-FEC active fills it
+// (attribute 0x1F; perfquery -T prints it when PortInfoExtended reports
+// RS-FEC): symbol counters per lane and per-port block counters. Not an
+// attribute of its own: decode attribute 0x1F with it when RS-FEC is on.
+//
+// Wire: 152 bytes.
+type PortExtendedSpeedsCountersRSFEC struct {
+	PortSelect                   uint8      // bits 8..15
+	CounterSelect                uint64     // bits 64..127
+	SyncHeaderErrorCounter       uint16     // bits 128..143
+	UnknownBlockCounter          uint16     // bits 144..159
+	FECCorrectableSymbolCtr      [12]uint32 // bits 352..383, 12 times every 32
+	PortFECCorrectableBlockCtr   uint32     // bits 1120..1151
+	PortFECUncorrectableBlockCtr uint32     // bits 1152..1183
+	PortFECCorrectedSymbolCtr    uint32     // bits 1184..1215
+}
+
+// PortExtendedSpeedsCountersRSFECSize is the length of a PortExtendedSpeedsCountersRSFEC on the wire.
+const PortExtendedSpeedsCountersRSFECSize = 152
+
+// Desc returns the field table of PortExtendedSpeedsCountersRSFEC.
+func (x *PortExtendedSpeedsCountersRSFEC) Desc() *StructDesc {
+	return descPortExtendedSpeedsCountersRSFEC
+}
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortExtendedSpeedsCountersRSFEC) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortExtendedSpeedsCountersRSFECSize bytes of b into x.
+func (x *PortExtendedSpeedsCountersRSFEC) Unmarshal(b []byte) error {
+	if len(b) < PortExtendedSpeedsCountersRSFECSize {
+		return shortBuffer("PortExtendedSpeedsCountersRSFEC", PortExtendedSpeedsCountersRSFECSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint64(b[8:])
+	x.SyncHeaderErrorCounter = binary.BigEndian.Uint16(b[16:])
+	x.UnknownBlockCounter = binary.BigEndian.Uint16(b[18:])
+	for i := range x.FECCorrectableSymbolCtr {
+		x.FECCorrectableSymbolCtr[i] = binary.BigEndian.Uint32(b[44+i*4:])
+	}
+	x.PortFECCorrectableBlockCtr = binary.BigEndian.Uint32(b[140:])
+	x.PortFECUncorrectableBlockCtr = binary.BigEndian.Uint32(b[144:])
+	x.PortFECCorrectedSymbolCtr = binary.BigEndian.Uint32(b[148:])
+	return nil
+}
+
+// Marshal encodes x into the first PortExtendedSpeedsCountersRSFECSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortExtendedSpeedsCountersRSFEC) Marshal(b []byte) error {
+	if len(b) < PortExtendedSpeedsCountersRSFECSize {
+		return shortBuffer("PortExtendedSpeedsCountersRSFEC", PortExtendedSpeedsCountersRSFECSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint64(b[8:], uint64(x.CounterSelect))
+	binary.BigEndian.PutUint16(b[16:], uint16(x.SyncHeaderErrorCounter))
+	binary.BigEndian.PutUint16(b[18:], uint16(x.UnknownBlockCounter))
+	for i := range x.FECCorrectableSymbolCtr {
+		binary.BigEndian.PutUint32(b[44+i*4:], uint32(x.FECCorrectableSymbolCtr[i]))
+	}
+	binary.BigEndian.PutUint32(b[140:], uint32(x.PortFECCorrectableBlockCtr))
+	binary.BigEndian.PutUint32(b[144:], uint32(x.PortFECUncorrectableBlockCtr))
+	binary.BigEndian.PutUint32(b[148:], uint32(x.PortFECCorrectedSymbolCtr))
+	return nil
+}
+
+var descPortExtendedSpeedsCountersRSFEC = &StructDesc{
+	Name: "PortExtendedSpeedsCountersRSFEC",
+	Size: 152,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Offset: 16, Width: 48, Count: 1, Stride: 48, Reserved: true, IBMADOffset: 16},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 64},
+		{Name: "SyncHeaderErrorCounter", JSONName: "sync_header_error_counter", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "SyncHeaderErrorCounter", IBMAD: "uint", IBMADOffset: 128},
+		{Name: "UnknownBlockCounter", JSONName: "unknown_block_counter", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "UnknownBlockCounter", IBMAD: "uint", IBMADOffset: 144},
+		{Offset: 160, Width: 192, Count: 1, Stride: 192, Reserved: true, IBMADOffset: 160},
+		{Name: "FECCorrectableSymbolCtr", JSONName: "fec_correctable_symbol_ctr_lanes", Offset: 352, Width: 32, Count: 12, Stride: 32, Hint: HintDec, Label: "FECCorrectableSymbolCtrLane%d", IBMAD: "uint", IBMADOffset: 352},
+		{Offset: 736, Width: 384, Count: 1, Stride: 384, Reserved: true, IBMADOffset: 736},
+		{Name: "PortFECCorrectableBlockCtr", JSONName: "port_fec_correctable_block_ctr", Offset: 1120, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortFECCorrectableBlockCtr", IBMAD: "uint", IBMADOffset: 1120},
+		{Name: "PortFECUncorrectableBlockCtr", JSONName: "port_fec_uncorrectable_block_ctr", Offset: 1152, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortFECUncorrectableBlockCtr", IBMAD: "uint", IBMADOffset: 1152},
+		{Name: "PortFECCorrectedSymbolCtr", JSONName: "port_fec_corrected_symbol_ctr", Offset: 1184, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortFECCorrectedSymbolCtr", IBMAD: "uint", IBMADOffset: 1184},
+	},
+}
+
+// SwPortVLCongestion (IBA 16.1.4.9): a switch port's congestion ticks per
+// VL.
+//
+// Wire: IBA 16.1.4.9; attribute 0x0030 of class perf, methods Get, Set; 36 bytes.
+type SwPortVLCongestion struct {
+	PortSelect         uint8      // bits 8..15
+	CounterSelect      uint16     // bits 16..31
+	SwPortVLCongestion [16]uint16 // bits 32..47, 16 times every 16
+}
+
+// SwPortVLCongestionSize is the length of a SwPortVLCongestion on the wire.
+const SwPortVLCongestionSize = 36
+
+// AttrSwPortVLCongestion is the attribute ID of SwPortVLCongestion.
+const AttrSwPortVLCongestion uint16 = 0x0030
+
+// Desc returns the field table of SwPortVLCongestion.
+func (x *SwPortVLCongestion) Desc() *StructDesc { return descSwPortVLCongestion }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SwPortVLCongestion) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SwPortVLCongestionSize bytes of b into x.
+func (x *SwPortVLCongestion) Unmarshal(b []byte) error {
+	if len(b) < SwPortVLCongestionSize {
+		return shortBuffer("SwPortVLCongestion", SwPortVLCongestionSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.SwPortVLCongestion {
+		x.SwPortVLCongestion[i] = binary.BigEndian.Uint16(b[4+i*2:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first SwPortVLCongestionSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SwPortVLCongestion) Marshal(b []byte) error {
+	if len(b) < SwPortVLCongestionSize {
+		return shortBuffer("SwPortVLCongestion", SwPortVLCongestionSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.SwPortVLCongestion {
+		binary.BigEndian.PutUint16(b[4+i*2:], uint16(x.SwPortVLCongestion[i]))
+	}
+	return nil
+}
+
+var descSwPortVLCongestion = &StructDesc{
+	Name:        "SwPortVLCongestion",
+	Size:        36,
+	AttrID:      0x0030,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "16.1.4.9",
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "SwPortVLCongestion", JSONName: "sw_port_vl_congestion", Offset: 32, Width: 16, Count: 16, Stride: 16, Hint: HintDec, Label: "SWPortVLCongestion%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortRcvConCtrl (IBA annex A10): FECN and BECN marked packets received.
+//
+// Wire: attribute 0x0031 of class perf, methods Get, Set; 12 bytes.
+type PortRcvConCtrl struct {
+	PortSelect     uint8  // bits 8..15
+	CounterSelect  uint16 // bits 16..31
+	PortPktRcvFECN uint32 // bits 32..63
+	PortPktRcvBECN uint32 // bits 64..95
+}
+
+// PortRcvConCtrlSize is the length of a PortRcvConCtrl on the wire.
+const PortRcvConCtrlSize = 12
+
+// AttrPortRcvConCtrl is the attribute ID of PortRcvConCtrl.
+const AttrPortRcvConCtrl uint16 = 0x0031
+
+// Desc returns the field table of PortRcvConCtrl.
+func (x *PortRcvConCtrl) Desc() *StructDesc { return descPortRcvConCtrl }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortRcvConCtrl) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortRcvConCtrlSize bytes of b into x.
+func (x *PortRcvConCtrl) Unmarshal(b []byte) error {
+	if len(b) < PortRcvConCtrlSize {
+		return shortBuffer("PortRcvConCtrl", PortRcvConCtrlSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	x.PortPktRcvFECN = binary.BigEndian.Uint32(b[4:])
+	x.PortPktRcvBECN = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// Marshal encodes x into the first PortRcvConCtrlSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortRcvConCtrl) Marshal(b []byte) error {
+	if len(b) < PortRcvConCtrlSize {
+		return shortBuffer("PortRcvConCtrl", PortRcvConCtrlSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	binary.BigEndian.PutUint32(b[4:], uint32(x.PortPktRcvFECN))
+	binary.BigEndian.PutUint32(b[8:], uint32(x.PortPktRcvBECN))
+	return nil
+}
+
+var descPortRcvConCtrl = &StructDesc{
+	Name:        "PortRcvConCtrl",
+	Size:        12,
+	AttrID:      0x0031,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortPktRcvFECN", JSONName: "port_pkt_rcv_fecn", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortPktRcvFECN", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PortPktRcvBECN", JSONName: "port_pkt_rcv_becn", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortPktRcvBECN", IBMAD: "uint", IBMADOffset: 64},
+	},
+}
+
+// PortSLRcvFECN (IBA annex A10): FECN marked packets received, per SL.
+//
+// Wire: attribute 0x0032 of class perf, methods Get, Set; 68 bytes.
+type PortSLRcvFECN struct {
+	PortSelect    uint8      // bits 8..15
+	CounterSelect uint16     // bits 16..31
+	PortSLRcvFECN [16]uint32 // bits 32..63, 16 times every 32
+}
+
+// PortSLRcvFECNSize is the length of a PortSLRcvFECN on the wire.
+const PortSLRcvFECNSize = 68
+
+// AttrPortSLRcvFECN is the attribute ID of PortSLRcvFECN.
+const AttrPortSLRcvFECN uint16 = 0x0032
+
+// Desc returns the field table of PortSLRcvFECN.
+func (x *PortSLRcvFECN) Desc() *StructDesc { return descPortSLRcvFECN }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortSLRcvFECN) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortSLRcvFECNSize bytes of b into x.
+func (x *PortSLRcvFECN) Unmarshal(b []byte) error {
+	if len(b) < PortSLRcvFECNSize {
+		return shortBuffer("PortSLRcvFECN", PortSLRcvFECNSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortSLRcvFECN {
+		x.PortSLRcvFECN[i] = binary.BigEndian.Uint32(b[4+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortSLRcvFECNSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortSLRcvFECN) Marshal(b []byte) error {
+	if len(b) < PortSLRcvFECNSize {
+		return shortBuffer("PortSLRcvFECN", PortSLRcvFECNSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortSLRcvFECN {
+		binary.BigEndian.PutUint32(b[4+i*4:], uint32(x.PortSLRcvFECN[i]))
+	}
+	return nil
+}
+
+var descPortSLRcvFECN = &StructDesc{
+	Name:        "PortSLRcvFECN",
+	Size:        68,
+	AttrID:      0x0032,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortSLRcvFECN", JSONName: "port_sl_rcv_fecn", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "PortSLRcvFECN%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortSLRcvBECN (IBA annex A10): BECN marked packets received, per SL.
+//
+// Wire: attribute 0x0033 of class perf, methods Get, Set; 68 bytes.
+type PortSLRcvBECN struct {
+	PortSelect    uint8      // bits 8..15
+	CounterSelect uint16     // bits 16..31
+	PortSLRcvBECN [16]uint32 // bits 32..63, 16 times every 32
+}
+
+// PortSLRcvBECNSize is the length of a PortSLRcvBECN on the wire.
+const PortSLRcvBECNSize = 68
+
+// AttrPortSLRcvBECN is the attribute ID of PortSLRcvBECN.
+const AttrPortSLRcvBECN uint16 = 0x0033
+
+// Desc returns the field table of PortSLRcvBECN.
+func (x *PortSLRcvBECN) Desc() *StructDesc { return descPortSLRcvBECN }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortSLRcvBECN) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortSLRcvBECNSize bytes of b into x.
+func (x *PortSLRcvBECN) Unmarshal(b []byte) error {
+	if len(b) < PortSLRcvBECNSize {
+		return shortBuffer("PortSLRcvBECN", PortSLRcvBECNSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortSLRcvBECN {
+		x.PortSLRcvBECN[i] = binary.BigEndian.Uint32(b[4+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortSLRcvBECNSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortSLRcvBECN) Marshal(b []byte) error {
+	if len(b) < PortSLRcvBECNSize {
+		return shortBuffer("PortSLRcvBECN", PortSLRcvBECNSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortSLRcvBECN {
+		binary.BigEndian.PutUint32(b[4+i*4:], uint32(x.PortSLRcvBECN[i]))
+	}
+	return nil
+}
+
+var descPortSLRcvBECN = &StructDesc{
+	Name:        "PortSLRcvBECN",
+	Size:        68,
+	AttrID:      0x0033,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortSLRcvBECN", JSONName: "port_sl_rcv_becn", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "PortSLRcvBECN%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortXmitConCtrl (IBA annex A10): time the port was congested.
+//
+// Wire: attribute 0x0034 of class perf, methods Get, Set; 8 bytes.
+type PortXmitConCtrl struct {
+	PortSelect       uint8  // bits 8..15
+	CounterSelect    uint16 // bits 16..31
+	PortXmitTimeCong uint32 // bits 32..63
+}
+
+// PortXmitConCtrlSize is the length of a PortXmitConCtrl on the wire.
+const PortXmitConCtrlSize = 8
+
+// AttrPortXmitConCtrl is the attribute ID of PortXmitConCtrl.
+const AttrPortXmitConCtrl uint16 = 0x0034
+
+// Desc returns the field table of PortXmitConCtrl.
+func (x *PortXmitConCtrl) Desc() *StructDesc { return descPortXmitConCtrl }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortXmitConCtrl) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortXmitConCtrlSize bytes of b into x.
+func (x *PortXmitConCtrl) Unmarshal(b []byte) error {
+	if len(b) < PortXmitConCtrlSize {
+		return shortBuffer("PortXmitConCtrl", PortXmitConCtrlSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	x.PortXmitTimeCong = binary.BigEndian.Uint32(b[4:])
+	return nil
+}
+
+// Marshal encodes x into the first PortXmitConCtrlSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortXmitConCtrl) Marshal(b []byte) error {
+	if len(b) < PortXmitConCtrlSize {
+		return shortBuffer("PortXmitConCtrl", PortXmitConCtrlSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	binary.BigEndian.PutUint32(b[4:], uint32(x.PortXmitTimeCong))
+	return nil
+}
+
+var descPortXmitConCtrl = &StructDesc{
+	Name:        "PortXmitConCtrl",
+	Size:        8,
+	AttrID:      0x0034,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortXmitTimeCong", JSONName: "port_xmit_time_cong", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortXmitTimeCong", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortVLXmitTimeCong (IBA annex A10): time congested, per data VL.
+//
+// Wire: attribute 0x0035 of class perf, methods Get, Set; 64 bytes.
+type PortVLXmitTimeCong struct {
+	PortSelect         uint8      // bits 8..15
+	CounterSelect      uint16     // bits 16..31
+	PortVLXmitTimeCong [15]uint32 // bits 32..63, 15 times every 32
+}
+
+// PortVLXmitTimeCongSize is the length of a PortVLXmitTimeCong on the wire.
+const PortVLXmitTimeCongSize = 64
+
+// AttrPortVLXmitTimeCong is the attribute ID of PortVLXmitTimeCong.
+const AttrPortVLXmitTimeCong uint16 = 0x0035
+
+// Desc returns the field table of PortVLXmitTimeCong.
+func (x *PortVLXmitTimeCong) Desc() *StructDesc { return descPortVLXmitTimeCong }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortVLXmitTimeCong) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortVLXmitTimeCongSize bytes of b into x.
+func (x *PortVLXmitTimeCong) Unmarshal(b []byte) error {
+	if len(b) < PortVLXmitTimeCongSize {
+		return shortBuffer("PortVLXmitTimeCong", PortVLXmitTimeCongSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortVLXmitTimeCong {
+		x.PortVLXmitTimeCong[i] = binary.BigEndian.Uint32(b[4+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortVLXmitTimeCongSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortVLXmitTimeCong) Marshal(b []byte) error {
+	if len(b) < PortVLXmitTimeCongSize {
+		return shortBuffer("PortVLXmitTimeCong", PortVLXmitTimeCongSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortVLXmitTimeCong {
+		binary.BigEndian.PutUint32(b[4+i*4:], uint32(x.PortVLXmitTimeCong[i]))
+	}
+	return nil
+}
+
+var descPortVLXmitTimeCong = &StructDesc{
+	Name:        "PortVLXmitTimeCong",
+	Size:        64,
+	AttrID:      0x0035,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortVLXmitTimeCong", JSONName: "port_vl_xmit_time_cong", Offset: 32, Width: 32, Count: 15, Stride: 32, Hint: HintDec, Label: "PortVLXmitTimeCong%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortXmitDataSL (attribute 0x36): data (4-octet words) sent per SL.
+//
+// Wire: attribute 0x0036 of class perf, methods Get, Set; 68 bytes.
+type PortXmitDataSL struct {
+	PortSelect     uint8      // bits 8..15
+	CounterSelect  uint16     // bits 16..31
+	PortXmitDataSL [16]uint32 // bits 32..63, 16 times every 32
+}
+
+// PortXmitDataSLSize is the length of a PortXmitDataSL on the wire.
+const PortXmitDataSLSize = 68
+
+// AttrPortXmitDataSL is the attribute ID of PortXmitDataSL.
+const AttrPortXmitDataSL uint16 = 0x0036
+
+// Desc returns the field table of PortXmitDataSL.
+func (x *PortXmitDataSL) Desc() *StructDesc { return descPortXmitDataSL }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortXmitDataSL) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortXmitDataSLSize bytes of b into x.
+func (x *PortXmitDataSL) Unmarshal(b []byte) error {
+	if len(b) < PortXmitDataSLSize {
+		return shortBuffer("PortXmitDataSL", PortXmitDataSLSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortXmitDataSL {
+		x.PortXmitDataSL[i] = binary.BigEndian.Uint32(b[4+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortXmitDataSLSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortXmitDataSL) Marshal(b []byte) error {
+	if len(b) < PortXmitDataSLSize {
+		return shortBuffer("PortXmitDataSL", PortXmitDataSLSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortXmitDataSL {
+		binary.BigEndian.PutUint32(b[4+i*4:], uint32(x.PortXmitDataSL[i]))
+	}
+	return nil
+}
+
+var descPortXmitDataSL = &StructDesc{
+	Name:        "PortXmitDataSL",
+	Size:        68,
+	AttrID:      0x0036,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortXmitDataSL", JSONName: "port_xmit_data_sl", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "XmtDataSL%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
+// PortRcvDataSL (attribute 0x37): data (4-octet words) received per SL.
+//
+// Wire: attribute 0x0037 of class perf, methods Get, Set; 68 bytes.
+type PortRcvDataSL struct {
+	PortSelect    uint8      // bits 8..15
+	CounterSelect uint16     // bits 16..31
+	PortRcvDataSL [16]uint32 // bits 32..63, 16 times every 32
+}
+
+// PortRcvDataSLSize is the length of a PortRcvDataSL on the wire.
+const PortRcvDataSLSize = 68
+
+// AttrPortRcvDataSL is the attribute ID of PortRcvDataSL.
+const AttrPortRcvDataSL uint16 = 0x0037
+
+// Desc returns the field table of PortRcvDataSL.
+func (x *PortRcvDataSL) Desc() *StructDesc { return descPortRcvDataSL }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PortRcvDataSL) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PortRcvDataSLSize bytes of b into x.
+func (x *PortRcvDataSL) Unmarshal(b []byte) error {
+	if len(b) < PortRcvDataSLSize {
+		return shortBuffer("PortRcvDataSL", PortRcvDataSLSize, len(b))
+	}
+	x.PortSelect = b[1]
+	x.CounterSelect = binary.BigEndian.Uint16(b[2:])
+	for i := range x.PortRcvDataSL {
+		x.PortRcvDataSL[i] = binary.BigEndian.Uint32(b[4+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PortRcvDataSLSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PortRcvDataSL) Marshal(b []byte) error {
+	if len(b) < PortRcvDataSLSize {
+		return shortBuffer("PortRcvDataSL", PortRcvDataSLSize, len(b))
+	}
+	b[1] = uint8(x.PortSelect)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.CounterSelect))
+	for i := range x.PortRcvDataSL {
+		binary.BigEndian.PutUint32(b[4+i*4:], uint32(x.PortRcvDataSL[i]))
+	}
+	return nil
+}
+
+var descPortRcvDataSL = &StructDesc{
+	Name:        "PortRcvDataSL",
+	Size:        68,
+	AttrID:      0x0037,
+	IsAttribute: true,
+	Classes:     []uint8{ClassPerf},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 0},
+		{Name: "PortSelect", JSONName: "port_select", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "PortSelect", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "PortRcvDataSL", JSONName: "port_rcv_data_sl", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "RcvDataSL%d", IBMAD: "uint", IBMADOffset: 32},
+	},
+}
+
 // The common MAD header (IBA 13.4.2, Figure 144): bytes 0..23 of every MAD.
 // Labels are libibmad's (IB_MAD_*_F); it has none for ClassSpecific.
 //
@@ -4353,6 +5772,26 @@ var structDescs = []*StructDesc{
 	descClassPortInfo,
 	descPortCounters,
 	descPortCountersExtended,
+	descPortSamplesControl,
+	descPortSamplesResult,
+	descPortRcvErrorDetails,
+	descPortXmitDiscardDetails,
+	descPortOpRcvCounters,
+	descPortFlowCtlCounters,
+	descPortVLOpPackets,
+	descPortVLOpData,
+	descPortVLXmitFlowCtlUpdateErrors,
+	descPortVLXmitWaitCounters,
+	descPortExtendedSpeedsCounters,
+	descPortExtendedSpeedsCountersRSFEC,
+	descSwPortVLCongestion,
+	descPortRcvConCtrl,
+	descPortSLRcvFECN,
+	descPortSLRcvBECN,
+	descPortXmitConCtrl,
+	descPortVLXmitTimeCong,
+	descPortXmitDataSL,
+	descPortRcvDataSL,
 	descMADHeader,
 	descRMPPHeader,
 	descSAHeader,
@@ -4431,6 +5870,26 @@ func init() {
 	descClassPortInfo.New = func() Struct { return new(ClassPortInfo) }
 	descPortCounters.New = func() Struct { return new(PortCounters) }
 	descPortCountersExtended.New = func() Struct { return new(PortCountersExtended) }
+	descPortSamplesControl.New = func() Struct { return new(PortSamplesControl) }
+	descPortSamplesResult.New = func() Struct { return new(PortSamplesResult) }
+	descPortRcvErrorDetails.New = func() Struct { return new(PortRcvErrorDetails) }
+	descPortXmitDiscardDetails.New = func() Struct { return new(PortXmitDiscardDetails) }
+	descPortOpRcvCounters.New = func() Struct { return new(PortOpRcvCounters) }
+	descPortFlowCtlCounters.New = func() Struct { return new(PortFlowCtlCounters) }
+	descPortVLOpPackets.New = func() Struct { return new(PortVLOpPackets) }
+	descPortVLOpData.New = func() Struct { return new(PortVLOpData) }
+	descPortVLXmitFlowCtlUpdateErrors.New = func() Struct { return new(PortVLXmitFlowCtlUpdateErrors) }
+	descPortVLXmitWaitCounters.New = func() Struct { return new(PortVLXmitWaitCounters) }
+	descPortExtendedSpeedsCounters.New = func() Struct { return new(PortExtendedSpeedsCounters) }
+	descPortExtendedSpeedsCountersRSFEC.New = func() Struct { return new(PortExtendedSpeedsCountersRSFEC) }
+	descSwPortVLCongestion.New = func() Struct { return new(SwPortVLCongestion) }
+	descPortRcvConCtrl.New = func() Struct { return new(PortRcvConCtrl) }
+	descPortSLRcvFECN.New = func() Struct { return new(PortSLRcvFECN) }
+	descPortSLRcvBECN.New = func() Struct { return new(PortSLRcvBECN) }
+	descPortXmitConCtrl.New = func() Struct { return new(PortXmitConCtrl) }
+	descPortVLXmitTimeCong.New = func() Struct { return new(PortVLXmitTimeCong) }
+	descPortXmitDataSL.New = func() Struct { return new(PortXmitDataSL) }
+	descPortRcvDataSL.New = func() Struct { return new(PortRcvDataSL) }
 	descMADHeader.New = func() Struct { return new(MADHeader) }
 	descRMPPHeader.New = func() Struct { return new(RMPPHeader) }
 	descSAHeader.New = func() Struct { return new(SAHeader) }

@@ -16,6 +16,88 @@ func FuzzPortCounters(f *testing.F) { fuzzStruct[PortCounters](f) }
 // that what it decodes encodes back to the same value.
 func FuzzPortCountersExtended(f *testing.F) { fuzzStruct[PortCountersExtended](f) }
 
+// FuzzPortSamplesControl checks that decoding any bytes as a PortSamplesControl never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortSamplesControl(f *testing.F) { fuzzStruct[PortSamplesControl](f) }
+
+// FuzzPortSamplesResult checks that decoding any bytes as a PortSamplesResult never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortSamplesResult(f *testing.F) { fuzzStruct[PortSamplesResult](f) }
+
+// FuzzPortRcvErrorDetails checks that decoding any bytes as a PortRcvErrorDetails never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortRcvErrorDetails(f *testing.F) { fuzzStruct[PortRcvErrorDetails](f) }
+
+// FuzzPortXmitDiscardDetails checks that decoding any bytes as a PortXmitDiscardDetails never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortXmitDiscardDetails(f *testing.F) { fuzzStruct[PortXmitDiscardDetails](f) }
+
+// FuzzPortOpRcvCounters checks that decoding any bytes as a PortOpRcvCounters never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortOpRcvCounters(f *testing.F) { fuzzStruct[PortOpRcvCounters](f) }
+
+// FuzzPortFlowCtlCounters checks that decoding any bytes as a PortFlowCtlCounters never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortFlowCtlCounters(f *testing.F) { fuzzStruct[PortFlowCtlCounters](f) }
+
+// FuzzPortVLOpPackets checks that decoding any bytes as a PortVLOpPackets never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortVLOpPackets(f *testing.F) { fuzzStruct[PortVLOpPackets](f) }
+
+// FuzzPortVLOpData checks that decoding any bytes as a PortVLOpData never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortVLOpData(f *testing.F) { fuzzStruct[PortVLOpData](f) }
+
+// FuzzPortVLXmitFlowCtlUpdateErrors checks that decoding any bytes as a PortVLXmitFlowCtlUpdateErrors never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortVLXmitFlowCtlUpdateErrors(f *testing.F) { fuzzStruct[PortVLXmitFlowCtlUpdateErrors](f) }
+
+// FuzzPortVLXmitWaitCounters checks that decoding any bytes as a PortVLXmitWaitCounters never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortVLXmitWaitCounters(f *testing.F) { fuzzStruct[PortVLXmitWaitCounters](f) }
+
+// FuzzPortExtendedSpeedsCounters checks that decoding any bytes as a PortExtendedSpeedsCounters never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortExtendedSpeedsCounters(f *testing.F) { fuzzStruct[PortExtendedSpeedsCounters](f) }
+
+// FuzzPortExtendedSpeedsCountersRSFEC checks that decoding any bytes as a PortExtendedSpeedsCountersRSFEC never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortExtendedSpeedsCountersRSFEC(f *testing.F) {
+	fuzzStruct[PortExtendedSpeedsCountersRSFEC](f)
+}
+
+// FuzzSwPortVLCongestion checks that decoding any bytes as a SwPortVLCongestion never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSwPortVLCongestion(f *testing.F) { fuzzStruct[SwPortVLCongestion](f) }
+
+// FuzzPortRcvConCtrl checks that decoding any bytes as a PortRcvConCtrl never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortRcvConCtrl(f *testing.F) { fuzzStruct[PortRcvConCtrl](f) }
+
+// FuzzPortSLRcvFECN checks that decoding any bytes as a PortSLRcvFECN never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortSLRcvFECN(f *testing.F) { fuzzStruct[PortSLRcvFECN](f) }
+
+// FuzzPortSLRcvBECN checks that decoding any bytes as a PortSLRcvBECN never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortSLRcvBECN(f *testing.F) { fuzzStruct[PortSLRcvBECN](f) }
+
+// FuzzPortXmitConCtrl checks that decoding any bytes as a PortXmitConCtrl never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortXmitConCtrl(f *testing.F) { fuzzStruct[PortXmitConCtrl](f) }
+
+// FuzzPortVLXmitTimeCong checks that decoding any bytes as a PortVLXmitTimeCong never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortVLXmitTimeCong(f *testing.F) { fuzzStruct[PortVLXmitTimeCong](f) }
+
+// FuzzPortXmitDataSL checks that decoding any bytes as a PortXmitDataSL never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortXmitDataSL(f *testing.F) { fuzzStruct[PortXmitDataSL](f) }
+
+// FuzzPortRcvDataSL checks that decoding any bytes as a PortRcvDataSL never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPortRcvDataSL(f *testing.F) { fuzzStruct[PortRcvDataSL](f) }
+
 // FuzzMADHeader checks that decoding any bytes as a MADHeader never panics and
 // that what it decodes encodes back to the same value.
 func FuzzMADHeader(f *testing.F) { fuzzStruct[MADHeader](f) }

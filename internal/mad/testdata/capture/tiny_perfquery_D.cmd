@@ -1,0 +1,1 @@
+perfquery -D 2 1

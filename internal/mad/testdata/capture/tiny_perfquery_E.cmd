@@ -1,0 +1,1 @@
+perfquery -E 2 1

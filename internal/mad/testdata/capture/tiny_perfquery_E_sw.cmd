@@ -1,0 +1,1 @@
+perfquery -E 1 4

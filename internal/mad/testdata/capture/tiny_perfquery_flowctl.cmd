@@ -1,0 +1,1 @@
+perfquery --flowctlcounters 2 1

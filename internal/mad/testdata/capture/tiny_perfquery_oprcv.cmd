@@ -1,0 +1,1 @@
+perfquery --oprcvcounters 2 1

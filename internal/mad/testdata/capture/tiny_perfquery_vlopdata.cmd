@@ -1,0 +1,1 @@
+perfquery --vlopdata 2 1

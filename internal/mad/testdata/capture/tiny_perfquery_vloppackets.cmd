@@ -1,0 +1,1 @@
+perfquery --vloppackets 2 1

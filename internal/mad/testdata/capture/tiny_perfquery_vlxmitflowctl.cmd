@@ -1,0 +1,1 @@
+perfquery --vlxmitflowctlerrors 2 1

@@ -1,0 +1,1 @@
+perfquery --vlxmitcounters 2 1
