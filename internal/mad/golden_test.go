@@ -82,7 +82,7 @@ func decodeRecords(t testing.TB, mad []byte, n int) []Struct {
 	if d == nil {
 		t.Fatalf("no structure for class %#x attribute %#x", h.Class(), h.AttrID())
 	}
-	off := DataOffset(h.Class())
+	off := AttrDataOffset(h.Class(), h.AttrID())
 	stride := Size
 	if h.Class() == ClassSubnAdm && h.Method() == MethodGetTblResp {
 		var sh SAHeader
@@ -154,7 +154,7 @@ func init() {
 			for _, m := range c.mads {
 				h := Header(m)
 				if d := LookupAttr(h.Class(), h.AttrID()); d != nil {
-					off := DataOffset(h.Class())
+					off := AttrDataOffset(h.Class(), h.AttrID())
 					captureSeeds[d.Name] = append(captureSeeds[d.Name], m[off:off+d.Size])
 				}
 				if h.Class() == ClassSubnAdm {
@@ -327,7 +327,7 @@ func TestGoldenBytes(t *testing.T) {
 	for _, name := range captureNames(t, "*") {
 		c := loadCapture(t, name)
 		for i, m := range c.mads {
-			off, stride := DataOffset(Header(m).Class()), 0
+			off, stride := AttrDataOffset(Header(m).Class(), Header(m).AttrID()), 0
 			if Header(m).Class() == ClassSubnAdm {
 				var sh SAHeader
 				if err := sh.Unmarshal(m); err != nil {

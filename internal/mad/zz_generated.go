@@ -4,6 +4,22 @@ package mad
 
 import "encoding/binary"
 
+// LogType of CongestionLog (IBA A10.4.3.5).
+type CCLogType uint8
+
+const (
+	CCLogTypeSwitch CCLogType = 0x1 // "Switch"
+	CCLogTypeCA     CCLogType = 0x2 // "CA"
+)
+
+var enumCCLogType = &EnumDesc{Name: "CCLogType", Unknown: "?(%d)", Values: []EnumValue{
+	{Value: 0x1, Name: "Switch", Text: "Switch"},
+	{Value: 0x2, Name: "CA", Text: "CA"},
+}}
+
+// String returns libibmad's text for v.
+func (v CCLogType) String() string { return enumCCLogType.Text(uint64(v)) }
+
 // NodeType of NodeInfo (IBA 14.2.5.3).
 type NodeType uint8
 
@@ -746,12 +762,1002 @@ var enumJoinState = &EnumDesc{Name: "JoinState", Unknown: "%d", Values: []EnumVa
 // String returns libibmad's text for v.
 func (v JoinState) String() string { return enumJoinState.Text(uint64(v)) }
 
+// The CC MAD header (IBA A10.4.1): the common header and the CC_Key;
+// bytes 32..63 are the log data area of CongestionLog, reserved otherwise.
+//
+// Wire: 32 bytes.
+type CCHeader struct {
+	Common MADHeader // bits 0..191
+	CCKey  uint64    // bits 192..255
+}
+
+// CCHeaderSize is the length of a CCHeader on the wire.
+const CCHeaderSize = 32
+
+// Desc returns the field table of CCHeader.
+func (x *CCHeader) Desc() *StructDesc { return descCCHeader }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CCHeader) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CCHeaderSize bytes of b into x.
+func (x *CCHeader) Unmarshal(b []byte) error {
+	if len(b) < CCHeaderSize {
+		return shortBuffer("CCHeader", CCHeaderSize, len(b))
+	}
+	if err := x.Common.Unmarshal(b[0:]); err != nil {
+		return err
+	}
+	x.CCKey = binary.BigEndian.Uint64(b[24:])
+	return nil
+}
+
+// Marshal encodes x into the first CCHeaderSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CCHeader) Marshal(b []byte) error {
+	if len(b) < CCHeaderSize {
+		return shortBuffer("CCHeader", CCHeaderSize, len(b))
+	}
+	if err := x.Common.Marshal(b[0:]); err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint64(b[24:], uint64(x.CCKey))
+	return nil
+}
+
+var descCCHeader = &StructDesc{
+	Name: "CCHeader",
+	Size: 32,
+	Fields: []FieldDesc{
+		{Name: "Common", JSONName: "common", Offset: 0, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descMADHeader, IBMAD: "array", IBMADOffset: 0},
+		{Name: "CCKey", JSONName: "cc_key", Offset: 192, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "CC_Key", IBMAD: "hex", IBMADOffset: 192, Key: true},
+	},
+}
+
+// CongestionInfo (IBA A10.4.3.3): what the node supports. AttrMod 0.
+//
+// Wire: attribute 0x0011 of class cc, methods Get; 4 bytes.
+type CongestionInfo struct {
+	CongestionInfo  uint16 // bits 0..15
+	ControlTableCap uint8  // bits 16..23; 64-entry blocks of the CongestionControlTable
+}
+
+// CongestionInfoSize is the length of a CongestionInfo on the wire.
+const CongestionInfoSize = 4
+
+// AttrCongestionInfo is the attribute ID of CongestionInfo.
+const AttrCongestionInfo uint16 = 0x0011
+
+// Desc returns the field table of CongestionInfo.
+func (x *CongestionInfo) Desc() *StructDesc { return descCongestionInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionInfoSize bytes of b into x.
+func (x *CongestionInfo) Unmarshal(b []byte) error {
+	if len(b) < CongestionInfoSize {
+		return shortBuffer("CongestionInfo", CongestionInfoSize, len(b))
+	}
+	x.CongestionInfo = binary.BigEndian.Uint16(b[0:])
+	x.ControlTableCap = b[2]
+	return nil
+}
+
+// Marshal encodes x into the first CongestionInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionInfo) Marshal(b []byte) error {
+	if len(b) < CongestionInfoSize {
+		return shortBuffer("CongestionInfo", CongestionInfoSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.CongestionInfo))
+	b[2] = uint8(x.ControlTableCap)
+	return nil
+}
+
+var descCongestionInfo = &StructDesc{
+	Name:        "CongestionInfo",
+	Size:        4,
+	AttrID:      0x0011,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Name: "CongestionInfo", JSONName: "congestion_info", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CongestionInfo", IBMAD: "hex", IBMADOffset: 0},
+		{Name: "ControlTableCap", JSONName: "control_table_cap", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "ControlTableCap", IBMAD: "uint", IBMADOffset: 16},
+		{Offset: 24, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 24},
+	},
+}
+
+// CongestionKeyInfo (IBA A10.4.3.4). AttrMod 0.
+//
+// Wire: attribute 0x0012 of class cc, methods Get, Set; 14 bytes.
+type CongestionKeyInfo struct {
+	CCKey            uint64 // bits 0..63
+	CCKeyProtectBit  uint8  // bits 64..64
+	CCKeyLeasePeriod uint16 // bits 80..95
+	CCKeyViolations  uint16 // bits 96..111
+}
+
+// CongestionKeyInfoSize is the length of a CongestionKeyInfo on the wire.
+const CongestionKeyInfoSize = 14
+
+// AttrCongestionKeyInfo is the attribute ID of CongestionKeyInfo.
+const AttrCongestionKeyInfo uint16 = 0x0012
+
+// Desc returns the field table of CongestionKeyInfo.
+func (x *CongestionKeyInfo) Desc() *StructDesc { return descCongestionKeyInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionKeyInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionKeyInfoSize bytes of b into x.
+func (x *CongestionKeyInfo) Unmarshal(b []byte) error {
+	if len(b) < CongestionKeyInfoSize {
+		return shortBuffer("CongestionKeyInfo", CongestionKeyInfoSize, len(b))
+	}
+	x.CCKey = binary.BigEndian.Uint64(b[0:])
+	x.CCKeyProtectBit = uint8(getBits(b, 64, 1))
+	x.CCKeyLeasePeriod = binary.BigEndian.Uint16(b[10:])
+	x.CCKeyViolations = binary.BigEndian.Uint16(b[12:])
+	return nil
+}
+
+// Marshal encodes x into the first CongestionKeyInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionKeyInfo) Marshal(b []byte) error {
+	if len(b) < CongestionKeyInfoSize {
+		return shortBuffer("CongestionKeyInfo", CongestionKeyInfoSize, len(b))
+	}
+	binary.BigEndian.PutUint64(b[0:], uint64(x.CCKey))
+	putBits(b, 64, 1, uint64(x.CCKeyProtectBit))
+	binary.BigEndian.PutUint16(b[10:], uint16(x.CCKeyLeasePeriod))
+	binary.BigEndian.PutUint16(b[12:], uint16(x.CCKeyViolations))
+	return nil
+}
+
+var descCongestionKeyInfo = &StructDesc{
+	Name:        "CongestionKeyInfo",
+	Size:        14,
+	AttrID:      0x0012,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Name: "CCKey", JSONName: "cc_key", Offset: 0, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "CC_Key", IBMAD: "hex", IBMADOffset: 0},
+		{Name: "CCKeyProtectBit", JSONName: "cc_key_protect_bit", Offset: 64, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "CC_KeyProtectBit", IBMAD: "uint", IBMADOffset: 64},
+		{Offset: 65, Width: 15, Count: 1, Stride: 15, Reserved: true, IBMADOffset: 65},
+		{Name: "CCKeyLeasePeriod", JSONName: "cc_key_lease_period", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "CC_KeyLeasePeriod", IBMAD: "uint", IBMADOffset: 80},
+		{Name: "CCKeyViolations", JSONName: "cc_key_violations", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "CC_KeyViolations", IBMAD: "uint", IBMADOffset: 96},
+	},
+}
+
+// CongestionLog (IBA A10.4.3.5), as the MAD carries it from byte 32:
+// LogType says whether the rest is a CongestionLogSwitch or a
+// CongestionLogCA (decode the same bytes with that one). AttrMod 0.
+//
+// Wire: attribute 0x0013 of class cc, methods Get; 220 bytes.
+type CongestionLog struct {
+	LogType         CCLogType // bits 0..7
+	CongestionFlags uint8     // bits 8..15
+	Details         [218]byte // bits 16..1759
+}
+
+// CongestionLogSize is the length of a CongestionLog on the wire.
+const CongestionLogSize = 220
+
+// AttrCongestionLog is the attribute ID of CongestionLog.
+const AttrCongestionLog uint16 = 0x0013
+
+// Desc returns the field table of CongestionLog.
+func (x *CongestionLog) Desc() *StructDesc { return descCongestionLog }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionLog) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionLogSize bytes of b into x.
+func (x *CongestionLog) Unmarshal(b []byte) error {
+	if len(b) < CongestionLogSize {
+		return shortBuffer("CongestionLog", CongestionLogSize, len(b))
+	}
+	x.LogType = CCLogType(b[0])
+	x.CongestionFlags = b[1]
+	copy(x.Details[:], b[2:])
+	return nil
+}
+
+// Marshal encodes x into the first CongestionLogSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionLog) Marshal(b []byte) error {
+	if len(b) < CongestionLogSize {
+		return shortBuffer("CongestionLog", CongestionLogSize, len(b))
+	}
+	b[0] = uint8(x.LogType)
+	b[1] = uint8(x.CongestionFlags)
+	copy(b[2:], x.Details[:])
+	return nil
+}
+
+var descCongestionLog = &StructDesc{
+	Name:        "CongestionLog",
+	Size:        220,
+	AttrID:      0x0013,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Name: "LogType", JSONName: "log_type", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumCCLogType, Label: "LogType", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "CongestionFlags", JSONName: "congestion_flags", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "CongestionFlags", IBMAD: "hex", IBMADOffset: 8},
+		{Name: "Details", JSONName: "details", Offset: 16, Width: 1744, Count: 1, Stride: 1744, Hint: HintBytes, IBMAD: "array", IBMADOffset: 16},
+	},
+}
+
+// One event of a switch's CongestionLog (IBA A10.4.3.5).
+//
+// Wire: 12 bytes.
+type CongestionLogEventSwitch struct {
+	SLID      uint16 // bits 0..15
+	DLID      uint16 // bits 16..31
+	SL        uint8  // bits 32..35
+	Timestamp uint32 // bits 64..95
+}
+
+// CongestionLogEventSwitchSize is the length of a CongestionLogEventSwitch on the wire.
+const CongestionLogEventSwitchSize = 12
+
+// Desc returns the field table of CongestionLogEventSwitch.
+func (x *CongestionLogEventSwitch) Desc() *StructDesc { return descCongestionLogEventSwitch }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionLogEventSwitch) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionLogEventSwitchSize bytes of b into x.
+func (x *CongestionLogEventSwitch) Unmarshal(b []byte) error {
+	if len(b) < CongestionLogEventSwitchSize {
+		return shortBuffer("CongestionLogEventSwitch", CongestionLogEventSwitchSize, len(b))
+	}
+	x.SLID = binary.BigEndian.Uint16(b[0:])
+	x.DLID = binary.BigEndian.Uint16(b[2:])
+	x.SL = uint8(getBits(b, 32, 4))
+	x.Timestamp = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// Marshal encodes x into the first CongestionLogEventSwitchSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionLogEventSwitch) Marshal(b []byte) error {
+	if len(b) < CongestionLogEventSwitchSize {
+		return shortBuffer("CongestionLogEventSwitch", CongestionLogEventSwitchSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.SLID))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.DLID))
+	putBits(b, 32, 4, uint64(x.SL))
+	binary.BigEndian.PutUint32(b[8:], uint32(x.Timestamp))
+	return nil
+}
+
+var descCongestionLogEventSwitch = &StructDesc{
+	Name: "CongestionLogEventSwitch",
+	Size: 12,
+	Fields: []FieldDesc{
+		{Name: "SLID", JSONName: "slid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "SLID", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "DLID", JSONName: "dlid", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "DLID", IBMAD: "uint", IBMADOffset: 16},
+		{Name: "SL", JSONName: "sl", Offset: 32, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "SL", IBMAD: "uint", IBMADOffset: 32},
+		{Offset: 36, Width: 28, Count: 1, Stride: 28, Reserved: true, IBMADOffset: 36},
+		{Name: "Timestamp", JSONName: "timestamp", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "Timestamp", IBMAD: "uint", IBMADOffset: 64},
+	},
+}
+
+// A switch's CongestionLog (LogType 1): the ports that marked packets
+// with FECN (PortMap bit p: port p) and the 15 latest events (ibccquery
+// prints the ones not all zero). CurrentTimeStamp is in 1.024 us units.
+//
+// Wire: 220 bytes.
+type CongestionLogSwitch struct {
+	LogType          CCLogType                    // bits 0..7
+	CongestionFlags  uint8                        // bits 8..15
+	LogEventsCounter uint16                       // bits 16..31
+	CurrentTimeStamp uint32                       // bits 32..63
+	PortMap          [32]byte                     // bits 64..319
+	Event            [15]CongestionLogEventSwitch // bits 320..415, 15 times every 96
+}
+
+// CongestionLogSwitchSize is the length of a CongestionLogSwitch on the wire.
+const CongestionLogSwitchSize = 220
+
+// Desc returns the field table of CongestionLogSwitch.
+func (x *CongestionLogSwitch) Desc() *StructDesc { return descCongestionLogSwitch }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionLogSwitch) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionLogSwitchSize bytes of b into x.
+func (x *CongestionLogSwitch) Unmarshal(b []byte) error {
+	if len(b) < CongestionLogSwitchSize {
+		return shortBuffer("CongestionLogSwitch", CongestionLogSwitchSize, len(b))
+	}
+	x.LogType = CCLogType(b[0])
+	x.CongestionFlags = b[1]
+	x.LogEventsCounter = binary.BigEndian.Uint16(b[2:])
+	x.CurrentTimeStamp = binary.BigEndian.Uint32(b[4:])
+	copy(x.PortMap[:], b[8:])
+	for i := range x.Event {
+		if err := x.Event[i].Unmarshal(b[40+i*12:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Marshal encodes x into the first CongestionLogSwitchSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionLogSwitch) Marshal(b []byte) error {
+	if len(b) < CongestionLogSwitchSize {
+		return shortBuffer("CongestionLogSwitch", CongestionLogSwitchSize, len(b))
+	}
+	b[0] = uint8(x.LogType)
+	b[1] = uint8(x.CongestionFlags)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.LogEventsCounter))
+	binary.BigEndian.PutUint32(b[4:], uint32(x.CurrentTimeStamp))
+	copy(b[8:], x.PortMap[:])
+	for i := range x.Event {
+		if err := x.Event[i].Marshal(b[40+i*12:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var descCongestionLogSwitch = &StructDesc{
+	Name: "CongestionLogSwitch",
+	Size: 220,
+	Fields: []FieldDesc{
+		{Name: "LogType", JSONName: "log_type", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumCCLogType, Label: "LogType", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "CongestionFlags", JSONName: "congestion_flags", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "CongestionFlags", IBMAD: "hex", IBMADOffset: 8},
+		{Name: "LogEventsCounter", JSONName: "log_events_counter", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "LogEventsCounter", IBMAD: "uint", IBMADOffset: 16},
+		{Name: "CurrentTimeStamp", JSONName: "current_time_stamp", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "CurrentTimeStamp", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PortMap", JSONName: "port_map", Offset: 64, Width: 256, Count: 1, Stride: 256, Hint: HintBytes, Label: "PortMap", IBMAD: "array", IBMADOffset: 64},
+		{Name: "Event", JSONName: "events", Offset: 320, Width: 96, Count: 15, Stride: 96, Hint: HintStruct, Struct: descCongestionLogEventSwitch, IBMAD: "array", IBMADOffset: 320},
+	},
+}
+
+// One event of a CA's CongestionLog (IBA A10.4.3.5, libibmad's layout).
+//
+// Wire: 16 bytes.
+type CongestionLogEventCA struct {
+	LocalQP     uint32 // bits 0..23
+	SL          uint8  // bits 24..27
+	ServiceType uint8  // bits 28..31
+	RemoteQP    uint32 // bits 32..55
+	LocalLID    uint16 // bits 64..79
+	RemoteLID   uint16 // bits 80..95
+	Timestamp   uint32 // bits 96..127
+}
+
+// CongestionLogEventCASize is the length of a CongestionLogEventCA on the wire.
+const CongestionLogEventCASize = 16
+
+// Desc returns the field table of CongestionLogEventCA.
+func (x *CongestionLogEventCA) Desc() *StructDesc { return descCongestionLogEventCA }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionLogEventCA) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionLogEventCASize bytes of b into x.
+func (x *CongestionLogEventCA) Unmarshal(b []byte) error {
+	if len(b) < CongestionLogEventCASize {
+		return shortBuffer("CongestionLogEventCA", CongestionLogEventCASize, len(b))
+	}
+	x.LocalQP = uint32(getBits(b, 0, 24))
+	x.SL = uint8(getBits(b, 24, 4))
+	x.ServiceType = uint8(getBits(b, 28, 4))
+	x.RemoteQP = uint32(getBits(b, 32, 24))
+	x.LocalLID = binary.BigEndian.Uint16(b[8:])
+	x.RemoteLID = binary.BigEndian.Uint16(b[10:])
+	x.Timestamp = binary.BigEndian.Uint32(b[12:])
+	return nil
+}
+
+// Marshal encodes x into the first CongestionLogEventCASize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionLogEventCA) Marshal(b []byte) error {
+	if len(b) < CongestionLogEventCASize {
+		return shortBuffer("CongestionLogEventCA", CongestionLogEventCASize, len(b))
+	}
+	putBits(b, 0, 24, uint64(x.LocalQP))
+	putBits(b, 24, 4, uint64(x.SL))
+	putBits(b, 28, 4, uint64(x.ServiceType))
+	putBits(b, 32, 24, uint64(x.RemoteQP))
+	binary.BigEndian.PutUint16(b[8:], uint16(x.LocalLID))
+	binary.BigEndian.PutUint16(b[10:], uint16(x.RemoteLID))
+	binary.BigEndian.PutUint32(b[12:], uint32(x.Timestamp))
+	return nil
+}
+
+var descCongestionLogEventCA = &StructDesc{
+	Name: "CongestionLogEventCA",
+	Size: 16,
+	Fields: []FieldDesc{
+		{Name: "LocalQP", JSONName: "local_qp", Offset: 0, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "Local_QP_CN_Entry", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "SL", JSONName: "sl", Offset: 24, Width: 4, Count: 1, Stride: 4, Hint: HintDec, Label: "SL_CN_Entry", IBMAD: "uint", IBMADOffset: 24},
+		{Name: "ServiceType", JSONName: "service_type", Offset: 28, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "Service_Type_CN_Entry", IBMAD: "hex", IBMADOffset: 28},
+		{Name: "RemoteQP", JSONName: "remote_qp", Offset: 32, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "Remote_QP_Number_CN_Entry", IBMAD: "uint", IBMADOffset: 32},
+		{Offset: 56, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 56},
+		{Name: "LocalLID", JSONName: "local_lid", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Local_LID_CN", IBMAD: "uint", IBMADOffset: 64},
+		{Name: "RemoteLID", JSONName: "remote_lid", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Remote_LID_CN_Entry", IBMAD: "uint", IBMADOffset: 80},
+		{Name: "Timestamp", JSONName: "timestamp", Offset: 96, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "Timestamp_CN_Entry", IBMAD: "uint", IBMADOffset: 96},
+	},
+}
+
+// A CA's CongestionLog (LogType 2): a bit per SL that hit its threshold
+// and the 13 latest events. libibmad reads CurrentTimeStamp from bit 64
+// (the IBA errata of 2010 put it at 48, which is not word aligned).
+//
+// Wire: 220 bytes.
+type CongestionLogCA struct {
+	LogType                     CCLogType                // bits 0..7
+	CongestionFlags             uint8                    // bits 8..15
+	ThresholdEventCounter       uint16                   // bits 16..31
+	ThresholdCongestionEventMap uint16                   // bits 32..47
+	CurrentTimeStamp            uint32                   // bits 64..95
+	Event                       [13]CongestionLogEventCA // bits 96..223, 13 times every 128
+}
+
+// CongestionLogCASize is the length of a CongestionLogCA on the wire.
+const CongestionLogCASize = 220
+
+// Desc returns the field table of CongestionLogCA.
+func (x *CongestionLogCA) Desc() *StructDesc { return descCongestionLogCA }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionLogCA) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionLogCASize bytes of b into x.
+func (x *CongestionLogCA) Unmarshal(b []byte) error {
+	if len(b) < CongestionLogCASize {
+		return shortBuffer("CongestionLogCA", CongestionLogCASize, len(b))
+	}
+	x.LogType = CCLogType(b[0])
+	x.CongestionFlags = b[1]
+	x.ThresholdEventCounter = binary.BigEndian.Uint16(b[2:])
+	x.ThresholdCongestionEventMap = binary.BigEndian.Uint16(b[4:])
+	x.CurrentTimeStamp = binary.BigEndian.Uint32(b[8:])
+	for i := range x.Event {
+		if err := x.Event[i].Unmarshal(b[12+i*16:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Marshal encodes x into the first CongestionLogCASize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionLogCA) Marshal(b []byte) error {
+	if len(b) < CongestionLogCASize {
+		return shortBuffer("CongestionLogCA", CongestionLogCASize, len(b))
+	}
+	b[0] = uint8(x.LogType)
+	b[1] = uint8(x.CongestionFlags)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.ThresholdEventCounter))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.ThresholdCongestionEventMap))
+	binary.BigEndian.PutUint32(b[8:], uint32(x.CurrentTimeStamp))
+	for i := range x.Event {
+		if err := x.Event[i].Marshal(b[12+i*16:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var descCongestionLogCA = &StructDesc{
+	Name: "CongestionLogCA",
+	Size: 220,
+	Fields: []FieldDesc{
+		{Name: "LogType", JSONName: "log_type", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumCCLogType, Label: "LogType", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "CongestionFlags", JSONName: "congestion_flags", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "CongestionFlags", IBMAD: "hex", IBMADOffset: 8},
+		{Name: "ThresholdEventCounter", JSONName: "threshold_event_counter", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "ThresholdEventCounter", IBMAD: "uint", IBMADOffset: 16},
+		{Name: "ThresholdCongestionEventMap", JSONName: "threshold_congestion_event_map", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "ThresholdCongestionEventMap", IBMAD: "hex", IBMADOffset: 32},
+		{Offset: 48, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 48},
+		{Name: "CurrentTimeStamp", JSONName: "current_time_stamp", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "CurrentTimeStamp", IBMAD: "uint", IBMADOffset: 64},
+		{Name: "Event", JSONName: "events", Offset: 96, Width: 128, Count: 13, Stride: 128, Hint: HintStruct, Struct: descCongestionLogEventCA, IBMAD: "array", IBMADOffset: 96},
+	},
+}
+
+// SwitchCongestionSetting (IBA A10.4.3.6). Control_Map says which parts a
+// Set changes; the masks have a bit per port. AttrMod 0.
+//
+// Wire: attribute 0x0014 of class cc, methods Get, Set; 76 bytes.
+type SwitchCongestionSetting struct {
+	ControlMap    uint32   // bits 0..31
+	VictimMask    [32]byte // bits 32..287
+	CreditMask    [32]byte // bits 288..543
+	Threshold     uint8    // bits 544..547
+	PacketSize    uint8    // bits 552..559
+	CSThreshold   uint8    // bits 560..563
+	CSReturnDelay uint16   // bits 576..591
+	MarkingRate   uint16   // bits 592..607
+}
+
+// SwitchCongestionSettingSize is the length of a SwitchCongestionSetting on the wire.
+const SwitchCongestionSettingSize = 76
+
+// AttrSwitchCongestionSetting is the attribute ID of SwitchCongestionSetting.
+const AttrSwitchCongestionSetting uint16 = 0x0014
+
+// Desc returns the field table of SwitchCongestionSetting.
+func (x *SwitchCongestionSetting) Desc() *StructDesc { return descSwitchCongestionSetting }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SwitchCongestionSetting) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SwitchCongestionSettingSize bytes of b into x.
+func (x *SwitchCongestionSetting) Unmarshal(b []byte) error {
+	if len(b) < SwitchCongestionSettingSize {
+		return shortBuffer("SwitchCongestionSetting", SwitchCongestionSettingSize, len(b))
+	}
+	x.ControlMap = binary.BigEndian.Uint32(b[0:])
+	copy(x.VictimMask[:], b[4:])
+	copy(x.CreditMask[:], b[36:])
+	x.Threshold = uint8(getBits(b, 544, 4))
+	x.PacketSize = b[69]
+	x.CSThreshold = uint8(getBits(b, 560, 4))
+	x.CSReturnDelay = binary.BigEndian.Uint16(b[72:])
+	x.MarkingRate = binary.BigEndian.Uint16(b[74:])
+	return nil
+}
+
+// Marshal encodes x into the first SwitchCongestionSettingSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SwitchCongestionSetting) Marshal(b []byte) error {
+	if len(b) < SwitchCongestionSettingSize {
+		return shortBuffer("SwitchCongestionSetting", SwitchCongestionSettingSize, len(b))
+	}
+	binary.BigEndian.PutUint32(b[0:], uint32(x.ControlMap))
+	copy(b[4:], x.VictimMask[:])
+	copy(b[36:], x.CreditMask[:])
+	putBits(b, 544, 4, uint64(x.Threshold))
+	b[69] = uint8(x.PacketSize)
+	putBits(b, 560, 4, uint64(x.CSThreshold))
+	binary.BigEndian.PutUint16(b[72:], uint16(x.CSReturnDelay))
+	binary.BigEndian.PutUint16(b[74:], uint16(x.MarkingRate))
+	return nil
+}
+
+var descSwitchCongestionSetting = &StructDesc{
+	Name:        "SwitchCongestionSetting",
+	Size:        76,
+	AttrID:      0x0014,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Name: "ControlMap", JSONName: "control_map", Offset: 0, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "Control_Map", IBMAD: "hex", IBMADOffset: 0},
+		{Name: "VictimMask", JSONName: "victim_mask", Offset: 32, Width: 256, Count: 1, Stride: 256, Hint: HintBytes, Label: "Victim_Mask", IBMAD: "array", IBMADOffset: 32},
+		{Name: "CreditMask", JSONName: "credit_mask", Offset: 288, Width: 256, Count: 1, Stride: 256, Hint: HintBytes, Label: "Credit_Mask", IBMAD: "array", IBMADOffset: 288},
+		{Name: "Threshold", JSONName: "threshold", Offset: 544, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "Threshold", IBMAD: "hex", IBMADOffset: 544},
+		{Offset: 548, Width: 4, Count: 1, Stride: 4, Reserved: true, IBMADOffset: 548},
+		{Name: "PacketSize", JSONName: "packet_size", Offset: 552, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "Packet_Size", IBMAD: "uint", IBMADOffset: 552},
+		{Name: "CSThreshold", JSONName: "cs_threshold", Offset: 560, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "CS_Threshold", IBMAD: "hex", IBMADOffset: 560},
+		{Offset: 564, Width: 12, Count: 1, Stride: 12, Reserved: true, IBMADOffset: 564},
+		{Name: "CSReturnDelay", JSONName: "cs_return_delay", Offset: 576, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CS_ReturnDelay", IBMAD: "hex", IBMADOffset: 576},
+		{Name: "MarkingRate", JSONName: "marking_rate", Offset: 592, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Marking_Rate", IBMAD: "uint", IBMADOffset: 592},
+	},
+}
+
+// One port's entry of SwitchPortCongestionSetting (IBA A10.4.3.7).
+// ControlType 0: congestion control (Threshold, PacketSize, MarkingRate);
+// 1: credit starvation (Threshold is CS_Threshold, the rest reserved).
+//
+// Wire: 4 bytes.
+type SwitchPortCongestionSettingElement struct {
+	Valid       uint8  // bits 0..0
+	ControlType uint8  // bits 1..1
+	Threshold   uint8  // bits 4..7
+	PacketSize  uint8  // bits 8..15
+	MarkingRate uint16 // bits 16..31
+}
+
+// SwitchPortCongestionSettingElementSize is the length of a SwitchPortCongestionSettingElement on the wire.
+const SwitchPortCongestionSettingElementSize = 4
+
+// Desc returns the field table of SwitchPortCongestionSettingElement.
+func (x *SwitchPortCongestionSettingElement) Desc() *StructDesc {
+	return descSwitchPortCongestionSettingElement
+}
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SwitchPortCongestionSettingElement) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SwitchPortCongestionSettingElementSize bytes of b into x.
+func (x *SwitchPortCongestionSettingElement) Unmarshal(b []byte) error {
+	if len(b) < SwitchPortCongestionSettingElementSize {
+		return shortBuffer("SwitchPortCongestionSettingElement", SwitchPortCongestionSettingElementSize, len(b))
+	}
+	x.Valid = uint8(getBits(b, 0, 1))
+	x.ControlType = uint8(getBits(b, 1, 1))
+	x.Threshold = uint8(getBits(b, 4, 4))
+	x.PacketSize = b[1]
+	x.MarkingRate = binary.BigEndian.Uint16(b[2:])
+	return nil
+}
+
+// Marshal encodes x into the first SwitchPortCongestionSettingElementSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SwitchPortCongestionSettingElement) Marshal(b []byte) error {
+	if len(b) < SwitchPortCongestionSettingElementSize {
+		return shortBuffer("SwitchPortCongestionSettingElement", SwitchPortCongestionSettingElementSize, len(b))
+	}
+	putBits(b, 0, 1, uint64(x.Valid))
+	putBits(b, 1, 1, uint64(x.ControlType))
+	putBits(b, 4, 4, uint64(x.Threshold))
+	b[1] = uint8(x.PacketSize)
+	binary.BigEndian.PutUint16(b[2:], uint16(x.MarkingRate))
+	return nil
+}
+
+var descSwitchPortCongestionSettingElement = &StructDesc{
+	Name: "SwitchPortCongestionSettingElement",
+	Size: 4,
+	Fields: []FieldDesc{
+		{Name: "Valid", JSONName: "valid", Offset: 0, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "Valid", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "ControlType", JSONName: "control_type", Offset: 1, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "Control_Type", IBMAD: "uint", IBMADOffset: 1},
+		{Offset: 2, Width: 2, Count: 1, Stride: 2, Reserved: true, IBMADOffset: 2},
+		{Name: "Threshold", JSONName: "threshold", Offset: 4, Width: 4, Count: 1, Stride: 4, Hint: HintHex, Label: "Threshold", IBMAD: "hex", IBMADOffset: 4},
+		{Name: "PacketSize", JSONName: "packet_size", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "Packet_Size", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "MarkingRate", JSONName: "marking_rate", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Cong_Parm_Marking_Rate", IBMAD: "uint", IBMADOffset: 16},
+	},
+}
+
+// SwitchPortCongestionSetting (IBA A10.4.3.7): AttrMod is a block of 48
+// ports (port 48*block+i in Element i), as ibccquery reads it.
+//
+// Wire: attribute 0x0015 of class cc, methods Get, Set; 192 bytes.
+type SwitchPortCongestionSetting struct {
+	Element [48]SwitchPortCongestionSettingElement // bits 0..31, 48 times every 32
+}
+
+// SwitchPortCongestionSettingSize is the length of a SwitchPortCongestionSetting on the wire.
+const SwitchPortCongestionSettingSize = 192
+
+// AttrSwitchPortCongestionSetting is the attribute ID of SwitchPortCongestionSetting.
+const AttrSwitchPortCongestionSetting uint16 = 0x0015
+
+// Desc returns the field table of SwitchPortCongestionSetting.
+func (x *SwitchPortCongestionSetting) Desc() *StructDesc { return descSwitchPortCongestionSetting }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SwitchPortCongestionSetting) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SwitchPortCongestionSettingSize bytes of b into x.
+func (x *SwitchPortCongestionSetting) Unmarshal(b []byte) error {
+	if len(b) < SwitchPortCongestionSettingSize {
+		return shortBuffer("SwitchPortCongestionSetting", SwitchPortCongestionSettingSize, len(b))
+	}
+	for i := range x.Element {
+		if err := x.Element[i].Unmarshal(b[0+i*4:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Marshal encodes x into the first SwitchPortCongestionSettingSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SwitchPortCongestionSetting) Marshal(b []byte) error {
+	if len(b) < SwitchPortCongestionSettingSize {
+		return shortBuffer("SwitchPortCongestionSetting", SwitchPortCongestionSettingSize, len(b))
+	}
+	for i := range x.Element {
+		if err := x.Element[i].Marshal(b[0+i*4:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var descSwitchPortCongestionSetting = &StructDesc{
+	Name:        "SwitchPortCongestionSetting",
+	Size:        192,
+	AttrID:      0x0015,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Name: "Element", JSONName: "elements", Offset: 0, Width: 32, Count: 48, Stride: 32, Hint: HintStruct, Struct: descSwitchPortCongestionSettingElement, IBMAD: "array", IBMADOffset: 0},
+	},
+}
+
+// One SL's entry of CACongestionSetting (IBA A10.4.3.8).
+//
+// Wire: 8 bytes.
+type CACongestionEntry struct {
+	CCTITimer        uint16 // bits 0..15
+	CCTIIncrease     uint8  // bits 16..23
+	TriggerThreshold uint8  // bits 24..31
+	CCTIMin          uint8  // bits 32..39
+}
+
+// CACongestionEntrySize is the length of a CACongestionEntry on the wire.
+const CACongestionEntrySize = 8
+
+// Desc returns the field table of CACongestionEntry.
+func (x *CACongestionEntry) Desc() *StructDesc { return descCACongestionEntry }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CACongestionEntry) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CACongestionEntrySize bytes of b into x.
+func (x *CACongestionEntry) Unmarshal(b []byte) error {
+	if len(b) < CACongestionEntrySize {
+		return shortBuffer("CACongestionEntry", CACongestionEntrySize, len(b))
+	}
+	x.CCTITimer = binary.BigEndian.Uint16(b[0:])
+	x.CCTIIncrease = b[2]
+	x.TriggerThreshold = b[3]
+	x.CCTIMin = b[4]
+	return nil
+}
+
+// Marshal encodes x into the first CACongestionEntrySize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CACongestionEntry) Marshal(b []byte) error {
+	if len(b) < CACongestionEntrySize {
+		return shortBuffer("CACongestionEntry", CACongestionEntrySize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.CCTITimer))
+	b[2] = uint8(x.CCTIIncrease)
+	b[3] = uint8(x.TriggerThreshold)
+	b[4] = uint8(x.CCTIMin)
+	return nil
+}
+
+var descCACongestionEntry = &StructDesc{
+	Name: "CACongestionEntry",
+	Size: 8,
+	Fields: []FieldDesc{
+		{Name: "CCTITimer", JSONName: "ccti_timer", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "CCTI_Timer", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "CCTIIncrease", JSONName: "ccti_increase", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "CCTI_Increase", IBMAD: "uint", IBMADOffset: 16},
+		{Name: "TriggerThreshold", JSONName: "trigger_threshold", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "Trigger_Threshold", IBMAD: "uint", IBMADOffset: 24},
+		{Name: "CCTIMin", JSONName: "ccti_min", Offset: 32, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "CCTI_Min", IBMAD: "uint", IBMADOffset: 32},
+		{Offset: 40, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 40},
+	},
+}
+
+// CACongestionSetting (IBA A10.4.3.8): an entry per SL; Control_Map has a
+// bit per SL a Set changes. AttrMod 0.
+//
+// Wire: attribute 0x0016 of class cc, methods Get, Set; 132 bytes.
+type CACongestionSetting struct {
+	PortControl uint16                // bits 0..15
+	ControlMap  uint16                // bits 16..31
+	Entry       [16]CACongestionEntry // bits 32..95, 16 times every 64
+}
+
+// CACongestionSettingSize is the length of a CACongestionSetting on the wire.
+const CACongestionSettingSize = 132
+
+// AttrCACongestionSetting is the attribute ID of CACongestionSetting.
+const AttrCACongestionSetting uint16 = 0x0016
+
+// Desc returns the field table of CACongestionSetting.
+func (x *CACongestionSetting) Desc() *StructDesc { return descCACongestionSetting }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CACongestionSetting) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CACongestionSettingSize bytes of b into x.
+func (x *CACongestionSetting) Unmarshal(b []byte) error {
+	if len(b) < CACongestionSettingSize {
+		return shortBuffer("CACongestionSetting", CACongestionSettingSize, len(b))
+	}
+	x.PortControl = binary.BigEndian.Uint16(b[0:])
+	x.ControlMap = binary.BigEndian.Uint16(b[2:])
+	for i := range x.Entry {
+		if err := x.Entry[i].Unmarshal(b[4+i*8:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Marshal encodes x into the first CACongestionSettingSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CACongestionSetting) Marshal(b []byte) error {
+	if len(b) < CACongestionSettingSize {
+		return shortBuffer("CACongestionSetting", CACongestionSettingSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.PortControl))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.ControlMap))
+	for i := range x.Entry {
+		if err := x.Entry[i].Marshal(b[4+i*8:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var descCACongestionSetting = &StructDesc{
+	Name:        "CACongestionSetting",
+	Size:        132,
+	AttrID:      0x0016,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Name: "PortControl", JSONName: "port_control", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "Port_Control", IBMAD: "hex", IBMADOffset: 0},
+		{Name: "ControlMap", JSONName: "control_map", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "Control_Map", IBMAD: "hex", IBMADOffset: 16},
+		{Name: "Entry", JSONName: "entries", Offset: 32, Width: 64, Count: 16, Stride: 64, Hint: HintStruct, Struct: descCACongestionEntry, IBMAD: "array", IBMADOffset: 32},
+	},
+}
+
+// One entry of the CongestionControlTable (IBA A10.4.3.9): the injection
+// delay is Multiplier << Shift.
+//
+// Wire: 2 bytes.
+type CCTEntry struct {
+	Shift      uint8  // bits 0..1
+	Multiplier uint16 // bits 2..15
+}
+
+// CCTEntrySize is the length of a CCTEntry on the wire.
+const CCTEntrySize = 2
+
+// Desc returns the field table of CCTEntry.
+func (x *CCTEntry) Desc() *StructDesc { return descCCTEntry }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CCTEntry) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CCTEntrySize bytes of b into x.
+func (x *CCTEntry) Unmarshal(b []byte) error {
+	if len(b) < CCTEntrySize {
+		return shortBuffer("CCTEntry", CCTEntrySize, len(b))
+	}
+	x.Shift = uint8(getBits(b, 0, 2))
+	x.Multiplier = uint16(getBits(b, 2, 14))
+	return nil
+}
+
+// Marshal encodes x into the first CCTEntrySize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CCTEntry) Marshal(b []byte) error {
+	if len(b) < CCTEntrySize {
+		return shortBuffer("CCTEntry", CCTEntrySize, len(b))
+	}
+	putBits(b, 0, 2, uint64(x.Shift))
+	putBits(b, 2, 14, uint64(x.Multiplier))
+	return nil
+}
+
+var descCCTEntry = &StructDesc{
+	Name: "CCTEntry",
+	Size: 2,
+	Fields: []FieldDesc{
+		{Name: "Shift", JSONName: "shift", Offset: 0, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "CCT_Shift", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "Multiplier", JSONName: "multiplier", Offset: 2, Width: 14, Count: 1, Stride: 14, Hint: HintDec, Label: "CCT_Multiplier", IBMAD: "uint", IBMADOffset: 2},
+	},
+}
+
+// CongestionControlTable (IBA A10.4.3.9): 64 entries per block. AttrMod:
+// block number.
+//
+// Wire: attribute 0x0017 of class cc, methods Get, Set; 132 bytes.
+type CongestionControlTable struct {
+	CCTILimit uint16       // bits 0..15
+	Entry     [64]CCTEntry // bits 32..47, 64 times every 16
+}
+
+// CongestionControlTableSize is the length of a CongestionControlTable on the wire.
+const CongestionControlTableSize = 132
+
+// AttrCongestionControlTable is the attribute ID of CongestionControlTable.
+const AttrCongestionControlTable uint16 = 0x0017
+
+// Desc returns the field table of CongestionControlTable.
+func (x *CongestionControlTable) Desc() *StructDesc { return descCongestionControlTable }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *CongestionControlTable) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first CongestionControlTableSize bytes of b into x.
+func (x *CongestionControlTable) Unmarshal(b []byte) error {
+	if len(b) < CongestionControlTableSize {
+		return shortBuffer("CongestionControlTable", CongestionControlTableSize, len(b))
+	}
+	x.CCTILimit = binary.BigEndian.Uint16(b[0:])
+	for i := range x.Entry {
+		if err := x.Entry[i].Unmarshal(b[4+i*2:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Marshal encodes x into the first CongestionControlTableSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *CongestionControlTable) Marshal(b []byte) error {
+	if len(b) < CongestionControlTableSize {
+		return shortBuffer("CongestionControlTable", CongestionControlTableSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.CCTILimit))
+	for i := range x.Entry {
+		if err := x.Entry[i].Marshal(b[4+i*2:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var descCongestionControlTable = &StructDesc{
+	Name:        "CongestionControlTable",
+	Size:        132,
+	AttrID:      0x0017,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Name: "CCTILimit", JSONName: "ccti_limit", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "CCTI_Limit", IBMAD: "uint", IBMADOffset: 0},
+		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
+		{Name: "Entry", JSONName: "entries", Offset: 32, Width: 16, Count: 64, Stride: 16, Hint: HintStruct, Struct: descCCTEntry, IBMAD: "array", IBMADOffset: 32},
+	},
+}
+
+// Timestamp (IBA A10.4.3.10): a free running clock in 1.024 us units.
+//
+// Wire: attribute 0x0018 of class cc, methods Get; 4 bytes.
+type Timestamp struct {
+	Timestamp uint32 // bits 0..31
+}
+
+// TimestampSize is the length of a Timestamp on the wire.
+const TimestampSize = 4
+
+// AttrTimestamp is the attribute ID of Timestamp.
+const AttrTimestamp uint16 = 0x0018
+
+// Desc returns the field table of Timestamp.
+func (x *Timestamp) Desc() *StructDesc { return descTimestamp }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *Timestamp) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first TimestampSize bytes of b into x.
+func (x *Timestamp) Unmarshal(b []byte) error {
+	if len(b) < TimestampSize {
+		return shortBuffer("Timestamp", TimestampSize, len(b))
+	}
+	x.Timestamp = binary.BigEndian.Uint32(b[0:])
+	return nil
+}
+
+// Marshal encodes x into the first TimestampSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *Timestamp) Marshal(b []byte) error {
+	if len(b) < TimestampSize {
+		return shortBuffer("Timestamp", TimestampSize, len(b))
+	}
+	binary.BigEndian.PutUint32(b[0:], uint32(x.Timestamp))
+	return nil
+}
+
+var descTimestamp = &StructDesc{
+	Name:        "Timestamp",
+	Size:        4,
+	AttrID:      0x0018,
+	IsAttribute: true,
+	Classes:     []uint8{ClassCongest},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Name: "Timestamp", JSONName: "timestamp", Offset: 0, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "Timestamp", IBMAD: "uint", IBMADOffset: 0},
+	},
+}
+
 // ClassPortInfo (IBA 13.4.8.1): the same attribute in every GS class. The
 // capability mask bits mean different things per class: PerfCapMask and
 // PerfCapMask2 (PerfMgt, 16.1.3.1), SACapMask and SACapMask2 (SA,
 // 15.2.1.1) name them. AttrMod 0.
 //
-// Wire: IBA 13.4.8.1; attribute 0x0001 of class perf, sa, methods Get, Set; 72 bytes.
+// Wire: IBA 13.4.8.1; attribute 0x0001 of class perf, sa, cc, methods Get, Set; 72 bytes.
 type ClassPortInfo struct {
 	BaseVersion     uint8  // bits 0..7
 	ClassVersion    uint8  // bits 8..15
@@ -855,7 +1861,7 @@ var descClassPortInfo = &StructDesc{
 	Size:        72,
 	AttrID:      0x0001,
 	IsAttribute: true,
-	Classes:     []uint8{ClassPerf, ClassSubnAdm},
+	Classes:     []uint8{ClassPerf, ClassSubnAdm, ClassCongest},
 	Methods:     []uint8{MethodGet, MethodSet},
 	Section:     "13.4.8.1",
 	Fields: []FieldDesc{
@@ -5769,6 +6775,22 @@ var descMlnxExtPortInfo = &StructDesc{
 
 // structDescs lists every structure of the description, in spec order.
 var structDescs = []*StructDesc{
+	descCCHeader,
+	descCongestionInfo,
+	descCongestionKeyInfo,
+	descCongestionLog,
+	descCongestionLogEventSwitch,
+	descCongestionLogSwitch,
+	descCongestionLogEventCA,
+	descCongestionLogCA,
+	descSwitchCongestionSetting,
+	descSwitchPortCongestionSettingElement,
+	descSwitchPortCongestionSetting,
+	descCACongestionEntry,
+	descCACongestionSetting,
+	descCCTEntry,
+	descCongestionControlTable,
+	descTimestamp,
 	descClassPortInfo,
 	descPortCounters,
 	descPortCountersExtended,
@@ -5836,6 +6858,7 @@ var structDescs = []*StructDesc{
 
 // enumDescs lists every enum of the description, in spec order.
 var enumDescs = []*EnumDesc{
+	enumCCLogType,
 	enumNodeType,
 	enumPortState,
 	enumPhysPortState,
@@ -5867,6 +6890,22 @@ var enumDescs = []*EnumDesc{
 }
 
 func init() {
+	descCCHeader.New = func() Struct { return new(CCHeader) }
+	descCongestionInfo.New = func() Struct { return new(CongestionInfo) }
+	descCongestionKeyInfo.New = func() Struct { return new(CongestionKeyInfo) }
+	descCongestionLog.New = func() Struct { return new(CongestionLog) }
+	descCongestionLogEventSwitch.New = func() Struct { return new(CongestionLogEventSwitch) }
+	descCongestionLogSwitch.New = func() Struct { return new(CongestionLogSwitch) }
+	descCongestionLogEventCA.New = func() Struct { return new(CongestionLogEventCA) }
+	descCongestionLogCA.New = func() Struct { return new(CongestionLogCA) }
+	descSwitchCongestionSetting.New = func() Struct { return new(SwitchCongestionSetting) }
+	descSwitchPortCongestionSettingElement.New = func() Struct { return new(SwitchPortCongestionSettingElement) }
+	descSwitchPortCongestionSetting.New = func() Struct { return new(SwitchPortCongestionSetting) }
+	descCACongestionEntry.New = func() Struct { return new(CACongestionEntry) }
+	descCACongestionSetting.New = func() Struct { return new(CACongestionSetting) }
+	descCCTEntry.New = func() Struct { return new(CCTEntry) }
+	descCongestionControlTable.New = func() Struct { return new(CongestionControlTable) }
+	descTimestamp.New = func() Struct { return new(Timestamp) }
 	descClassPortInfo.New = func() Struct { return new(ClassPortInfo) }
 	descPortCounters.New = func() Struct { return new(PortCounters) }
 	descPortCountersExtended.New = func() Struct { return new(PortCountersExtended) }

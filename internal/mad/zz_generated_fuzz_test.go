@@ -4,6 +4,72 @@ package mad
 
 import "testing"
 
+// FuzzCCHeader checks that decoding any bytes as a CCHeader never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCCHeader(f *testing.F) { fuzzStruct[CCHeader](f) }
+
+// FuzzCongestionInfo checks that decoding any bytes as a CongestionInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionInfo(f *testing.F) { fuzzStruct[CongestionInfo](f) }
+
+// FuzzCongestionKeyInfo checks that decoding any bytes as a CongestionKeyInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionKeyInfo(f *testing.F) { fuzzStruct[CongestionKeyInfo](f) }
+
+// FuzzCongestionLog checks that decoding any bytes as a CongestionLog never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionLog(f *testing.F) { fuzzStruct[CongestionLog](f) }
+
+// FuzzCongestionLogEventSwitch checks that decoding any bytes as a CongestionLogEventSwitch never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionLogEventSwitch(f *testing.F) { fuzzStruct[CongestionLogEventSwitch](f) }
+
+// FuzzCongestionLogSwitch checks that decoding any bytes as a CongestionLogSwitch never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionLogSwitch(f *testing.F) { fuzzStruct[CongestionLogSwitch](f) }
+
+// FuzzCongestionLogEventCA checks that decoding any bytes as a CongestionLogEventCA never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionLogEventCA(f *testing.F) { fuzzStruct[CongestionLogEventCA](f) }
+
+// FuzzCongestionLogCA checks that decoding any bytes as a CongestionLogCA never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionLogCA(f *testing.F) { fuzzStruct[CongestionLogCA](f) }
+
+// FuzzSwitchCongestionSetting checks that decoding any bytes as a SwitchCongestionSetting never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSwitchCongestionSetting(f *testing.F) { fuzzStruct[SwitchCongestionSetting](f) }
+
+// FuzzSwitchPortCongestionSettingElement checks that decoding any bytes as a SwitchPortCongestionSettingElement never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSwitchPortCongestionSettingElement(f *testing.F) {
+	fuzzStruct[SwitchPortCongestionSettingElement](f)
+}
+
+// FuzzSwitchPortCongestionSetting checks that decoding any bytes as a SwitchPortCongestionSetting never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSwitchPortCongestionSetting(f *testing.F) { fuzzStruct[SwitchPortCongestionSetting](f) }
+
+// FuzzCACongestionEntry checks that decoding any bytes as a CACongestionEntry never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCACongestionEntry(f *testing.F) { fuzzStruct[CACongestionEntry](f) }
+
+// FuzzCACongestionSetting checks that decoding any bytes as a CACongestionSetting never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCACongestionSetting(f *testing.F) { fuzzStruct[CACongestionSetting](f) }
+
+// FuzzCCTEntry checks that decoding any bytes as a CCTEntry never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCCTEntry(f *testing.F) { fuzzStruct[CCTEntry](f) }
+
+// FuzzCongestionControlTable checks that decoding any bytes as a CongestionControlTable never panics and
+// that what it decodes encodes back to the same value.
+func FuzzCongestionControlTable(f *testing.F) { fuzzStruct[CongestionControlTable](f) }
+
+// FuzzTimestamp checks that decoding any bytes as a Timestamp never panics and
+// that what it decodes encodes back to the same value.
+func FuzzTimestamp(f *testing.F) { fuzzStruct[Timestamp](f) }
+
 // FuzzClassPortInfo checks that decoding any bytes as a ClassPortInfo never panics and
 // that what it decodes encodes back to the same value.
 func FuzzClassPortInfo(f *testing.F) { fuzzStruct[ClassPortInfo](f) }

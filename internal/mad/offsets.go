@@ -16,6 +16,19 @@ const (
 	GSDataOffset      = 64
 )
 
+// CCLogDataOffset is where a CongestionLog starts in a CC MAD (IBA
+// A10.4.1): the log data area at byte 32 comes before the usual one.
+const CCLogDataOffset = 32
+
+// AttrDataOffset returns where attribute attrID of class starts in a MAD:
+// DataOffset, except for the CongestionLog of class 0x21.
+func AttrDataOffset(class uint8, attrID uint16) int {
+	if class == ClassCongest && attrID == AttrCongestionLog {
+		return CCLogDataOffset
+	}
+	return DataOffset(class)
+}
+
 // DataOffset returns where class's attribute data starts in a MAD.
 func DataOffset(class uint8) int {
 	switch {
