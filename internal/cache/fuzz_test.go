@@ -1,0 +1,44 @@
+package cache
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzDecode: any input decodes or fails with a one-line FormatError,
+// never a panic; what decodes also encodes, and encoding is a fixed point
+// (Encode(Decode(Encode(Decode(x)))) == Encode(Decode(x))).
+func FuzzDecode(f *testing.F) {
+	for _, name := range goldenCaches {
+		f.Add(readGolden(f, name))
+	}
+	f.Add(encode(f, testFabric()))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fab, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q (%T)", err, err)
+			}
+			return
+		}
+		var once bytes.Buffer
+		if err := Encode(&once, fab); err != nil {
+			t.Fatalf("decoded fabric does not encode: %v", err)
+		}
+		again, err := Decode(bytes.NewReader(once.Bytes()))
+		if err != nil {
+			t.Fatalf("re-encoded file does not decode: %v", err)
+		}
+		var twice bytes.Buffer
+		if err := Encode(&twice, again); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(once.Bytes(), twice.Bytes()) {
+			t.Fatal("encoding is not a fixed point")
+		}
+	})
+}
