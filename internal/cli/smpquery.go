@@ -8,9 +8,10 @@ package cli
 //
 // Targets: a LID (default, -L), a directed route (-D "0,1,3"), a LID and a
 // directed route from it (-c, "combined": the DR SMP goes LID routed to the
-// LID, DrSLID is our LID), or a port GUID (-G, resolved through the SA).
+// LID, DrSLID is our LID), or a port GUID (-G; the SMP goes LID routed to
+// the LID of the SA's PathRecord, as libibmad's ib_path_query does).
 // Without -D/-L/-G ibtool also takes every other target form endport
-// knows (a DR path with a comma, a GUID, a GID); the C tool only LIDs.
+// knows (a DR path with a comma, a 0x GUID, a GID); the C tool only LIDs.
 //
 // Failures. In compat use (invoked as "smpquery") a failure prints the C
 // tool's line on stdout, "smpquery: iberror: failed: operation portinfo:
@@ -28,8 +29,8 @@ package cli
 // forward them (the C tool times out too), and the timeout message says so.
 //
 // JSON (--json): {"operation" (the canonical name, "PortInfo"), "target"
-// {"route" ("lid"|"dr"|"combined"), "lid", "dr_path", "dr_slid", "guid",
-// "text" (the C title's address: "Lid 2", "DR path slid 65535; dlid 65535;
+// {"route" ("lid"|"dr"|"combined"), "lid", "dr_path", "dr_slid", "guid"
+// or "gid" (what a LID was resolved from), "text" (the C title's address: "Lid 2", "DR path slid 65535; dlid 65535;
 // 0,1")}, "port" (for port operations), and one of: "node_info",
 // "port_info", "port_info_extended", "switch_info", "mlnx_ext_port_info"
 // (the attribute as mad's JSON; M_Key is null unless -K), "node_description"
@@ -158,7 +159,8 @@ type smpTarget struct {
 	LID    uint16 `json:"lid,omitempty"`
 	DRPath string `json:"dr_path,omitempty"`
 	DRSLID uint16 `json:"dr_slid,omitempty"`
-	GUID   string `json:"guid,omitempty"` // the -G GUID the LID was resolved from
+	GUID   string `json:"guid,omitempty"` // the GUID the LID was resolved from (SA PathRecord)
+	GID    string `json:"gid,omitempty"`  // or the GID
 	Text   string `json:"text"`           // libibmad's portid2str
 	path   []byte
 }
@@ -381,10 +383,23 @@ func (q *smpQuery) resolveTarget(args []string) error {
 	case endport.ByDRPath:
 		q.target = &smpTarget{Route: "dr", DRPath: mad.FormatDRPath(t.DRPath), path: t.DRPath}
 		q.target.Text = "DR path slid 65535; dlid 65535; " + q.target.DRPath
-	default:
-		f := cantResolve(fmt.Errorf("%s targets need an SA path query, which ibtool smpquery does not support yet; use a LID or a DR path", t.Kind)).(*smpFailure)
-		f.code, f.stderr = ExitFailure, true
-		return f
+	default: // a GUID or GID: the SA's PathRecord gives the LID
+		r, err := newResolver(q.eng, &opts.Common)
+		var lid uint16
+		if err == nil {
+			lid, err = r.SMPLID(context.Background(), t)
+		}
+		if err != nil {
+			f := cantResolve(err).(*smpFailure)
+			f.code, f.stderr = ExitFailure, true
+			return f
+		}
+		q.target = &smpTarget{Route: "lid", LID: lid, Text: fmt.Sprintf("Lid %d", lid)}
+		if t.Kind == endport.ByGUID {
+			q.target.GUID = mad.GUID(t.GUID).String()
+		} else {
+			q.target.GID = mad.GID(t.GID).String()
+		}
 	}
 	return nil
 }

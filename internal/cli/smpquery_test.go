@@ -68,6 +68,9 @@ func TestSmpqueryMatchesInfinibandDiagsTiny(t *testing.T) {
 		{"", "-D gi 0,1"},             // over DR
 		{"", "mepi 2 1"},              // Mellanox extended PortInfo
 		{"", "MlnxExtPortInfo 1 8"},   // on a switch port
+		{"", "-G ni 0x100001"},        // by port GUID, through the SA
+		{"", "-G pi 0x200000 8"},      // a switch by GUID
+		{"", "-G -s 1 nd 0x100001"},   // -s names the SA
 		{"", "-d ni 2"},               // debug goes to stderr only
 		{"", "-v -e ni 2 extra args"}, // extra arguments are ignored
 		{"Hca1", "ni 1"},              // attached to a CA
@@ -209,7 +212,7 @@ func TestSmpqueryFailures(t *testing.T) {
 		{"pkeys 2 5", ExitFailure, "operation pkeys: invalid port number: port 5: the node has 2 ports"},
 		{"pie 2 1", ExitFailure, "operation pie: port info extended not supported: port info capability mask2 = 0x30"},
 		{"-t 100 -c ni 1 0,1", ExitFailure, "ibsim drops them"},
-		{"-G ni 0x100001", ExitFailure, "GUID targets need an SA path query"},
+		{"-G ni 0x999", ExitFailure, "can't resolve destination port 0x999: the SA knows no path to GID fe80::999"},
 		{"-t 0 ni 1", ExitFailure, `Invalid timeout "0"`},
 		{"-C mlx5_0 ni 2", ExitFailure, `CA "mlx5_0" not found`},
 	} {
@@ -251,6 +254,9 @@ func TestSmpqueryJSON(t *testing.T) {
 	if target["route"] != "dr" || target["dr_path"] != "0,1" || target["text"] != "DR path slid 65535; dlid 65535; 0,1" ||
 		ni["node_info"].(map[string]any)["node_guid"] != "0x0000000000100000" || ni["port"] != nil {
 		t.Errorf("-D ni 0,1: %v", ni)
+	}
+	if target := run("-G", "ni", "0x100001")["target"].(map[string]any); target["lid"] != 2.0 || target["guid"] != "0x0000000000100001" {
+		t.Errorf("-G: %v", target)
 	}
 	nd := run("nd", "2")["node_description"].(map[string]any)
 	if nd["description"] != "hca one" || nd["name"] != "hca one" || nd["node_guid"] != "0x0000000000100000" {
