@@ -1,0 +1,575 @@
+package cli
+
+// decode_mad (python-rdma's ibtool command): decode MADs given as text.
+//
+// Input, on stdin or in the files named: hex digits, with any whitespace,
+// colons or commas between them and an optional 0x before each group
+// ("01 81 01 81", "0x0181:0181", libibmad's "0181 0181" dumps), or one
+// python-escaped string in quotes ('\x01\x81...', as python-rdma accepts
+// it). A line "--" separates MADs (testdata captures hold several).
+// -o/--offset skips bytes first; --umad strips the kernel's 64-byte
+// struct ib_user_mad_hdr (as read from /dev/infiniband/umadN).
+//
+// Output, for each MAD: a summary line (method, attribute, status), the
+// common MAD header field by field, the class header (an SMP's M_Key and
+// directed route fields and paths, the SA header with its RMPP part and
+// the component mask's field names, the CC header with its CC_Key, a
+// vendor class's OUI), and the
+// attribute in mad.Dump's layout (offsets relative to the attribute; each
+// title says where it starts in the MAD); an SA table response shows every
+// record. -v adds the umad header and libibmad's dotted form of the
+// attribute, -vv the input bytes in hex.
+//
+// -l (input starting at the LRH) needs the LRH, GRH, BTH and DETH wire
+// structures, which internal/mad does not describe yet: it is refused
+// with a message saying so.
+//
+// JSON (--json): {"mads": [{"summary", "umad" (with --umad: agent_id,
+// status, timeout_ms, retries, length, qpn, qkey, lid, sl, path_bits,
+// grh_present, gid_index, hop_limit, traffic_class, gid, flow_label,
+// pkey_index), "mad_header" (mad's MADHeader JSON), "smp" ({"m_key",
+// and for directed routes "dr_slid", "dr_dlid", "hop_pointer",
+// "hop_count", "initial_path", "return_path", "direction"}), "sa_header"
+// (SAHeader JSON), "component_mask_fields", "cc_header", "vendor_oui", "attribute_name",
+// "attribute" (the attribute's JSON), "records" (an SA table's records),
+// "data" (hex, when the attribute has no decoder)}]}.
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/sa"
+)
+
+func init() { register(newDecodeMADCmd) }
+
+type decodeMADOptions struct {
+	verbose int
+	offset  int
+	lrh     bool
+	umad    bool
+	json    bool
+}
+
+func newDecodeMADCmd(env *Env) *cobra.Command {
+	opts := &decodeMADOptions{}
+	cmd := toolCommand("decode_mad [options] [file...]", "Decode MADs given in hex on stdin")
+	cmd.Long = "decode_mad reads MADs as hex text (or python-escaped strings) and prints them decoded:\n" +
+		"the common header, the class header and the attribute, field by field. A line \"--\" separates MADs."
+	cmd.Example = `  echo 0101 0102 ... | decode_mad
+  ibtool decode_mad --umad -v < umad-frame.hex
+  ibtool decode_mad --json internal/mad/testdata/capture/tiny_nodeinfo_ca.mad`
+	fs := cmd.Flags()
+	fs.CountVarP(&opts.verbose, "verbose", "v", "more detail: -v the umad header and libibmad's dotted form, -vv the input bytes")
+	fs.IntVarP(&opts.offset, "offset", "o", 0, "skip this many bytes of the input before decoding")
+	fs.BoolVarP(&opts.lrh, "lrh", "l", false, "the data starts at the LRH, not the MAD header")
+	fs.BoolVar(&opts.umad, "umad", false, "the data starts with a kernel umad header (from /dev/infiniband/umadN)")
+	fs.BoolVar(&opts.json, "json", false, "print the result as JSON")
+	fs.SortFlags = false
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return runDecodeMAD(env, opts, args)
+	}
+	return cmd
+}
+
+func runDecodeMAD(env *Env, opts *decodeMADOptions, files []string) error {
+	if opts.offset < 0 {
+		return usageErrorf("-o: the offset must not be negative")
+	}
+	if opts.lrh {
+		return errors.New("-l: decoding the LRH, GRH, BTH and DETH needs their wire structures, which internal/mad does not describe yet; strip the link headers and use -o to skip them")
+	}
+	var text []byte
+	var err error
+	if len(files) == 0 {
+		if f, ok := env.IO.In.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				fmt.Fprintln(env.IO.Err, "Input the MAD in HEX followed by Ctrl-D")
+			}
+		}
+		text, err = io.ReadAll(env.IO.In)
+	} else {
+		for _, name := range files {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			text = append(append(text, b...), "\n--\n"...)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	blobs, err := parseMADText(string(text))
+	if err != nil {
+		return err
+	}
+	if len(blobs) == 0 {
+		return errors.New("no MAD in the input")
+	}
+	var out strings.Builder
+	var results []*decodedMAD
+	for i, b := range blobs {
+		d, err := decodeMADBytes(b, opts)
+		if err != nil {
+			if len(blobs) > 1 {
+				err = fmt.Errorf("MAD %d: %w", i+1, err)
+			}
+			return err
+		}
+		if i > 0 {
+			out.WriteString("\n")
+		}
+		out.WriteString(d.text.String())
+		results = append(results, d)
+	}
+	if opts.json {
+		return writeJSON(env.IO.Out, struct {
+			MADs []*decodedMAD `json:"mads"`
+		}{results})
+	}
+	_, err = fmt.Fprint(env.IO.Out, out.String())
+	return err
+}
+
+// parseMADText turns the input into the bytes of each MAD it holds.
+func parseMADText(s string) ([][]byte, error) {
+	var blobs [][]byte
+	var cur []string
+	flush := func() error {
+		chunk := strings.TrimSpace(strings.Join(cur, "\n"))
+		cur = cur[:0]
+		if chunk == "" {
+			return nil
+		}
+		b, err := parseMADChunk(chunk)
+		if err != nil {
+			return err
+		}
+		blobs = append(blobs, b)
+		return nil
+	}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "--" {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		cur = append(cur, sc.Text())
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return blobs, nil
+}
+
+// parseMADChunk reads one MAD: a quoted python string or hex groups.
+func parseMADChunk(s string) ([]byte, error) {
+	if s[0] == '"' || s[0] == '\'' {
+		if len(s) < 2 || s[len(s)-1] != s[0] {
+			return nil, fmt.Errorf("a quoted MAD must end with the quote it starts with (%c)", s[0])
+		}
+		return unescapePython(s[1 : len(s)-1])
+	}
+	var digits strings.Builder
+	groups := strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ':' || r == ','
+	})
+	for _, g := range groups {
+		if h, ok := strings.CutPrefix(strings.ToLower(g), "0x"); ok {
+			if len(h)%2 == 1 {
+				h = "0" + h // 0x1 is the byte 01
+			}
+			g = h
+		}
+		digits.WriteString(g)
+	}
+	b, err := hex.DecodeString(digits.String())
+	if err != nil {
+		var ie hex.InvalidByteError
+		if errors.As(err, &ie) {
+			return nil, fmt.Errorf("the input is not hex: %q is no hex digit (write a MAD as hex digits, or as a quoted python string)", string(rune(ie)))
+		}
+		return nil, fmt.Errorf("the input is not hex: %d digits, an odd number", digits.Len())
+	}
+	return b, nil
+}
+
+// unescapePython decodes a python 2 byte string body ('string_escape'):
+// \xHH, \NNN octal, \n \r \t \a \b \f \v \0 \\ \' \", other bytes as they
+// are.
+func unescapePython(s string) ([]byte, error) {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		if i == len(s) {
+			return nil, errors.New("the quoted MAD ends in a lone backslash")
+		}
+		switch c = s[i]; c {
+		case 'x':
+			if i+3 > len(s) {
+				return nil, fmt.Errorf("\\x needs two hex digits at byte %d", i-1)
+			}
+			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			if err != nil {
+				return nil, fmt.Errorf("\\x needs two hex digits at byte %d", i-1)
+			}
+			b = append(b, byte(v))
+			i += 2
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'a':
+			b = append(b, 7)
+		case 'b':
+			b = append(b, 8)
+		case 'f':
+			b = append(b, 12)
+		case 'v':
+			b = append(b, 11)
+		case '\n': // a continued line
+		default:
+			if c >= '0' && c <= '7' {
+				j := i
+				for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+					j++
+				}
+				v, _ := strconv.ParseUint(s[i:j], 8, 16)
+				b = append(b, byte(v))
+				i = j - 1
+				continue
+			}
+			if c == '\\' || c == '\'' || c == '"' {
+				b = append(b, c)
+				continue
+			}
+			b = append(b, '\\', c) // python keeps unknown escapes
+		}
+	}
+	return b, nil
+}
+
+// decodedMAD is one MAD decoded: the JSON fields and the text.
+type decodedMAD struct {
+	Summary       string            `json:"summary"`
+	UMAD          *umadHeaderJSON   `json:"umad,omitempty"`
+	MADHeader     json.RawMessage   `json:"mad_header"`
+	SMP           *smpHeaderJSON    `json:"smp,omitempty"`
+	SAHeader      json.RawMessage   `json:"sa_header,omitempty"`
+	CCHeader      json.RawMessage   `json:"cc_header,omitempty"`
+	CompMask      []string          `json:"component_mask_fields,omitempty"`
+	VendorOUI     string            `json:"vendor_oui,omitempty"`
+	AttributeName string            `json:"attribute_name"`
+	Attribute     json.RawMessage   `json:"attribute,omitempty"`
+	Records       []json.RawMessage `json:"records,omitempty"`
+	Data          string            `json:"data,omitempty"`
+
+	text strings.Builder
+}
+
+type smpHeaderJSON struct {
+	MKey        string `json:"m_key"`
+	Direction   *int   `json:"direction,omitempty"` // the D bit: 1 in returning SMPs
+	DrSLID      *int   `json:"dr_slid,omitempty"`
+	DrDLID      *int   `json:"dr_dlid,omitempty"`
+	HopPointer  *int   `json:"hop_pointer,omitempty"`
+	HopCount    *int   `json:"hop_count,omitempty"`
+	InitialPath string `json:"initial_path,omitempty"`
+	ReturnPath  string `json:"return_path,omitempty"`
+}
+
+// SMP header bytes (IBA 14.2.1.1, 14.2.1.2) that no mad structure
+// describes yet; the header view (mad.Header) gives hops and paths.
+const (
+	smpOffMKey   = 24
+	smpOffDrSLID = 32
+	smpOffDrDLID = 34
+	vendorOffOUI = 37 // IBA 13.4.3.2: vendor classes of range 2
+)
+
+func decodeMADBytes(b []byte, opts *decodeMADOptions) (*decodedMAD, error) {
+	d := &decodedMAD{}
+	w := &d.text
+	if opts.offset > len(b) {
+		return nil, fmt.Errorf("-o %d: the input has only %d bytes", opts.offset, len(b))
+	}
+	b = b[opts.offset:]
+	if opts.verbose >= 2 {
+		fmt.Fprintf(w, "input (%d bytes):\n%s", len(b), hexDump(b))
+	}
+	if opts.umad {
+		if len(b) < umadHeaderSize {
+			return nil, fmt.Errorf("--umad: %d bytes, but the umad header alone is %d", len(b), umadHeaderSize)
+		}
+		d.UMAD = decodeUMADHeader(b[:umadHeaderSize])
+		if opts.verbose >= 1 {
+			w.WriteString(d.UMAD.text())
+		}
+		b = b[umadHeaderSize:]
+	}
+	if len(b) < mad.MADHeaderSize {
+		return nil, fmt.Errorf("%d bytes are too few for a MAD: the common header alone is %d", len(b), mad.MADHeaderSize)
+	}
+	h := mad.Header(b)
+	class, attrID := h.Class(), h.AttrID()
+	desc := mad.LookupAttr(class, attrID)
+	d.AttributeName = mad.AttrName(class, attrID)
+	d.Summary = fmt.Sprintf("%s(%s) status 0x%04x (%s)", mad.MethodName(class, h.Method()), d.AttributeName, h.Status(),
+		mad.StatusText(class, h.Status()))
+	w.WriteString(d.Summary + "\n")
+
+	var mh mad.MADHeader
+	if err := mh.Unmarshal(b); err != nil {
+		return nil, err
+	}
+	d.MADHeader, _ = json.Marshal(&mh)
+
+	dataOff := mad.AttrDataOffset(class, attrID)
+	var sh mad.SAHeader
+	switch {
+	case class == mad.ClassSubnLID || class == mad.ClassSubnDR:
+		w.WriteString(dumpAt(mad.Dump(&mh), 0))
+		d.SMP = decodeSMPHeader(h)
+		w.WriteString(d.SMP.text(class == mad.ClassSubnDR))
+	case class == mad.ClassSubnAdm:
+		if err := sh.Unmarshal(padTo(b, mad.SAHeaderSize)); err != nil {
+			return nil, err
+		}
+		d.SAHeader, _ = json.Marshal(&sh)
+		w.WriteString(dumpAt(mad.DumpBytes(sh.Desc(), b[:min(len(b), mad.SAHeaderSize)]), 0))
+		if desc != nil && sh.ComponentMask != 0 {
+			d.CompMask = mad.CompMaskFields(desc, sh.ComponentMask)
+			fmt.Fprintf(w, "ComponentMask 0x%016x: %s\n", sh.ComponentMask, strings.Join(d.CompMask, " "))
+		}
+	case class == mad.ClassCongest:
+		var ch mad.CCHeader
+		if err := ch.Unmarshal(padTo(b, mad.CCHeaderSize)); err != nil {
+			return nil, err
+		}
+		d.CCHeader, _ = json.Marshal(&ch)
+		w.WriteString(dumpAt(mad.DumpBytes(ch.Desc(), b[:min(len(b), mad.CCHeaderSize)]), 0))
+	case class >= 0x30 && class <= 0x4f: // vendor range 2
+		w.WriteString(dumpAt(mad.Dump(&mh), 0))
+		if len(b) >= vendorOffOUI+3 {
+			oui := uint32(b[vendorOffOUI])<<16 | uint32(b[vendorOffOUI+1])<<8 | uint32(b[vendorOffOUI+2])
+			d.VendorOUI = fmt.Sprintf("0x%06x", oui)
+			fmt.Fprintf(w, "Vendor class (range 2) OUI %s\n", d.VendorOUI)
+		}
+	default:
+		w.WriteString(dumpAt(mad.Dump(&mh), 0))
+	}
+
+	if dataOff >= len(b) {
+		return d, nil
+	}
+	data := b[dataOff:]
+	switch {
+	case desc == nil:
+		d.Data = hex.EncodeToString(data)
+		fmt.Fprintf(w, "data (no decoder for attribute 0x%04x of class 0x%02x) at byte %d:\n", attrID, class, dataOff)
+		if t := trimZeros(data); len(t) > 0 {
+			w.WriteString(hexDump(t))
+		} else {
+			w.WriteString("  all zero\n")
+		}
+	case class == mad.ClassSubnAdm && saIsTable(h.Method(), &sh):
+		// An RMPP DATA packet says how long its payload (SA header words
+		// after the RMPP header, then records) is; otherwise trailing
+		// all-zero records are padding.
+		table, known := b, false
+		if r := sh.RMPP; r.RMPPType == mad.RMPPTypeData && r.RMPPFlags&uint8(mad.RMPPFlagsFirst) != 0 &&
+			int(r.PayloadLength) >= mad.SAHeaderSize-rmppPayloadStart {
+			table, known = b[:min(len(b), rmppPayloadStart+int(r.PayloadLength))], true
+		}
+		recs, err := sa.SplitTable(table, desc.Size)
+		if err != nil {
+			return nil, err
+		}
+		for !known && len(recs) > 0 && allZero(recs[len(recs)-1]) {
+			recs = recs[:len(recs)-1]
+		}
+		stride := int(sh.AttributeOffset) * 8
+		fmt.Fprintf(w, "%d %s records, %d bytes apart\n", len(recs), desc.Name, stride)
+		for i, r := range recs {
+			s := desc.New()
+			if err := s.Unmarshal(r); err != nil {
+				return nil, err
+			}
+			j, _ := json.Marshal(s)
+			d.Records = append(d.Records, j)
+			w.WriteString(strings.Replace(dumpAt(mad.Dump(s), dataOff+i*stride), desc.Name+" (", fmt.Sprintf("%s[%d] (", desc.Name, i), 1))
+			if dotted := mad.Dotted(s, &mad.DottedOptions{ShowKeys: true}); opts.verbose >= 1 && dotted != "" {
+				w.WriteString("as libibmad prints it:\n" + dotted)
+			}
+		}
+	default:
+		s := desc.New()
+		if err := s.Unmarshal(padTo(data, desc.Size)); err != nil {
+			return nil, err
+		}
+		d.Attribute, _ = json.Marshal(s)
+		w.WriteString(dumpAt(mad.DumpBytes(desc, data[:min(len(data), desc.Size)]), dataOff))
+		if opts.verbose >= 1 {
+			if dotted := mad.Dotted(s, &mad.DottedOptions{ShowKeys: true}); dotted != "" {
+				w.WriteString("as libibmad prints it:\n" + dotted)
+			}
+		}
+	}
+	return d, nil
+}
+
+// saIsTable says whether an SA MAD's data is a table of records spaced
+// AttributeOffset apart (GetTable responses and friends), not one record.
+func saIsTable(method uint8, sh *mad.SAHeader) bool {
+	switch method {
+	case mad.MethodGetTblResp, mad.MethodGetTraceTable | mad.MethodResponse, mad.MethodGetMulti | mad.MethodResponse:
+		return sh.AttributeOffset != 0
+	}
+	return false
+}
+
+// rmppPayloadStart is where an RMPP packet's payload starts: after the
+// common and RMPP headers (IBA 13.6.2.1).
+const rmppPayloadStart = mad.MADHeaderSize + mad.RMPPHeaderSize
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// dumpAt adds where a structure starts in the MAD to a dump's title line.
+func dumpAt(dump string, off int) string {
+	title, rest, _ := strings.Cut(dump, "\n")
+	return fmt.Sprintf("%s at byte %d\n%s", title, off, rest)
+}
+
+func padTo(b []byte, n int) []byte {
+	if len(b) >= n {
+		return b
+	}
+	return append(append([]byte(nil), b...), make([]byte, n-len(b))...)
+}
+
+// trimZeros drops trailing zero bytes, keeping whole 16-byte lines.
+func trimZeros(b []byte) []byte {
+	n := len(b)
+	for n > 0 && b[n-1] == 0 {
+		n--
+	}
+	return b[:min(len(b), (n+15)/16*16)]
+}
+
+func decodeSMPHeader(h mad.Header) *smpHeaderJSON {
+	s := &smpHeaderJSON{}
+	if len(h) >= smpOffMKey+8 {
+		s.MKey = fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(h[smpOffMKey:]))
+	}
+	if h.Class() != mad.ClassSubnDR || len(h) < mad.Size {
+		return s
+	}
+	num := func(v int) *int { return &v }
+	s.Direction = num(int(h.Status() >> 15))
+	s.DrSLID = num(int(binary.BigEndian.Uint16(h[smpOffDrSLID:])))
+	s.DrDLID = num(int(binary.BigEndian.Uint16(h[smpOffDrDLID:])))
+	s.HopPointer, s.HopCount = num(int(h.HopPointer())), num(int(h.HopCount()))
+	if h.HopCount() <= mad.MaxDRHops {
+		s.InitialPath = mad.FormatDRPath(h.InitialPath())
+		s.ReturnPath = mad.FormatDRPath(h.ReturnPath())
+	}
+	return s
+}
+
+func (s *smpHeaderJSON) text(dr bool) string {
+	if !dr {
+		return fmt.Sprintf("SMP (LID routed, IBA 14.2.1.1): M_Key %s\n", s.MKey)
+	}
+	if s.DrSLID == nil {
+		return fmt.Sprintf("SMP (directed route, IBA 14.2.1.2): M_Key %s; the MAD is too short for the rest\n", s.MKey)
+	}
+	dir := "outbound"
+	if *s.Direction == 1 {
+		dir = "returning"
+	}
+	t := fmt.Sprintf("SMP (directed route, IBA 14.2.1.2): D %d (%s) M_Key %s DrSLID %d DrDLID %d hop pointer %d hop count %d\n",
+		*s.Direction, dir, s.MKey, *s.DrSLID, *s.DrDLID, *s.HopPointer, *s.HopCount)
+	if s.InitialPath == "" {
+		return t + fmt.Sprintf("  hop count %d is more than %d: no paths\n", *s.HopCount, mad.MaxDRHops)
+	}
+	return t + "  initial path " + s.InitialPath + "\n  return path  " + s.ReturnPath + "\n"
+}
+
+// umadHeaderSize is struct ib_user_mad_hdr with the P_Key index (ABI 5).
+const umadHeaderSize = 64
+
+// umadHeaderJSON is the kernel's struct ib_user_mad_hdr. It is not an IBA
+// wire structure: the counters are in host byte order, the addresses in
+// network order (internal/umad keeps its codec private; this reads the
+// same layout for display only).
+type umadHeaderJSON struct {
+	AgentID      uint32 `json:"agent_id"`
+	Status       uint32 `json:"status"`
+	TimeoutMS    uint32 `json:"timeout_ms"`
+	Retries      uint32 `json:"retries"`
+	Length       uint32 `json:"length"`
+	QPN          uint32 `json:"qpn"`
+	QKey         uint32 `json:"qkey"`
+	LID          uint16 `json:"lid"`
+	SL           uint8  `json:"sl"`
+	PathBits     uint8  `json:"path_bits"`
+	GRHPresent   uint8  `json:"grh_present"`
+	GIDIndex     uint8  `json:"gid_index"`
+	HopLimit     uint8  `json:"hop_limit"`
+	TrafficClass uint8  `json:"traffic_class"`
+	GID          string `json:"gid"`
+	FlowLabel    uint32 `json:"flow_label"`
+	PKeyIndex    uint16 `json:"pkey_index"`
+}
+
+func decodeUMADHeader(b []byte) *umadHeaderJSON {
+	ne, be := binary.NativeEndian, binary.BigEndian
+	var gid mad.GID
+	copy(gid[:], b[36:52])
+	return &umadHeaderJSON{
+		AgentID: ne.Uint32(b[0:]), Status: ne.Uint32(b[4:]), TimeoutMS: ne.Uint32(b[8:]), Retries: ne.Uint32(b[12:]),
+		Length: ne.Uint32(b[16:]), QPN: be.Uint32(b[20:]), QKey: be.Uint32(b[24:]), LID: be.Uint16(b[28:]),
+		SL: b[30], PathBits: b[31], GRHPresent: b[32], GIDIndex: b[33], HopLimit: b[34], TrafficClass: b[35],
+		GID: gid.String(), FlowLabel: be.Uint32(b[52:]), PKeyIndex: ne.Uint16(b[56:]),
+	}
+}
+
+func (u *umadHeaderJSON) text() string {
+	t := fmt.Sprintf("umad header (struct ib_user_mad_hdr, %d bytes)\n  agent_id %d status %d timeout_ms %d retries %d length %d\n"+
+		"  qpn %d qkey 0x%08x lid %d sl %d path_bits %d pkey_index %d\n",
+		umadHeaderSize, u.AgentID, u.Status, u.TimeoutMS, u.Retries, u.Length, u.QPN, u.QKey, u.LID, u.SL, u.PathBits, u.PKeyIndex)
+	if u.GRHPresent != 0 {
+		t += fmt.Sprintf("  grh gid %s gid_index %d hop_limit %d traffic_class %d flow_label 0x%x\n",
+			u.GID, u.GIDIndex, u.HopLimit, u.TrafficClass, u.FlowLabel)
+	}
+	return t
+}

@@ -1,0 +1,1 @@
+smpquery -D nodeinfo 0,8,1

@@ -1,0 +1,1 @@
+smpquery -D portinfo 0,1 1

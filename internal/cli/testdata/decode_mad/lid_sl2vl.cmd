@@ -1,0 +1,1 @@
+smpquery sl2vl 2

@@ -1,0 +1,1 @@
+perfquery 2 1

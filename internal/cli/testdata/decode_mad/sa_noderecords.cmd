@@ -1,0 +1,1 @@
+saquery -N

@@ -1,0 +1,1 @@
+saquery -p --slid 2 --dlid 7
