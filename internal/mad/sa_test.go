@@ -322,7 +322,7 @@ func TestSAHeader(t *testing.T) {
 
 func TestDataOffset(t *testing.T) {
 	for class, want := range map[uint8]int{ClassSubnLID: 64, ClassSubnDR: 64, ClassSubnAdm: 56, ClassPerf: 64,
-		ClassCongest: 64, ClassVendorOFA: 40, 0x30: 40, 0x4f: 40, 0x09: 64} {
+		ClassCongest: 64, ClassVendorOFA: 40, 0x30: 40, 0x4f: 40, 0x09: 24, 0x0f: 24, 0x10: 64, 0x50: 64} {
 		if got := DataOffset(class); got != want {
 			t.Errorf("DataOffset(%#x) = %d, want %d", class, got, want)
 		}

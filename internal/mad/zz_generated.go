@@ -762,6 +762,26 @@ var enumJoinState = &EnumDesc{Name: "JoinState", Unknown: "%d", Values: []EnumVa
 // String returns libibmad's text for v.
 func (v JoinState) String() string { return enumJoinState.Text(uint64(v)) }
 
+// LNH of the LRH: what follows it (IBA 7.7.3).
+type LNH uint8
+
+const (
+	LNHRaw    LNH = 0x0 // "Raw"
+	LNHIPv6   LNH = 0x1 // "IP non-IBA"
+	LNHLocal  LNH = 0x2 // "IBA local (BTH)"
+	LNHGlobal LNH = 0x3 // "IBA global (GRH)"
+)
+
+var enumLNH = &EnumDesc{Name: "LNH", Unknown: "%d", Values: []EnumValue{
+	{Value: 0x0, Name: "Raw", Text: "Raw"},
+	{Value: 0x1, Name: "IPv6", Text: "IP non-IBA"},
+	{Value: 0x2, Name: "Local", Text: "IBA local (BTH)"},
+	{Value: 0x3, Name: "Global", Text: "IBA global (GRH)"},
+}}
+
+// String returns libibmad's text for v.
+func (v LNH) String() string { return enumLNH.Text(uint64(v)) }
+
 // The CC MAD header (IBA A10.4.1): the common header and the CC_Key;
 // bytes 32..63 are the log data area of CongestionLog, reserved otherwise.
 //
@@ -1757,7 +1777,7 @@ var descTimestamp = &StructDesc{
 // PerfCapMask2 (PerfMgt, 16.1.3.1), SACapMask and SACapMask2 (SA,
 // 15.2.1.1) name them. AttrMod 0.
 //
-// Wire: IBA 13.4.8.1; attribute 0x0001 of class perf, sa, cc, methods Get, Set; 72 bytes.
+// Wire: IBA 13.4.8.1; attribute 0x0001 of class perf, sa, cc, mlnx, methods Get, Set; 72 bytes.
 type ClassPortInfo struct {
 	BaseVersion     uint8  // bits 0..7
 	ClassVersion    uint8  // bits 8..15
@@ -1861,7 +1881,7 @@ var descClassPortInfo = &StructDesc{
 	Size:        72,
 	AttrID:      0x0001,
 	IsAttribute: true,
-	Classes:     []uint8{ClassPerf, ClassSubnAdm, ClassCongest},
+	Classes:     []uint8{ClassPerf, ClassSubnAdm, ClassCongest, ClassVendorMlnx},
 	Methods:     []uint8{MethodGet, MethodSet},
 	Section:     "13.4.8.1",
 	Fields: []FieldDesc{
@@ -6773,6 +6793,1886 @@ var descMlnxExtPortInfo = &StructDesc{
 	},
 }
 
+// VendorDiag (IBA 14.2.5.14): vendor diagnostics. AttrMod: the index of
+// the diagnostic data block; NextIndex is the next one (0: no more).
+//
+// Wire: IBA 14.2.5.14; attribute 0x0030 of class smp, methods Get; 64 bytes.
+type VendorDiag struct {
+	NextIndex uint16   // bits 0..15
+	DiagData  [60]byte // bits 32..511
+}
+
+// VendorDiagSize is the length of a VendorDiag on the wire.
+const VendorDiagSize = 64
+
+// AttrVendorDiag is the attribute ID of VendorDiag.
+const AttrVendorDiag uint16 = 0x0030
+
+// Desc returns the field table of VendorDiag.
+func (x *VendorDiag) Desc() *StructDesc { return descVendorDiag }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *VendorDiag) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first VendorDiagSize bytes of b into x.
+func (x *VendorDiag) Unmarshal(b []byte) error {
+	if len(b) < VendorDiagSize {
+		return shortBuffer("VendorDiag", VendorDiagSize, len(b))
+	}
+	x.NextIndex = binary.BigEndian.Uint16(b[0:])
+	copy(x.DiagData[:], b[4:])
+	return nil
+}
+
+// Marshal encodes x into the first VendorDiagSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *VendorDiag) Marshal(b []byte) error {
+	if len(b) < VendorDiagSize {
+		return shortBuffer("VendorDiag", VendorDiagSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.NextIndex))
+	copy(b[4:], x.DiagData[:])
+	return nil
+}
+
+var descVendorDiag = &StructDesc{
+	Name:        "VendorDiag",
+	Size:        64,
+	AttrID:      0x0030,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnLID, ClassSubnDR},
+	Methods:     []uint8{MethodGet},
+	Section:     "14.2.5.14",
+	Fields: []FieldDesc{
+		{Name: "NextIndex", JSONName: "next_index", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
+		{Name: "DiagData", JSONName: "diag_data", Offset: 32, Width: 480, Count: 1, Stride: 480, Hint: HintBytes, IBMAD: "array", IBMADOffset: 32},
+	},
+}
+
+// LedInfo (IBA 14.2.5.15): the port's beacon LED. AttrMod: port number.
+//
+// Wire: IBA 14.2.5.15; attribute 0x0031 of class smp, methods Get, Set; 4 bytes.
+type LedInfo struct {
+	LedMask uint8 // bits 0..0
+}
+
+// LedInfoSize is the length of a LedInfo on the wire.
+const LedInfoSize = 4
+
+// AttrLedInfo is the attribute ID of LedInfo.
+const AttrLedInfo uint16 = 0x0031
+
+// Desc returns the field table of LedInfo.
+func (x *LedInfo) Desc() *StructDesc { return descLedInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *LedInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first LedInfoSize bytes of b into x.
+func (x *LedInfo) Unmarshal(b []byte) error {
+	if len(b) < LedInfoSize {
+		return shortBuffer("LedInfo", LedInfoSize, len(b))
+	}
+	x.LedMask = uint8(getBits(b, 0, 1))
+	return nil
+}
+
+// Marshal encodes x into the first LedInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *LedInfo) Marshal(b []byte) error {
+	if len(b) < LedInfoSize {
+		return shortBuffer("LedInfo", LedInfoSize, len(b))
+	}
+	putBits(b, 0, 1, uint64(x.LedMask))
+	return nil
+}
+
+var descLedInfo = &StructDesc{
+	Name:        "LedInfo",
+	Size:        4,
+	AttrID:      0x0031,
+	IsAttribute: true,
+	Classes:     []uint8{ClassSubnLID, ClassSubnDR},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Section:     "14.2.5.15",
+	Fields: []FieldDesc{
+		{Name: "LedMask", JSONName: "led_mask", Offset: 0, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
+		{Offset: 1, Width: 31, Count: 1, Stride: 31, Reserved: true, IBMADOffset: 1},
+	},
+}
+
+// Traps 64 (GID in service), 65 (GID out of service), 66 (multicast
+// group created) and 67 (multicast group deleted).
+//
+// Wire: 54 bytes.
+type NoticeTrap64 struct {
+	GID GID // bits 48..175
+}
+
+// NoticeTrap64Size is the length of a NoticeTrap64 on the wire.
+const NoticeTrap64Size = 54
+
+// Desc returns the field table of NoticeTrap64.
+func (x *NoticeTrap64) Desc() *StructDesc { return descNoticeTrap64 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap64) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap64Size bytes of b into x.
+func (x *NoticeTrap64) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap64Size {
+		return shortBuffer("NoticeTrap64", NoticeTrap64Size, len(b))
+	}
+	copy(x.GID[:], b[6:])
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap64Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap64) Marshal(b []byte) error {
+	if len(b) < NoticeTrap64Size {
+		return shortBuffer("NoticeTrap64", NoticeTrap64Size, len(b))
+	}
+	copy(b[6:], x.GID[:])
+	return nil
+}
+
+var descNoticeTrap64 = &StructDesc{
+	Name: "NoticeTrap64",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 48, Count: 1, Stride: 48, Reserved: true, IBMADOffset: 0},
+		{Name: "GID", JSONName: "gid", Offset: 48, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 48},
+		{Offset: 176, Width: 256, Count: 1, Stride: 256, Reserved: true, IBMADOffset: 176},
+	},
+}
+
+// Trap 128: a switch saw a link state change.
+//
+// Wire: 54 bytes.
+type NoticeTrap128 struct {
+	LID uint16 // bits 0..15
+}
+
+// NoticeTrap128Size is the length of a NoticeTrap128 on the wire.
+const NoticeTrap128Size = 54
+
+// Desc returns the field table of NoticeTrap128.
+func (x *NoticeTrap128) Desc() *StructDesc { return descNoticeTrap128 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap128) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap128Size bytes of b into x.
+func (x *NoticeTrap128) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap128Size {
+		return shortBuffer("NoticeTrap128", NoticeTrap128Size, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[0:])
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap128Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap128) Marshal(b []byte) error {
+	if len(b) < NoticeTrap128Size {
+		return shortBuffer("NoticeTrap128", NoticeTrap128Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.LID))
+	return nil
+}
+
+var descNoticeTrap128 = &StructDesc{
+	Name: "NoticeTrap128",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
+		{Offset: 16, Width: 416, Count: 1, Stride: 416, Reserved: true, IBMADOffset: 16},
+	},
+}
+
+// Traps 129 (local link integrity threshold), 130 (excessive buffer
+// overrun threshold) and 131 (flow control update watchdog).
+//
+// Wire: 54 bytes.
+type NoticeTrap129 struct {
+	LID     uint16 // bits 16..31
+	PortNum uint8  // bits 32..39
+}
+
+// NoticeTrap129Size is the length of a NoticeTrap129 on the wire.
+const NoticeTrap129Size = 54
+
+// Desc returns the field table of NoticeTrap129.
+func (x *NoticeTrap129) Desc() *StructDesc { return descNoticeTrap129 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap129) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap129Size bytes of b into x.
+func (x *NoticeTrap129) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap129Size {
+		return shortBuffer("NoticeTrap129", NoticeTrap129Size, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[2:])
+	x.PortNum = b[4]
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap129Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap129) Marshal(b []byte) error {
+	if len(b) < NoticeTrap129Size {
+		return shortBuffer("NoticeTrap129", NoticeTrap129Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[2:], uint16(x.LID))
+	b[4] = uint8(x.PortNum)
+	return nil
+}
+
+var descNoticeTrap129 = &StructDesc{
+	Name: "NoticeTrap129",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 0},
+		{Name: "LID", JSONName: "lid", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Name: "PortNum", JSONName: "port_num", Offset: 32, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
+		{Offset: 40, Width: 392, Count: 1, Stride: 392, Reserved: true, IBMADOffset: 40},
+	},
+}
+
+// Trap 144: a port's capability mask, node description, link
+// width/speed enabled, SM priority or hierarchy information changed.
+//
+// Wire: 54 bytes.
+type NoticeTrap144 struct {
+	LID                    uint16 // bits 16..31
+	OtherLocalChanges      uint8  // bits 47..47
+	CapabilityMask         uint32 // bits 48..79, a set of PortCapMask
+	CapabilityMask2Change  uint8  // bits 90..90
+	HierarchyInfoChange    uint8  // bits 91..91
+	SMPriorityChange       uint8  // bits 92..92
+	LinkSpeedEnabledChange uint8  // bits 93..93
+	LinkWidthEnabledChange uint8  // bits 94..94
+	NodeDescriptionChange  uint8  // bits 95..95
+	CapabilityMask2        uint16 // bits 96..111, a set of PortCapMask2
+}
+
+// NoticeTrap144Size is the length of a NoticeTrap144 on the wire.
+const NoticeTrap144Size = 54
+
+// Desc returns the field table of NoticeTrap144.
+func (x *NoticeTrap144) Desc() *StructDesc { return descNoticeTrap144 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap144) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap144Size bytes of b into x.
+func (x *NoticeTrap144) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap144Size {
+		return shortBuffer("NoticeTrap144", NoticeTrap144Size, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[2:])
+	x.OtherLocalChanges = uint8(getBits(b, 47, 1))
+	x.CapabilityMask = binary.BigEndian.Uint32(b[6:])
+	x.CapabilityMask2Change = uint8(getBits(b, 90, 1))
+	x.HierarchyInfoChange = uint8(getBits(b, 91, 1))
+	x.SMPriorityChange = uint8(getBits(b, 92, 1))
+	x.LinkSpeedEnabledChange = uint8(getBits(b, 93, 1))
+	x.LinkWidthEnabledChange = uint8(getBits(b, 94, 1))
+	x.NodeDescriptionChange = uint8(getBits(b, 95, 1))
+	x.CapabilityMask2 = binary.BigEndian.Uint16(b[12:])
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap144Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap144) Marshal(b []byte) error {
+	if len(b) < NoticeTrap144Size {
+		return shortBuffer("NoticeTrap144", NoticeTrap144Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[2:], uint16(x.LID))
+	putBits(b, 47, 1, uint64(x.OtherLocalChanges))
+	binary.BigEndian.PutUint32(b[6:], uint32(x.CapabilityMask))
+	putBits(b, 90, 1, uint64(x.CapabilityMask2Change))
+	putBits(b, 91, 1, uint64(x.HierarchyInfoChange))
+	putBits(b, 92, 1, uint64(x.SMPriorityChange))
+	putBits(b, 93, 1, uint64(x.LinkSpeedEnabledChange))
+	putBits(b, 94, 1, uint64(x.LinkWidthEnabledChange))
+	putBits(b, 95, 1, uint64(x.NodeDescriptionChange))
+	binary.BigEndian.PutUint16(b[12:], uint16(x.CapabilityMask2))
+	return nil
+}
+
+var descNoticeTrap144 = &StructDesc{
+	Name: "NoticeTrap144",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 0},
+		{Name: "LID", JSONName: "lid", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Offset: 32, Width: 15, Count: 1, Stride: 15, Reserved: true, IBMADOffset: 32},
+		{Name: "OtherLocalChanges", JSONName: "other_local_changes", Offset: 47, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 47},
+		{Name: "CapabilityMask", JSONName: "capability_mask", Offset: 48, Width: 32, Count: 1, Stride: 32, Hint: HintMask, Enum: enumPortCapMask, IBMAD: "hex", IBMADOffset: 48},
+		{Offset: 80, Width: 10, Count: 1, Stride: 10, Reserved: true, IBMADOffset: 80},
+		{Name: "CapabilityMask2Change", JSONName: "capability_mask2_change", Offset: 90, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 90},
+		{Name: "HierarchyInfoChange", JSONName: "hierarchy_info_change", Offset: 91, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 91},
+		{Name: "SMPriorityChange", JSONName: "sm_priority_change", Offset: 92, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 92},
+		{Name: "LinkSpeedEnabledChange", JSONName: "link_speed_enabled_change", Offset: 93, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 93},
+		{Name: "LinkWidthEnabledChange", JSONName: "link_width_enabled_change", Offset: 94, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 94},
+		{Name: "NodeDescriptionChange", JSONName: "node_description_change", Offset: 95, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 95},
+		{Name: "CapabilityMask2", JSONName: "capability_mask2", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintMask, Enum: enumPortCapMask2, IBMAD: "hex", IBMADOffset: 96},
+		{Offset: 112, Width: 320, Count: 1, Stride: 320, Reserved: true, IBMADOffset: 112},
+	},
+}
+
+// Trap 145: a node's system image GUID changed.
+//
+// Wire: 54 bytes.
+type NoticeTrap145 struct {
+	LID             uint16 // bits 16..31
+	SystemImageGUID GUID   // bits 48..111
+}
+
+// NoticeTrap145Size is the length of a NoticeTrap145 on the wire.
+const NoticeTrap145Size = 54
+
+// Desc returns the field table of NoticeTrap145.
+func (x *NoticeTrap145) Desc() *StructDesc { return descNoticeTrap145 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap145) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap145Size bytes of b into x.
+func (x *NoticeTrap145) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap145Size {
+		return shortBuffer("NoticeTrap145", NoticeTrap145Size, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[2:])
+	x.SystemImageGUID = GUID(binary.BigEndian.Uint64(b[6:]))
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap145Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap145) Marshal(b []byte) error {
+	if len(b) < NoticeTrap145Size {
+		return shortBuffer("NoticeTrap145", NoticeTrap145Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[2:], uint16(x.LID))
+	binary.BigEndian.PutUint64(b[6:], uint64(x.SystemImageGUID))
+	return nil
+}
+
+var descNoticeTrap145 = &StructDesc{
+	Name: "NoticeTrap145",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 0},
+		{Name: "LID", JSONName: "lid", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Offset: 32, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 32},
+		{Name: "SystemImageGUID", JSONName: "system_image_guid", Offset: 48, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, IBMAD: "hex", IBMADOffset: 48},
+		{Offset: 112, Width: 320, Count: 1, Stride: 320, Reserved: true, IBMADOffset: 112},
+	},
+}
+
+// Trap 256: bad M_Key. The DR fields describe a directed route SMP.
+//
+// Wire: 54 bytes.
+type NoticeTrap256 struct {
+	LID                uint16    // bits 16..31
+	DRSLID             uint16    // bits 32..47
+	Method             uint8     // bits 48..55
+	AttributeID        uint16    // bits 64..79
+	AttributeModifier  uint32    // bits 80..111
+	MKey               uint64    // bits 112..175
+	DRNotice           uint8     // bits 184..184
+	DRPathTruncated    uint8     // bits 185..185
+	DRHopCount         uint8     // bits 186..191
+	DRNoticeReturnPath [30]uint8 // bits 192..199, 30 times every 8
+}
+
+// NoticeTrap256Size is the length of a NoticeTrap256 on the wire.
+const NoticeTrap256Size = 54
+
+// Desc returns the field table of NoticeTrap256.
+func (x *NoticeTrap256) Desc() *StructDesc { return descNoticeTrap256 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap256) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap256Size bytes of b into x.
+func (x *NoticeTrap256) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap256Size {
+		return shortBuffer("NoticeTrap256", NoticeTrap256Size, len(b))
+	}
+	x.LID = binary.BigEndian.Uint16(b[2:])
+	x.DRSLID = binary.BigEndian.Uint16(b[4:])
+	x.Method = b[6]
+	x.AttributeID = binary.BigEndian.Uint16(b[8:])
+	x.AttributeModifier = binary.BigEndian.Uint32(b[10:])
+	x.MKey = binary.BigEndian.Uint64(b[14:])
+	x.DRNotice = uint8(getBits(b, 184, 1))
+	x.DRPathTruncated = uint8(getBits(b, 185, 1))
+	x.DRHopCount = uint8(getBits(b, 186, 6))
+	for i := range x.DRNoticeReturnPath {
+		x.DRNoticeReturnPath[i] = b[24+i*1]
+	}
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap256Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap256) Marshal(b []byte) error {
+	if len(b) < NoticeTrap256Size {
+		return shortBuffer("NoticeTrap256", NoticeTrap256Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[2:], uint16(x.LID))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.DRSLID))
+	b[6] = uint8(x.Method)
+	binary.BigEndian.PutUint16(b[8:], uint16(x.AttributeID))
+	binary.BigEndian.PutUint32(b[10:], uint32(x.AttributeModifier))
+	binary.BigEndian.PutUint64(b[14:], uint64(x.MKey))
+	putBits(b, 184, 1, uint64(x.DRNotice))
+	putBits(b, 185, 1, uint64(x.DRPathTruncated))
+	putBits(b, 186, 6, uint64(x.DRHopCount))
+	for i := range x.DRNoticeReturnPath {
+		b[24+i*1] = uint8(x.DRNoticeReturnPath[i])
+	}
+	return nil
+}
+
+var descNoticeTrap256 = &StructDesc{
+	Name: "NoticeTrap256",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 0},
+		{Name: "LID", JSONName: "lid", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Name: "DRSLID", JSONName: "dr_slid", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
+		{Name: "Method", JSONName: "method", Offset: 48, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 48},
+		{Offset: 56, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 56},
+		{Name: "AttributeID", JSONName: "attribute_id", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 64},
+		{Name: "AttributeModifier", JSONName: "attribute_modifier", Offset: 80, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 80},
+		{Name: "MKey", JSONName: "m_key", Offset: 112, Width: 64, Count: 1, Stride: 64, Hint: HintHex, IBMAD: "hex", IBMADOffset: 112},
+		{Offset: 176, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 176},
+		{Name: "DRNotice", JSONName: "dr_notice", Offset: 184, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 184},
+		{Name: "DRPathTruncated", JSONName: "dr_path_truncated", Offset: 185, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 185},
+		{Name: "DRHopCount", JSONName: "dr_hop_count", Offset: 186, Width: 6, Count: 1, Stride: 6, Hint: HintDec, IBMAD: "uint", IBMADOffset: 186},
+		{Name: "DRNoticeReturnPath", JSONName: "dr_notice_return_path", Offset: 192, Width: 8, Count: 30, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 192},
+	},
+}
+
+// Traps 257 (bad P_Key) and 258 (bad Q_Key).
+//
+// Wire: 54 bytes.
+type NoticeTrap257 struct {
+	LID1 uint16 // bits 16..31
+	LID2 uint16 // bits 32..47
+	Key  uint32 // bits 48..79
+	SL   uint8  // bits 80..83
+	QP1  uint32 // bits 88..111
+	QP2  uint32 // bits 120..143
+	GID1 GID    // bits 144..271
+	GID2 GID    // bits 272..399
+}
+
+// NoticeTrap257Size is the length of a NoticeTrap257 on the wire.
+const NoticeTrap257Size = 54
+
+// Desc returns the field table of NoticeTrap257.
+func (x *NoticeTrap257) Desc() *StructDesc { return descNoticeTrap257 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap257) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap257Size bytes of b into x.
+func (x *NoticeTrap257) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap257Size {
+		return shortBuffer("NoticeTrap257", NoticeTrap257Size, len(b))
+	}
+	x.LID1 = binary.BigEndian.Uint16(b[2:])
+	x.LID2 = binary.BigEndian.Uint16(b[4:])
+	x.Key = binary.BigEndian.Uint32(b[6:])
+	x.SL = uint8(getBits(b, 80, 4))
+	x.QP1 = uint32(getBits(b, 88, 24))
+	x.QP2 = uint32(getBits(b, 120, 24))
+	copy(x.GID1[:], b[18:])
+	copy(x.GID2[:], b[34:])
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap257Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap257) Marshal(b []byte) error {
+	if len(b) < NoticeTrap257Size {
+		return shortBuffer("NoticeTrap257", NoticeTrap257Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[2:], uint16(x.LID1))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.LID2))
+	binary.BigEndian.PutUint32(b[6:], uint32(x.Key))
+	putBits(b, 80, 4, uint64(x.SL))
+	putBits(b, 88, 24, uint64(x.QP1))
+	putBits(b, 120, 24, uint64(x.QP2))
+	copy(b[18:], x.GID1[:])
+	copy(b[34:], x.GID2[:])
+	return nil
+}
+
+var descNoticeTrap257 = &StructDesc{
+	Name: "NoticeTrap257",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 0},
+		{Name: "LID1", JSONName: "lid1", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Name: "LID2", JSONName: "lid2", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
+		{Name: "Key", JSONName: "key", Offset: 48, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 48},
+		{Name: "SL", JSONName: "sl", Offset: 80, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 80},
+		{Offset: 84, Width: 4, Count: 1, Stride: 4, Reserved: true, IBMADOffset: 84},
+		{Name: "QP1", JSONName: "qp1", Offset: 88, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 88},
+		{Offset: 112, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 112},
+		{Name: "QP2", JSONName: "qp2", Offset: 120, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 120},
+		{Name: "GID1", JSONName: "gid1", Offset: 144, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 144},
+		{Name: "GID2", JSONName: "gid2", Offset: 272, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 272},
+		{Offset: 400, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 400},
+	},
+}
+
+// Trap 259: bad P_Key at a switch external port.
+//
+// Wire: 54 bytes.
+type NoticeTrap259 struct {
+	DataValid uint16 // bits 0..15
+	LID1      uint16 // bits 16..31
+	LID2      uint16 // bits 32..47
+	PKey      uint16 // bits 48..63
+	SL        uint8  // bits 64..67
+	QP1       uint32 // bits 72..95
+	QP2       uint32 // bits 104..127
+	GID1      GID    // bits 128..255
+	GID2      GID    // bits 256..383
+	SwLID     uint16 // bits 384..399
+	PortNum   uint8  // bits 400..407
+}
+
+// NoticeTrap259Size is the length of a NoticeTrap259 on the wire.
+const NoticeTrap259Size = 54
+
+// Desc returns the field table of NoticeTrap259.
+func (x *NoticeTrap259) Desc() *StructDesc { return descNoticeTrap259 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *NoticeTrap259) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first NoticeTrap259Size bytes of b into x.
+func (x *NoticeTrap259) Unmarshal(b []byte) error {
+	if len(b) < NoticeTrap259Size {
+		return shortBuffer("NoticeTrap259", NoticeTrap259Size, len(b))
+	}
+	x.DataValid = binary.BigEndian.Uint16(b[0:])
+	x.LID1 = binary.BigEndian.Uint16(b[2:])
+	x.LID2 = binary.BigEndian.Uint16(b[4:])
+	x.PKey = binary.BigEndian.Uint16(b[6:])
+	x.SL = uint8(getBits(b, 64, 4))
+	x.QP1 = uint32(getBits(b, 72, 24))
+	x.QP2 = uint32(getBits(b, 104, 24))
+	copy(x.GID1[:], b[16:])
+	copy(x.GID2[:], b[32:])
+	x.SwLID = binary.BigEndian.Uint16(b[48:])
+	x.PortNum = b[50]
+	return nil
+}
+
+// Marshal encodes x into the first NoticeTrap259Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *NoticeTrap259) Marshal(b []byte) error {
+	if len(b) < NoticeTrap259Size {
+		return shortBuffer("NoticeTrap259", NoticeTrap259Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[0:], uint16(x.DataValid))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.LID1))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.LID2))
+	binary.BigEndian.PutUint16(b[6:], uint16(x.PKey))
+	putBits(b, 64, 4, uint64(x.SL))
+	putBits(b, 72, 24, uint64(x.QP1))
+	putBits(b, 104, 24, uint64(x.QP2))
+	copy(b[16:], x.GID1[:])
+	copy(b[32:], x.GID2[:])
+	binary.BigEndian.PutUint16(b[48:], uint16(x.SwLID))
+	b[50] = uint8(x.PortNum)
+	return nil
+}
+
+var descNoticeTrap259 = &StructDesc{
+	Name: "NoticeTrap259",
+	Size: 54,
+	Fields: []FieldDesc{
+		{Name: "DataValid", JSONName: "data_valid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Name: "LID1", JSONName: "lid1", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Name: "LID2", JSONName: "lid2", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
+		{Name: "PKey", JSONName: "p_key", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 48},
+		{Name: "SL", JSONName: "sl", Offset: 64, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 64},
+		{Offset: 68, Width: 4, Count: 1, Stride: 4, Reserved: true, IBMADOffset: 68},
+		{Name: "QP1", JSONName: "qp1", Offset: 72, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 72},
+		{Offset: 96, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 96},
+		{Name: "QP2", JSONName: "qp2", Offset: 104, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 104},
+		{Name: "GID1", JSONName: "gid1", Offset: 128, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 128},
+		{Name: "GID2", JSONName: "gid2", Offset: 256, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 256},
+		{Name: "SwLID", JSONName: "sw_lid", Offset: 384, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 384},
+		{Name: "PortNum", JSONName: "port_num", Offset: 400, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 400},
+		{Offset: 408, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 408},
+	},
+}
+
+// An SMP as a whole (IBA 14.2.1.1, LID routed): the common header, M_Key
+// and the 64-byte attribute data at byte 64.
+//
+// Wire: IBA 14.2.1.1; 256 bytes.
+type SMP struct {
+	Common MADHeader // bits 0..191
+	MKey   uint64    // bits 192..255
+	Data   [64]byte  // bits 512..1023
+}
+
+// SMPSize is the length of a SMP on the wire.
+const SMPSize = 256
+
+// Desc returns the field table of SMP.
+func (x *SMP) Desc() *StructDesc { return descSMP }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SMP) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SMPSize bytes of b into x.
+func (x *SMP) Unmarshal(b []byte) error {
+	if len(b) < SMPSize {
+		return shortBuffer("SMP", SMPSize, len(b))
+	}
+	if err := x.Common.Unmarshal(b[0:]); err != nil {
+		return err
+	}
+	x.MKey = binary.BigEndian.Uint64(b[24:])
+	copy(x.Data[:], b[64:])
+	return nil
+}
+
+// Marshal encodes x into the first SMPSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SMP) Marshal(b []byte) error {
+	if len(b) < SMPSize {
+		return shortBuffer("SMP", SMPSize, len(b))
+	}
+	if err := x.Common.Marshal(b[0:]); err != nil {
+		return err
+	}
+	binary.BigEndian.PutUint64(b[24:], uint64(x.MKey))
+	copy(b[64:], x.Data[:])
+	return nil
+}
+
+var descSMP = &StructDesc{
+	Name:    "SMP",
+	Size:    256,
+	Section: "14.2.1.1",
+	Fields: []FieldDesc{
+		{Name: "Common", JSONName: "common", Offset: 0, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descMADHeader, IBMAD: "array", IBMADOffset: 0},
+		{Name: "MKey", JSONName: "m_key", Offset: 192, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "MadMkey", IBMAD: "hex", IBMADOffset: 192, Key: true},
+		{Offset: 256, Width: 256, Count: 1, Stride: 256, Reserved: true, IBMADOffset: 256},
+		{Name: "Data", JSONName: "data", Offset: 512, Width: 512, Count: 1, Stride: 512, Hint: HintBytes, IBMAD: "array", IBMADOffset: 512},
+		{Offset: 1024, Width: 1024, Count: 1, Stride: 1024, Reserved: true, IBMADOffset: 1024},
+	},
+}
+
+// A directed-route SMP as a whole (IBA 14.2.1.2): the status word has the
+// direction bit (D, set in returning SMPs) and the hop pointer and count;
+// InitialPath and ReturnPath hold a port per hop (element 0 unused).
+// Labels are libibmad's (IB_DRSMP_*_F).
+//
+// Wire: IBA 14.2.1.2; 256 bytes.
+type DRSMP struct {
+	BaseVersion       uint8     // bits 0..7
+	MgmtClass         MgmtClass // bits 8..15
+	ClassVersion      uint8     // bits 16..23
+	R                 uint8     // bits 24..24
+	Method            MADMethod // bits 25..31
+	D                 uint8     // bits 32..32
+	Status            uint16    // bits 33..47
+	HopPointer        uint8     // bits 48..55
+	HopCount          uint8     // bits 56..63
+	TransactionID     uint64    // bits 64..127
+	AttributeID       uint16    // bits 128..143
+	AttributeModifier uint32    // bits 160..191
+	MKey              uint64    // bits 192..255
+	DrSLID            uint16    // bits 256..271
+	DrDLID            uint16    // bits 272..287
+	Data              [64]byte  // bits 512..1023
+	InitialPath       [64]uint8 // bits 1024..1031, 64 times every 8
+	ReturnPath        [64]uint8 // bits 1536..1543, 64 times every 8
+}
+
+// DRSMPSize is the length of a DRSMP on the wire.
+const DRSMPSize = 256
+
+// Desc returns the field table of DRSMP.
+func (x *DRSMP) Desc() *StructDesc { return descDRSMP }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *DRSMP) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first DRSMPSize bytes of b into x.
+func (x *DRSMP) Unmarshal(b []byte) error {
+	if len(b) < DRSMPSize {
+		return shortBuffer("DRSMP", DRSMPSize, len(b))
+	}
+	x.BaseVersion = b[0]
+	x.MgmtClass = MgmtClass(b[1])
+	x.ClassVersion = b[2]
+	x.R = uint8(getBits(b, 24, 1))
+	x.Method = MADMethod(getBits(b, 25, 7))
+	x.D = uint8(getBits(b, 32, 1))
+	x.Status = uint16(getBits(b, 33, 15))
+	x.HopPointer = b[6]
+	x.HopCount = b[7]
+	x.TransactionID = binary.BigEndian.Uint64(b[8:])
+	x.AttributeID = binary.BigEndian.Uint16(b[16:])
+	x.AttributeModifier = binary.BigEndian.Uint32(b[20:])
+	x.MKey = binary.BigEndian.Uint64(b[24:])
+	x.DrSLID = binary.BigEndian.Uint16(b[32:])
+	x.DrDLID = binary.BigEndian.Uint16(b[34:])
+	copy(x.Data[:], b[64:])
+	for i := range x.InitialPath {
+		x.InitialPath[i] = b[128+i*1]
+	}
+	for i := range x.ReturnPath {
+		x.ReturnPath[i] = b[192+i*1]
+	}
+	return nil
+}
+
+// Marshal encodes x into the first DRSMPSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *DRSMP) Marshal(b []byte) error {
+	if len(b) < DRSMPSize {
+		return shortBuffer("DRSMP", DRSMPSize, len(b))
+	}
+	b[0] = uint8(x.BaseVersion)
+	b[1] = uint8(x.MgmtClass)
+	b[2] = uint8(x.ClassVersion)
+	putBits(b, 24, 1, uint64(x.R))
+	putBits(b, 25, 7, uint64(x.Method))
+	putBits(b, 32, 1, uint64(x.D))
+	putBits(b, 33, 15, uint64(x.Status))
+	b[6] = uint8(x.HopPointer)
+	b[7] = uint8(x.HopCount)
+	binary.BigEndian.PutUint64(b[8:], uint64(x.TransactionID))
+	binary.BigEndian.PutUint16(b[16:], uint16(x.AttributeID))
+	binary.BigEndian.PutUint32(b[20:], uint32(x.AttributeModifier))
+	binary.BigEndian.PutUint64(b[24:], uint64(x.MKey))
+	binary.BigEndian.PutUint16(b[32:], uint16(x.DrSLID))
+	binary.BigEndian.PutUint16(b[34:], uint16(x.DrDLID))
+	copy(b[64:], x.Data[:])
+	for i := range x.InitialPath {
+		b[128+i*1] = uint8(x.InitialPath[i])
+	}
+	for i := range x.ReturnPath {
+		b[192+i*1] = uint8(x.ReturnPath[i])
+	}
+	return nil
+}
+
+var descDRSMP = &StructDesc{
+	Name:    "DRSMP",
+	Size:    256,
+	Section: "14.2.1.2",
+	Fields: []FieldDesc{
+		{Name: "BaseVersion", JSONName: "base_version", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "MadBaseVersion", IBMAD: "uint", IBMADOffset: 0},
+		{Name: "MgmtClass", JSONName: "mgmt_class", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintEnum, Enum: enumMgmtClass, Label: "MadMgmtClass", IBMAD: "uint", IBMADOffset: 8},
+		{Name: "ClassVersion", JSONName: "class_version", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "MadClassVersion", IBMAD: "uint", IBMADOffset: 16},
+		{Name: "R", JSONName: "response", Offset: 24, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "MadIsResponse", IBMAD: "uint", IBMADOffset: 24},
+		{Name: "Method", JSONName: "method", Offset: 25, Width: 7, Count: 1, Stride: 7, Hint: HintEnum, Enum: enumMADMethod, Label: "MadMethod", IBMAD: "hex", IBMADOffset: 25},
+		{Name: "D", JSONName: "direction", Offset: 32, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "DrSmpDirection", IBMAD: "uint", IBMADOffset: 32},
+		{Name: "Status", JSONName: "status", Offset: 33, Width: 15, Count: 1, Stride: 15, Hint: HintHex, Label: "DrSmpStatus", IBMAD: "hex", IBMADOffset: 33},
+		{Name: "HopPointer", JSONName: "hop_pointer", Offset: 48, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DrSmpHopPtr", IBMAD: "uint", IBMADOffset: 48},
+		{Name: "HopCount", JSONName: "hop_count", Offset: 56, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "DrSmpHopCnt", IBMAD: "uint", IBMADOffset: 56},
+		{Name: "TransactionID", JSONName: "transaction_id", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "MadTRID", IBMAD: "hex", IBMADOffset: 64},
+		{Name: "AttributeID", JSONName: "attribute_id", Offset: 128, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "MadAttr", IBMAD: "hex", IBMADOffset: 128},
+		{Offset: 144, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 144},
+		{Name: "AttributeModifier", JSONName: "attribute_modifier", Offset: 160, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "MadModifier", IBMAD: "hex", IBMADOffset: 160},
+		{Name: "MKey", JSONName: "m_key", Offset: 192, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "MadMkey", IBMAD: "hex", IBMADOffset: 192, Key: true},
+		{Name: "DrSLID", JSONName: "dr_slid", Offset: 256, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "DrSmpSLID", IBMAD: "uint", IBMADOffset: 256},
+		{Name: "DrDLID", JSONName: "dr_dlid", Offset: 272, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "DrSmpDLID", IBMAD: "uint", IBMADOffset: 272},
+		{Offset: 288, Width: 224, Count: 1, Stride: 224, Reserved: true, IBMADOffset: 288},
+		{Name: "Data", JSONName: "data", Offset: 512, Width: 512, Count: 1, Stride: 512, Hint: HintBytes, IBMAD: "array", IBMADOffset: 512},
+		{Name: "InitialPath", JSONName: "initial_path", Offset: 1024, Width: 8, Count: 64, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 1024},
+		{Name: "ReturnPath", JSONName: "return_path", Offset: 1536, Width: 8, Count: 64, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 1536},
+	},
+}
+
+// The PerfMgt MAD header (IBA 16.1.1): the common header and 40 reserved
+// bytes; the attribute data starts at byte 64.
+//
+// Wire: IBA 16.1.1; 64 bytes.
+type PerfMgtHeader struct {
+	Common MADHeader // bits 0..191
+}
+
+// PerfMgtHeaderSize is the length of a PerfMgtHeader on the wire.
+const PerfMgtHeaderSize = 64
+
+// Desc returns the field table of PerfMgtHeader.
+func (x *PerfMgtHeader) Desc() *StructDesc { return descPerfMgtHeader }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *PerfMgtHeader) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first PerfMgtHeaderSize bytes of b into x.
+func (x *PerfMgtHeader) Unmarshal(b []byte) error {
+	if len(b) < PerfMgtHeaderSize {
+		return shortBuffer("PerfMgtHeader", PerfMgtHeaderSize, len(b))
+	}
+	if err := x.Common.Unmarshal(b[0:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Marshal encodes x into the first PerfMgtHeaderSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *PerfMgtHeader) Marshal(b []byte) error {
+	if len(b) < PerfMgtHeaderSize {
+		return shortBuffer("PerfMgtHeader", PerfMgtHeaderSize, len(b))
+	}
+	if err := x.Common.Marshal(b[0:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+var descPerfMgtHeader = &StructDesc{
+	Name:    "PerfMgtHeader",
+	Size:    64,
+	Section: "16.1.1",
+	Fields: []FieldDesc{
+		{Name: "Common", JSONName: "common", Offset: 0, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descMADHeader, IBMAD: "array", IBMADOffset: 0},
+		{Offset: 192, Width: 320, Count: 1, Stride: 320, Reserved: true, IBMADOffset: 192},
+	},
+}
+
+// The header of a vendor class of range 2 (IBA 16.5.1): common header, RMPP
+// header and the vendor's OUI; the data starts at byte 40. libibmad prints
+// the OUI as bytes.
+//
+// Wire: IBA 16.5.1; 40 bytes.
+type Vendor2Header struct {
+	Common MADHeader  // bits 0..191
+	RMPP   RMPPHeader // bits 192..287
+	OUI    uint32     // bits 296..319
+}
+
+// Vendor2HeaderSize is the length of a Vendor2Header on the wire.
+const Vendor2HeaderSize = 40
+
+// Desc returns the field table of Vendor2Header.
+func (x *Vendor2Header) Desc() *StructDesc { return descVendor2Header }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *Vendor2Header) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first Vendor2HeaderSize bytes of b into x.
+func (x *Vendor2Header) Unmarshal(b []byte) error {
+	if len(b) < Vendor2HeaderSize {
+		return shortBuffer("Vendor2Header", Vendor2HeaderSize, len(b))
+	}
+	if err := x.Common.Unmarshal(b[0:]); err != nil {
+		return err
+	}
+	if err := x.RMPP.Unmarshal(b[24:]); err != nil {
+		return err
+	}
+	x.OUI = uint32(getBits(b, 296, 24))
+	return nil
+}
+
+// Marshal encodes x into the first Vendor2HeaderSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *Vendor2Header) Marshal(b []byte) error {
+	if len(b) < Vendor2HeaderSize {
+		return shortBuffer("Vendor2Header", Vendor2HeaderSize, len(b))
+	}
+	if err := x.Common.Marshal(b[0:]); err != nil {
+		return err
+	}
+	if err := x.RMPP.Marshal(b[24:]); err != nil {
+		return err
+	}
+	putBits(b, 296, 24, uint64(x.OUI))
+	return nil
+}
+
+var descVendor2Header = &StructDesc{
+	Name:    "Vendor2Header",
+	Size:    40,
+	Section: "16.5.1",
+	Fields: []FieldDesc{
+		{Name: "Common", JSONName: "common", Offset: 0, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descMADHeader, IBMAD: "array", IBMADOffset: 0},
+		{Name: "RMPP", JSONName: "rmpp", Offset: 192, Width: 96, Count: 1, Stride: 96, Hint: HintStruct, Struct: descRMPPHeader, IBMAD: "array", IBMADOffset: 192},
+		{Offset: 288, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 288},
+		{Name: "OUI", JSONName: "oui", Offset: 296, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "OUI", IBMAD: "array", IBMADOffset: 296},
+	},
+}
+
+// OFA ping (class 0x32, OUI 0x001405, attribute 0, Get): ibping's reply
+// carries the responder's "host.domain" (ibping -S), NUL padded.
+//
+// Wire: attribute 0x0000 of class ofaping, methods Get; 216 bytes.
+type OFAPing struct {
+	HostAndDomain [216]byte // bits 0..1727
+}
+
+// OFAPingSize is the length of a OFAPing on the wire.
+const OFAPingSize = 216
+
+// AttrOFAPing is the attribute ID of OFAPing.
+const AttrOFAPing uint16 = 0x0000
+
+// Desc returns the field table of OFAPing.
+func (x *OFAPing) Desc() *StructDesc { return descOFAPing }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *OFAPing) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first OFAPingSize bytes of b into x.
+func (x *OFAPing) Unmarshal(b []byte) error {
+	if len(b) < OFAPingSize {
+		return shortBuffer("OFAPing", OFAPingSize, len(b))
+	}
+	copy(x.HostAndDomain[:], b[0:])
+	return nil
+}
+
+// Marshal encodes x into the first OFAPingSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *OFAPing) Marshal(b []byte) error {
+	if len(b) < OFAPingSize {
+		return shortBuffer("OFAPing", OFAPingSize, len(b))
+	}
+	copy(b[0:], x.HostAndDomain[:])
+	return nil
+}
+
+var descOFAPing = &StructDesc{
+	Name:        "OFAPing",
+	Size:        216,
+	AttrID:      0x0000,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorOFA},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Name: "HostAndDomain", JSONName: "host_and_domain", Offset: 0, Width: 1728, Count: 1, Stride: 1728, Hint: HintString, IBMAD: "string", IBMADOffset: 0},
+	},
+}
+
+// OFA sysstat ping (class 0x33, OUI 0x001405): an empty reply.
+//
+// Wire: attribute 0x0010 of class ofasysstat, methods Get; 216 bytes.
+type SysStatPing struct {
+}
+
+// SysStatPingSize is the length of a SysStatPing on the wire.
+const SysStatPingSize = 216
+
+// AttrSysStatPing is the attribute ID of SysStatPing.
+const AttrSysStatPing uint16 = 0x0010
+
+// Desc returns the field table of SysStatPing.
+func (x *SysStatPing) Desc() *StructDesc { return descSysStatPing }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SysStatPing) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SysStatPingSize bytes of b into x.
+func (x *SysStatPing) Unmarshal(b []byte) error {
+	if len(b) < SysStatPingSize {
+		return shortBuffer("SysStatPing", SysStatPingSize, len(b))
+	}
+	return nil
+}
+
+// Marshal encodes x into the first SysStatPingSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SysStatPing) Marshal(b []byte) error {
+	if len(b) < SysStatPingSize {
+		return shortBuffer("SysStatPing", SysStatPingSize, len(b))
+	}
+	return nil
+}
+
+var descSysStatPing = &StructDesc{
+	Name:        "SysStatPing",
+	Size:        216,
+	AttrID:      0x0010,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorOFASysStat},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 1728, Count: 1, Stride: 1728, Reserved: true, IBMADOffset: 0},
+	},
+}
+
+// OFA sysstat host information: "host.domain" (ibsysstat host).
+//
+// Wire: attribute 0x0011 of class ofasysstat, methods Get; 216 bytes.
+type SysStatHostInfo struct {
+	HostInfo [216]byte // bits 0..1727
+}
+
+// SysStatHostInfoSize is the length of a SysStatHostInfo on the wire.
+const SysStatHostInfoSize = 216
+
+// AttrSysStatHostInfo is the attribute ID of SysStatHostInfo.
+const AttrSysStatHostInfo uint16 = 0x0011
+
+// Desc returns the field table of SysStatHostInfo.
+func (x *SysStatHostInfo) Desc() *StructDesc { return descSysStatHostInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SysStatHostInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SysStatHostInfoSize bytes of b into x.
+func (x *SysStatHostInfo) Unmarshal(b []byte) error {
+	if len(b) < SysStatHostInfoSize {
+		return shortBuffer("SysStatHostInfo", SysStatHostInfoSize, len(b))
+	}
+	copy(x.HostInfo[:], b[0:])
+	return nil
+}
+
+// Marshal encodes x into the first SysStatHostInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SysStatHostInfo) Marshal(b []byte) error {
+	if len(b) < SysStatHostInfoSize {
+		return shortBuffer("SysStatHostInfo", SysStatHostInfoSize, len(b))
+	}
+	copy(b[0:], x.HostInfo[:])
+	return nil
+}
+
+var descSysStatHostInfo = &StructDesc{
+	Name:        "SysStatHostInfo",
+	Size:        216,
+	AttrID:      0x0011,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorOFASysStat},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Name: "HostInfo", JSONName: "host_info", Offset: 0, Width: 1728, Count: 1, Stride: 1728, Hint: HintString, IBMAD: "string", IBMADOffset: 0},
+	},
+}
+
+// OFA sysstat CPU information: a line "cpu N: model M MHZ F" per CPU, as
+// many as fit (ibsysstat cpu).
+//
+// Wire: attribute 0x0012 of class ofasysstat, methods Get; 216 bytes.
+type SysStatCPUInfo struct {
+	CPUInfo [216]byte // bits 0..1727
+}
+
+// SysStatCPUInfoSize is the length of a SysStatCPUInfo on the wire.
+const SysStatCPUInfoSize = 216
+
+// AttrSysStatCPUInfo is the attribute ID of SysStatCPUInfo.
+const AttrSysStatCPUInfo uint16 = 0x0012
+
+// Desc returns the field table of SysStatCPUInfo.
+func (x *SysStatCPUInfo) Desc() *StructDesc { return descSysStatCPUInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *SysStatCPUInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first SysStatCPUInfoSize bytes of b into x.
+func (x *SysStatCPUInfo) Unmarshal(b []byte) error {
+	if len(b) < SysStatCPUInfoSize {
+		return shortBuffer("SysStatCPUInfo", SysStatCPUInfoSize, len(b))
+	}
+	copy(x.CPUInfo[:], b[0:])
+	return nil
+}
+
+// Marshal encodes x into the first SysStatCPUInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *SysStatCPUInfo) Marshal(b []byte) error {
+	if len(b) < SysStatCPUInfoSize {
+		return shortBuffer("SysStatCPUInfo", SysStatCPUInfoSize, len(b))
+	}
+	copy(b[0:], x.CPUInfo[:])
+	return nil
+}
+
+var descSysStatCPUInfo = &StructDesc{
+	Name:        "SysStatCPUInfo",
+	Size:        216,
+	AttrID:      0x0012,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorOFASysStat},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Name: "CPUInfo", JSONName: "cpu_info", Offset: 0, Width: 1728, Count: 1, Stride: 1728, Hint: HintString, IBMAD: "string", IBMADOffset: 0},
+	},
+}
+
+// Mellanox GeneralInfo (vendor class 0x0A, attribute 0x17), as switches and
+// CAs from SwitchX and ConnectX on fill it (vendstat -N): hardware
+// revision and device, firmware version (the extended version numbers;
+// the one-byte ones are older), build, date (BCD) and PSID, and the
+// software version. The data starts with 8 reserved bytes (MAD byte 24).
+//
+// Wire: attribute 0x0017 of class mlnx, methods Get; 136 bytes.
+type MlnxGeneralInfo struct {
+	HWRevision       uint16   // bits 64..79
+	DeviceID         uint16   // bits 80..95
+	Uptime           uint32   // bits 288..319
+	FWMajor          uint8    // bits 328..335
+	FWMinor          uint8    // bits 336..343
+	FWSubMinor       uint8    // bits 344..351
+	FWBuildID        uint32   // bits 352..383
+	FWMonth          uint8    // bits 384..391
+	FWDay            uint8    // bits 392..399
+	FWYear           uint16   // bits 400..415
+	FWHour           uint16   // bits 432..447
+	FWPSID           [16]byte // bits 448..575
+	FWIniFileVersion uint32   // bits 576..607
+	FWExtMajor       uint32   // bits 608..639
+	FWExtMinor       uint32   // bits 640..671
+	FWExtSubMinor    uint32   // bits 672..703
+	SWMajor          uint8    // bits 840..847
+	SWMinor          uint8    // bits 848..855
+	SWSubMinor       uint8    // bits 856..863
+}
+
+// MlnxGeneralInfoSize is the length of a MlnxGeneralInfo on the wire.
+const MlnxGeneralInfoSize = 136
+
+// AttrMlnxGeneralInfo is the attribute ID of MlnxGeneralInfo.
+const AttrMlnxGeneralInfo uint16 = 0x0017
+
+// Desc returns the field table of MlnxGeneralInfo.
+func (x *MlnxGeneralInfo) Desc() *StructDesc { return descMlnxGeneralInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MlnxGeneralInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MlnxGeneralInfoSize bytes of b into x.
+func (x *MlnxGeneralInfo) Unmarshal(b []byte) error {
+	if len(b) < MlnxGeneralInfoSize {
+		return shortBuffer("MlnxGeneralInfo", MlnxGeneralInfoSize, len(b))
+	}
+	x.HWRevision = binary.BigEndian.Uint16(b[8:])
+	x.DeviceID = binary.BigEndian.Uint16(b[10:])
+	x.Uptime = binary.BigEndian.Uint32(b[36:])
+	x.FWMajor = b[41]
+	x.FWMinor = b[42]
+	x.FWSubMinor = b[43]
+	x.FWBuildID = binary.BigEndian.Uint32(b[44:])
+	x.FWMonth = b[48]
+	x.FWDay = b[49]
+	x.FWYear = binary.BigEndian.Uint16(b[50:])
+	x.FWHour = binary.BigEndian.Uint16(b[54:])
+	copy(x.FWPSID[:], b[56:])
+	x.FWIniFileVersion = binary.BigEndian.Uint32(b[72:])
+	x.FWExtMajor = binary.BigEndian.Uint32(b[76:])
+	x.FWExtMinor = binary.BigEndian.Uint32(b[80:])
+	x.FWExtSubMinor = binary.BigEndian.Uint32(b[84:])
+	x.SWMajor = b[105]
+	x.SWMinor = b[106]
+	x.SWSubMinor = b[107]
+	return nil
+}
+
+// Marshal encodes x into the first MlnxGeneralInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MlnxGeneralInfo) Marshal(b []byte) error {
+	if len(b) < MlnxGeneralInfoSize {
+		return shortBuffer("MlnxGeneralInfo", MlnxGeneralInfoSize, len(b))
+	}
+	binary.BigEndian.PutUint16(b[8:], uint16(x.HWRevision))
+	binary.BigEndian.PutUint16(b[10:], uint16(x.DeviceID))
+	binary.BigEndian.PutUint32(b[36:], uint32(x.Uptime))
+	b[41] = uint8(x.FWMajor)
+	b[42] = uint8(x.FWMinor)
+	b[43] = uint8(x.FWSubMinor)
+	binary.BigEndian.PutUint32(b[44:], uint32(x.FWBuildID))
+	b[48] = uint8(x.FWMonth)
+	b[49] = uint8(x.FWDay)
+	binary.BigEndian.PutUint16(b[50:], uint16(x.FWYear))
+	binary.BigEndian.PutUint16(b[54:], uint16(x.FWHour))
+	copy(b[56:], x.FWPSID[:])
+	binary.BigEndian.PutUint32(b[72:], uint32(x.FWIniFileVersion))
+	binary.BigEndian.PutUint32(b[76:], uint32(x.FWExtMajor))
+	binary.BigEndian.PutUint32(b[80:], uint32(x.FWExtMinor))
+	binary.BigEndian.PutUint32(b[84:], uint32(x.FWExtSubMinor))
+	b[105] = uint8(x.SWMajor)
+	b[106] = uint8(x.SWMinor)
+	b[107] = uint8(x.SWSubMinor)
+	return nil
+}
+
+var descMlnxGeneralInfo = &StructDesc{
+	Name:        "MlnxGeneralInfo",
+	Size:        136,
+	AttrID:      0x0017,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorMlnx},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 64, Count: 1, Stride: 64, Reserved: true, IBMADOffset: 0},
+		{Name: "HWRevision", JSONName: "hw_revision", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 64},
+		{Name: "DeviceID", JSONName: "device_id", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 80},
+		{Offset: 96, Width: 192, Count: 1, Stride: 192, Reserved: true, IBMADOffset: 96},
+		{Name: "Uptime", JSONName: "uptime", Offset: 288, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 288},
+		{Offset: 320, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 320},
+		{Name: "FWMajor", JSONName: "fw_major", Offset: 328, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 328},
+		{Name: "FWMinor", JSONName: "fw_minor", Offset: 336, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 336},
+		{Name: "FWSubMinor", JSONName: "fw_sub_minor", Offset: 344, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 344},
+		{Name: "FWBuildID", JSONName: "fw_build_id", Offset: 352, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 352},
+		{Name: "FWMonth", JSONName: "fw_month", Offset: 384, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 384},
+		{Name: "FWDay", JSONName: "fw_day", Offset: 392, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 392},
+		{Name: "FWYear", JSONName: "fw_year", Offset: 400, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 400},
+		{Offset: 416, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 416},
+		{Name: "FWHour", JSONName: "fw_hour", Offset: 432, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 432},
+		{Name: "FWPSID", JSONName: "fw_psid", Offset: 448, Width: 128, Count: 1, Stride: 128, Hint: HintString, IBMAD: "string", IBMADOffset: 448},
+		{Name: "FWIniFileVersion", JSONName: "fw_ini_file_version", Offset: 576, Width: 32, Count: 1, Stride: 32, Hint: HintDec, IBMAD: "uint", IBMADOffset: 576},
+		{Name: "FWExtMajor", JSONName: "fw_ext_major", Offset: 608, Width: 32, Count: 1, Stride: 32, Hint: HintDec, IBMAD: "uint", IBMADOffset: 608},
+		{Name: "FWExtMinor", JSONName: "fw_ext_minor", Offset: 640, Width: 32, Count: 1, Stride: 32, Hint: HintDec, IBMAD: "uint", IBMADOffset: 640},
+		{Name: "FWExtSubMinor", JSONName: "fw_ext_sub_minor", Offset: 672, Width: 32, Count: 1, Stride: 32, Hint: HintDec, IBMAD: "uint", IBMADOffset: 672},
+		{Offset: 704, Width: 128, Count: 1, Stride: 128, Reserved: true, IBMADOffset: 704},
+		{Offset: 832, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 832},
+		{Name: "SWMajor", JSONName: "sw_major", Offset: 840, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 840},
+		{Name: "SWMinor", JSONName: "sw_minor", Offset: 848, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 848},
+		{Name: "SWSubMinor", JSONName: "sw_sub_minor", Offset: 856, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 856},
+		{Offset: 864, Width: 224, Count: 1, Stride: 224, Reserved: true, IBMADOffset: 864},
+	},
+}
+
+// Mellanox GeneralInfo as InfiniScale III switches fill it: no extended
+// firmware version, the software version right after the firmware part.
+// Not an attribute of its own: decode attribute 0x17 with it when
+// DeviceID is not one of the newer devices (vendstat's list).
+//
+// Wire: 108 bytes.
+type MlnxGeneralInfoIS3 struct {
+	HWRevision       uint16   // bits 64..79
+	DeviceID         uint16   // bits 80..95
+	Uptime           uint32   // bits 288..319
+	FWMajor          uint8    // bits 328..335
+	FWMinor          uint8    // bits 336..343
+	FWSubMinor       uint8    // bits 344..351
+	FWBuildID        uint32   // bits 352..383
+	FWMonth          uint8    // bits 384..391
+	FWDay            uint8    // bits 392..399
+	FWYear           uint16   // bits 400..415
+	FWHour           uint16   // bits 432..447
+	FWPSID           [16]byte // bits 448..575
+	FWIniFileVersion uint32   // bits 576..607
+	SWMajor          uint8    // bits 616..623
+	SWMinor          uint8    // bits 624..631
+	SWSubMinor       uint8    // bits 632..639
+}
+
+// MlnxGeneralInfoIS3Size is the length of a MlnxGeneralInfoIS3 on the wire.
+const MlnxGeneralInfoIS3Size = 108
+
+// Desc returns the field table of MlnxGeneralInfoIS3.
+func (x *MlnxGeneralInfoIS3) Desc() *StructDesc { return descMlnxGeneralInfoIS3 }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MlnxGeneralInfoIS3) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MlnxGeneralInfoIS3Size bytes of b into x.
+func (x *MlnxGeneralInfoIS3) Unmarshal(b []byte) error {
+	if len(b) < MlnxGeneralInfoIS3Size {
+		return shortBuffer("MlnxGeneralInfoIS3", MlnxGeneralInfoIS3Size, len(b))
+	}
+	x.HWRevision = binary.BigEndian.Uint16(b[8:])
+	x.DeviceID = binary.BigEndian.Uint16(b[10:])
+	x.Uptime = binary.BigEndian.Uint32(b[36:])
+	x.FWMajor = b[41]
+	x.FWMinor = b[42]
+	x.FWSubMinor = b[43]
+	x.FWBuildID = binary.BigEndian.Uint32(b[44:])
+	x.FWMonth = b[48]
+	x.FWDay = b[49]
+	x.FWYear = binary.BigEndian.Uint16(b[50:])
+	x.FWHour = binary.BigEndian.Uint16(b[54:])
+	copy(x.FWPSID[:], b[56:])
+	x.FWIniFileVersion = binary.BigEndian.Uint32(b[72:])
+	x.SWMajor = b[77]
+	x.SWMinor = b[78]
+	x.SWSubMinor = b[79]
+	return nil
+}
+
+// Marshal encodes x into the first MlnxGeneralInfoIS3Size bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MlnxGeneralInfoIS3) Marshal(b []byte) error {
+	if len(b) < MlnxGeneralInfoIS3Size {
+		return shortBuffer("MlnxGeneralInfoIS3", MlnxGeneralInfoIS3Size, len(b))
+	}
+	binary.BigEndian.PutUint16(b[8:], uint16(x.HWRevision))
+	binary.BigEndian.PutUint16(b[10:], uint16(x.DeviceID))
+	binary.BigEndian.PutUint32(b[36:], uint32(x.Uptime))
+	b[41] = uint8(x.FWMajor)
+	b[42] = uint8(x.FWMinor)
+	b[43] = uint8(x.FWSubMinor)
+	binary.BigEndian.PutUint32(b[44:], uint32(x.FWBuildID))
+	b[48] = uint8(x.FWMonth)
+	b[49] = uint8(x.FWDay)
+	binary.BigEndian.PutUint16(b[50:], uint16(x.FWYear))
+	binary.BigEndian.PutUint16(b[54:], uint16(x.FWHour))
+	copy(b[56:], x.FWPSID[:])
+	binary.BigEndian.PutUint32(b[72:], uint32(x.FWIniFileVersion))
+	b[77] = uint8(x.SWMajor)
+	b[78] = uint8(x.SWMinor)
+	b[79] = uint8(x.SWSubMinor)
+	return nil
+}
+
+var descMlnxGeneralInfoIS3 = &StructDesc{
+	Name: "MlnxGeneralInfoIS3",
+	Size: 108,
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 64, Count: 1, Stride: 64, Reserved: true, IBMADOffset: 0},
+		{Name: "HWRevision", JSONName: "hw_revision", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 64},
+		{Name: "DeviceID", JSONName: "device_id", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 80},
+		{Offset: 96, Width: 192, Count: 1, Stride: 192, Reserved: true, IBMADOffset: 96},
+		{Name: "Uptime", JSONName: "uptime", Offset: 288, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 288},
+		{Offset: 320, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 320},
+		{Name: "FWMajor", JSONName: "fw_major", Offset: 328, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 328},
+		{Name: "FWMinor", JSONName: "fw_minor", Offset: 336, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 336},
+		{Name: "FWSubMinor", JSONName: "fw_sub_minor", Offset: 344, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 344},
+		{Name: "FWBuildID", JSONName: "fw_build_id", Offset: 352, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 352},
+		{Name: "FWMonth", JSONName: "fw_month", Offset: 384, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 384},
+		{Name: "FWDay", JSONName: "fw_day", Offset: 392, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 392},
+		{Name: "FWYear", JSONName: "fw_year", Offset: 400, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 400},
+		{Offset: 416, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 416},
+		{Name: "FWHour", JSONName: "fw_hour", Offset: 432, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 432},
+		{Name: "FWPSID", JSONName: "fw_psid", Offset: 448, Width: 128, Count: 1, Stride: 128, Hint: HintString, IBMAD: "string", IBMADOffset: 448},
+		{Name: "FWIniFileVersion", JSONName: "fw_ini_file_version", Offset: 576, Width: 32, Count: 1, Stride: 32, Hint: HintDec, IBMAD: "uint", IBMADOffset: 576},
+		{Offset: 608, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 608},
+		{Name: "SWMajor", JSONName: "sw_major", Offset: 616, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 616},
+		{Name: "SWMinor", JSONName: "sw_minor", Offset: 624, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 624},
+		{Name: "SWSubMinor", JSONName: "sw_sub_minor", Offset: 632, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 632},
+		{Offset: 640, Width: 224, Count: 1, Stride: 224, Reserved: true, IBMADOffset: 640},
+	},
+}
+
+// One record of MlnxConfigSpaceAccess: a device register address, its
+// value and a mask.
+//
+// Wire: 12 bytes.
+type MlnxConfigSpaceRecord struct {
+	Address uint32 // bits 0..31
+	Data    uint32 // bits 32..63
+	Mask    uint32 // bits 64..95
+}
+
+// MlnxConfigSpaceRecordSize is the length of a MlnxConfigSpaceRecord on the wire.
+const MlnxConfigSpaceRecordSize = 12
+
+// Desc returns the field table of MlnxConfigSpaceRecord.
+func (x *MlnxConfigSpaceRecord) Desc() *StructDesc { return descMlnxConfigSpaceRecord }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MlnxConfigSpaceRecord) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MlnxConfigSpaceRecordSize bytes of b into x.
+func (x *MlnxConfigSpaceRecord) Unmarshal(b []byte) error {
+	if len(b) < MlnxConfigSpaceRecordSize {
+		return shortBuffer("MlnxConfigSpaceRecord", MlnxConfigSpaceRecordSize, len(b))
+	}
+	x.Address = binary.BigEndian.Uint32(b[0:])
+	x.Data = binary.BigEndian.Uint32(b[4:])
+	x.Mask = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// Marshal encodes x into the first MlnxConfigSpaceRecordSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MlnxConfigSpaceRecord) Marshal(b []byte) error {
+	if len(b) < MlnxConfigSpaceRecordSize {
+		return shortBuffer("MlnxConfigSpaceRecord", MlnxConfigSpaceRecordSize, len(b))
+	}
+	binary.BigEndian.PutUint32(b[0:], uint32(x.Address))
+	binary.BigEndian.PutUint32(b[4:], uint32(x.Data))
+	binary.BigEndian.PutUint32(b[8:], uint32(x.Mask))
+	return nil
+}
+
+var descMlnxConfigSpaceRecord = &StructDesc{
+	Name: "MlnxConfigSpaceRecord",
+	Size: 12,
+	Fields: []FieldDesc{
+		{Name: "Address", JSONName: "address", Offset: 0, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Name: "Data", JSONName: "data", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 32},
+		{Name: "Mask", JSONName: "mask", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 64},
+	},
+}
+
+// Mellanox ConfigSpaceAccess (vendor class 0x0A, attribute 0x50): device
+// registers (vendstat -w reads the IS3 PortXmitWait registers). AttrMod
+// gives the access type and record count.
+//
+// Wire: attribute 0x0050 of class mlnx, methods Get, Set; 224 bytes.
+type MlnxConfigSpaceAccess struct {
+	Record [18]MlnxConfigSpaceRecord // bits 64..159, 18 times every 96
+}
+
+// MlnxConfigSpaceAccessSize is the length of a MlnxConfigSpaceAccess on the wire.
+const MlnxConfigSpaceAccessSize = 224
+
+// AttrMlnxConfigSpaceAccess is the attribute ID of MlnxConfigSpaceAccess.
+const AttrMlnxConfigSpaceAccess uint16 = 0x0050
+
+// Desc returns the field table of MlnxConfigSpaceAccess.
+func (x *MlnxConfigSpaceAccess) Desc() *StructDesc { return descMlnxConfigSpaceAccess }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MlnxConfigSpaceAccess) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MlnxConfigSpaceAccessSize bytes of b into x.
+func (x *MlnxConfigSpaceAccess) Unmarshal(b []byte) error {
+	if len(b) < MlnxConfigSpaceAccessSize {
+		return shortBuffer("MlnxConfigSpaceAccess", MlnxConfigSpaceAccessSize, len(b))
+	}
+	for i := range x.Record {
+		if err := x.Record[i].Unmarshal(b[8+i*12:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Marshal encodes x into the first MlnxConfigSpaceAccessSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MlnxConfigSpaceAccess) Marshal(b []byte) error {
+	if len(b) < MlnxConfigSpaceAccessSize {
+		return shortBuffer("MlnxConfigSpaceAccess", MlnxConfigSpaceAccessSize, len(b))
+	}
+	for i := range x.Record {
+		if err := x.Record[i].Marshal(b[8+i*12:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var descMlnxConfigSpaceAccess = &StructDesc{
+	Name:        "MlnxConfigSpaceAccess",
+	Size:        224,
+	AttrID:      0x0050,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorMlnx},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 64, Count: 1, Stride: 64, Reserved: true, IBMADOffset: 0},
+		{Name: "Record", JSONName: "records", Offset: 64, Width: 96, Count: 18, Stride: 96, Hint: HintStruct, Struct: descMlnxConfigSpaceRecord, IBMAD: "array", IBMADOffset: 64},
+	},
+}
+
+// Mellanox CounterGroupInfo (vendor class 0x0A, attribute 0x90; vendstat
+// -i): the counter groups of an InfiniScale IV.
+//
+// Wire: attribute 0x0090 of class mlnx, methods Get; 20 bytes.
+type MlnxCounterGroupInfo struct {
+	NumCounterGroups uint8     // bits 88..95
+	GroupMask        [2]uint32 // bits 96..127, 2 times every 32
+}
+
+// MlnxCounterGroupInfoSize is the length of a MlnxCounterGroupInfo on the wire.
+const MlnxCounterGroupInfoSize = 20
+
+// AttrMlnxCounterGroupInfo is the attribute ID of MlnxCounterGroupInfo.
+const AttrMlnxCounterGroupInfo uint16 = 0x0090
+
+// Desc returns the field table of MlnxCounterGroupInfo.
+func (x *MlnxCounterGroupInfo) Desc() *StructDesc { return descMlnxCounterGroupInfo }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MlnxCounterGroupInfo) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MlnxCounterGroupInfoSize bytes of b into x.
+func (x *MlnxCounterGroupInfo) Unmarshal(b []byte) error {
+	if len(b) < MlnxCounterGroupInfoSize {
+		return shortBuffer("MlnxCounterGroupInfo", MlnxCounterGroupInfoSize, len(b))
+	}
+	x.NumCounterGroups = b[11]
+	for i := range x.GroupMask {
+		x.GroupMask[i] = binary.BigEndian.Uint32(b[12+i*4:])
+	}
+	return nil
+}
+
+// Marshal encodes x into the first MlnxCounterGroupInfoSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MlnxCounterGroupInfo) Marshal(b []byte) error {
+	if len(b) < MlnxCounterGroupInfoSize {
+		return shortBuffer("MlnxCounterGroupInfo", MlnxCounterGroupInfoSize, len(b))
+	}
+	b[11] = uint8(x.NumCounterGroups)
+	for i := range x.GroupMask {
+		binary.BigEndian.PutUint32(b[12+i*4:], uint32(x.GroupMask[i]))
+	}
+	return nil
+}
+
+var descMlnxCounterGroupInfo = &StructDesc{
+	Name:        "MlnxCounterGroupInfo",
+	Size:        20,
+	AttrID:      0x0090,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorMlnx},
+	Methods:     []uint8{MethodGet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 88, Count: 1, Stride: 88, Reserved: true, IBMADOffset: 0},
+		{Name: "NumCounterGroups", JSONName: "num_counter_groups", Offset: 88, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 88},
+		{Name: "GroupMask", JSONName: "group_masks", Offset: 96, Width: 32, Count: 2, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 96},
+	},
+}
+
+// Mellanox ConfigCounterGroup (vendor class 0x0A, attribute 0x91; vendstat
+// -c): which counters each group counts.
+//
+// Wire: attribute 0x0091 of class mlnx, methods Get, Set; 20 bytes.
+type MlnxConfigCounterGroup struct {
+	GroupSelect [2]uint8 // bits 120..127, 2 times every 32
+}
+
+// MlnxConfigCounterGroupSize is the length of a MlnxConfigCounterGroup on the wire.
+const MlnxConfigCounterGroupSize = 20
+
+// AttrMlnxConfigCounterGroup is the attribute ID of MlnxConfigCounterGroup.
+const AttrMlnxConfigCounterGroup uint16 = 0x0091
+
+// Desc returns the field table of MlnxConfigCounterGroup.
+func (x *MlnxConfigCounterGroup) Desc() *StructDesc { return descMlnxConfigCounterGroup }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MlnxConfigCounterGroup) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MlnxConfigCounterGroupSize bytes of b into x.
+func (x *MlnxConfigCounterGroup) Unmarshal(b []byte) error {
+	if len(b) < MlnxConfigCounterGroupSize {
+		return shortBuffer("MlnxConfigCounterGroup", MlnxConfigCounterGroupSize, len(b))
+	}
+	for i := range x.GroupSelect {
+		x.GroupSelect[i] = b[15+i*4]
+	}
+	return nil
+}
+
+// Marshal encodes x into the first MlnxConfigCounterGroupSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MlnxConfigCounterGroup) Marshal(b []byte) error {
+	if len(b) < MlnxConfigCounterGroupSize {
+		return shortBuffer("MlnxConfigCounterGroup", MlnxConfigCounterGroupSize, len(b))
+	}
+	for i := range x.GroupSelect {
+		b[15+i*4] = uint8(x.GroupSelect[i])
+	}
+	return nil
+}
+
+var descMlnxConfigCounterGroup = &StructDesc{
+	Name:        "MlnxConfigCounterGroup",
+	Size:        20,
+	AttrID:      0x0091,
+	IsAttribute: true,
+	Classes:     []uint8{ClassVendorMlnx},
+	Methods:     []uint8{MethodGet, MethodSet},
+	Fields: []FieldDesc{
+		{Offset: 0, Width: 96, Count: 1, Stride: 96, Reserved: true, IBMADOffset: 0},
+		{Offset: 96, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 96},
+		{Name: "GroupSelect", JSONName: "group_selects", Offset: 120, Width: 8, Count: 2, Stride: 32, Hint: HintDec, IBMAD: "uint", IBMADOffset: 120},
+		{Offset: 128, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 128},
+	},
+}
+
+// Local route header (IBA 7.7), 8 bytes. PktLen counts 4-byte words.
+//
+// Wire: IBA 7.7; 8 bytes.
+type LRH struct {
+	VL     uint8  // bits 0..3
+	LVer   uint8  // bits 4..7
+	SL     uint8  // bits 8..11
+	LNH    LNH    // bits 14..15
+	DLID   uint16 // bits 16..31
+	PktLen uint16 // bits 37..47
+	SLID   uint16 // bits 48..63
+}
+
+// LRHSize is the length of a LRH on the wire.
+const LRHSize = 8
+
+// Desc returns the field table of LRH.
+func (x *LRH) Desc() *StructDesc { return descLRH }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *LRH) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first LRHSize bytes of b into x.
+func (x *LRH) Unmarshal(b []byte) error {
+	if len(b) < LRHSize {
+		return shortBuffer("LRH", LRHSize, len(b))
+	}
+	x.VL = uint8(getBits(b, 0, 4))
+	x.LVer = uint8(getBits(b, 4, 4))
+	x.SL = uint8(getBits(b, 8, 4))
+	x.LNH = LNH(getBits(b, 14, 2))
+	x.DLID = binary.BigEndian.Uint16(b[2:])
+	x.PktLen = uint16(getBits(b, 37, 11))
+	x.SLID = binary.BigEndian.Uint16(b[6:])
+	return nil
+}
+
+// Marshal encodes x into the first LRHSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *LRH) Marshal(b []byte) error {
+	if len(b) < LRHSize {
+		return shortBuffer("LRH", LRHSize, len(b))
+	}
+	putBits(b, 0, 4, uint64(x.VL))
+	putBits(b, 4, 4, uint64(x.LVer))
+	putBits(b, 8, 4, uint64(x.SL))
+	putBits(b, 14, 2, uint64(x.LNH))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.DLID))
+	putBits(b, 37, 11, uint64(x.PktLen))
+	binary.BigEndian.PutUint16(b[6:], uint16(x.SLID))
+	return nil
+}
+
+var descLRH = &StructDesc{
+	Name:    "LRH",
+	Size:    8,
+	Section: "7.7",
+	Fields: []FieldDesc{
+		{Name: "VL", JSONName: "vl", Offset: 0, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
+		{Name: "LVer", JSONName: "l_ver", Offset: 4, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 4},
+		{Name: "SL", JSONName: "sl", Offset: 8, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 8},
+		{Offset: 12, Width: 2, Count: 1, Stride: 2, Reserved: true, IBMADOffset: 12},
+		{Name: "LNH", JSONName: "lnh", Offset: 14, Width: 2, Count: 1, Stride: 2, Hint: HintEnum, Enum: enumLNH, IBMAD: "enum", IBMADOffset: 14},
+		{Name: "DLID", JSONName: "dlid", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 16},
+		{Offset: 32, Width: 5, Count: 1, Stride: 5, Reserved: true, IBMADOffset: 32},
+		{Name: "PktLen", JSONName: "pkt_len", Offset: 37, Width: 11, Count: 1, Stride: 11, Hint: HintDec, IBMAD: "uint", IBMADOffset: 37},
+		{Name: "SLID", JSONName: "slid", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 48},
+	},
+}
+
+// Global route header (IBA 8.3), 40 bytes.
+//
+// Wire: IBA 8.3; 40 bytes.
+type GRH struct {
+	IPVer     uint8  // bits 0..3
+	TClass    uint8  // bits 4..11
+	FlowLabel uint32 // bits 12..31
+	PayLen    uint16 // bits 32..47
+	NxtHdr    uint8  // bits 48..55
+	HopLmt    uint8  // bits 56..63
+	SGID      GID    // bits 64..191
+	DGID      GID    // bits 192..319
+}
+
+// GRHSize is the length of a GRH on the wire.
+const GRHSize = 40
+
+// Desc returns the field table of GRH.
+func (x *GRH) Desc() *StructDesc { return descGRH }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *GRH) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first GRHSize bytes of b into x.
+func (x *GRH) Unmarshal(b []byte) error {
+	if len(b) < GRHSize {
+		return shortBuffer("GRH", GRHSize, len(b))
+	}
+	x.IPVer = uint8(getBits(b, 0, 4))
+	x.TClass = uint8(getBits(b, 4, 8))
+	x.FlowLabel = uint32(getBits(b, 12, 20))
+	x.PayLen = binary.BigEndian.Uint16(b[4:])
+	x.NxtHdr = b[6]
+	x.HopLmt = b[7]
+	copy(x.SGID[:], b[8:])
+	copy(x.DGID[:], b[24:])
+	return nil
+}
+
+// Marshal encodes x into the first GRHSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *GRH) Marshal(b []byte) error {
+	if len(b) < GRHSize {
+		return shortBuffer("GRH", GRHSize, len(b))
+	}
+	putBits(b, 0, 4, uint64(x.IPVer))
+	putBits(b, 4, 8, uint64(x.TClass))
+	putBits(b, 12, 20, uint64(x.FlowLabel))
+	binary.BigEndian.PutUint16(b[4:], uint16(x.PayLen))
+	b[6] = uint8(x.NxtHdr)
+	b[7] = uint8(x.HopLmt)
+	copy(b[8:], x.SGID[:])
+	copy(b[24:], x.DGID[:])
+	return nil
+}
+
+var descGRH = &StructDesc{
+	Name:    "GRH",
+	Size:    40,
+	Section: "8.3",
+	Fields: []FieldDesc{
+		{Name: "IPVer", JSONName: "ip_ver", Offset: 0, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
+		{Name: "TClass", JSONName: "t_class", Offset: 4, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 4},
+		{Name: "FlowLabel", JSONName: "flow_label", Offset: 12, Width: 20, Count: 1, Stride: 20, Hint: HintHex, IBMAD: "hex", IBMADOffset: 12},
+		{Name: "PayLen", JSONName: "pay_len", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
+		{Name: "NxtHdr", JSONName: "nxt_hdr", Offset: 48, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 48},
+		{Name: "HopLmt", JSONName: "hop_lmt", Offset: 56, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 56},
+		{Name: "SGID", JSONName: "sgid", Offset: 64, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 64},
+		{Name: "DGID", JSONName: "dgid", Offset: 192, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 192},
+	},
+}
+
+// Base transport header (IBA 9.2), 12 bytes. FECN and BECN are the
+// congestion notification bits of annex A10 (reserved before it).
+//
+// Wire: IBA 9.2; 12 bytes.
+type BTH struct {
+	OpCode uint8  // bits 0..7
+	SE     uint8  // bits 8..8
+	M      uint8  // bits 9..9
+	PadCnt uint8  // bits 10..11
+	TVer   uint8  // bits 12..15
+	PKey   uint16 // bits 16..31
+	FECN   uint8  // bits 32..32
+	BECN   uint8  // bits 33..33
+	DestQP uint32 // bits 40..63
+	A      uint8  // bits 64..64
+	PSN    uint32 // bits 72..95
+}
+
+// BTHSize is the length of a BTH on the wire.
+const BTHSize = 12
+
+// Desc returns the field table of BTH.
+func (x *BTH) Desc() *StructDesc { return descBTH }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *BTH) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first BTHSize bytes of b into x.
+func (x *BTH) Unmarshal(b []byte) error {
+	if len(b) < BTHSize {
+		return shortBuffer("BTH", BTHSize, len(b))
+	}
+	x.OpCode = b[0]
+	x.SE = uint8(getBits(b, 8, 1))
+	x.M = uint8(getBits(b, 9, 1))
+	x.PadCnt = uint8(getBits(b, 10, 2))
+	x.TVer = uint8(getBits(b, 12, 4))
+	x.PKey = binary.BigEndian.Uint16(b[2:])
+	x.FECN = uint8(getBits(b, 32, 1))
+	x.BECN = uint8(getBits(b, 33, 1))
+	x.DestQP = uint32(getBits(b, 40, 24))
+	x.A = uint8(getBits(b, 64, 1))
+	x.PSN = uint32(getBits(b, 72, 24))
+	return nil
+}
+
+// Marshal encodes x into the first BTHSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *BTH) Marshal(b []byte) error {
+	if len(b) < BTHSize {
+		return shortBuffer("BTH", BTHSize, len(b))
+	}
+	b[0] = uint8(x.OpCode)
+	putBits(b, 8, 1, uint64(x.SE))
+	putBits(b, 9, 1, uint64(x.M))
+	putBits(b, 10, 2, uint64(x.PadCnt))
+	putBits(b, 12, 4, uint64(x.TVer))
+	binary.BigEndian.PutUint16(b[2:], uint16(x.PKey))
+	putBits(b, 32, 1, uint64(x.FECN))
+	putBits(b, 33, 1, uint64(x.BECN))
+	putBits(b, 40, 24, uint64(x.DestQP))
+	putBits(b, 64, 1, uint64(x.A))
+	putBits(b, 72, 24, uint64(x.PSN))
+	return nil
+}
+
+var descBTH = &StructDesc{
+	Name:    "BTH",
+	Size:    12,
+	Section: "9.2",
+	Fields: []FieldDesc{
+		{Name: "OpCode", JSONName: "op_code", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Name: "SE", JSONName: "se", Offset: 8, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 8},
+		{Name: "M", JSONName: "mig_req", Offset: 9, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 9},
+		{Name: "PadCnt", JSONName: "pad_cnt", Offset: 10, Width: 2, Count: 1, Stride: 2, Hint: HintDec, IBMAD: "uint", IBMADOffset: 10},
+		{Name: "TVer", JSONName: "t_ver", Offset: 12, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 12},
+		{Name: "PKey", JSONName: "p_key", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 16},
+		{Name: "FECN", JSONName: "fecn", Offset: 32, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
+		{Name: "BECN", JSONName: "becn", Offset: 33, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 33},
+		{Offset: 34, Width: 6, Count: 1, Stride: 6, Reserved: true, IBMADOffset: 34},
+		{Name: "DestQP", JSONName: "dest_qp", Offset: 40, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 40},
+		{Name: "A", JSONName: "ack_req", Offset: 64, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 64},
+		{Offset: 65, Width: 7, Count: 1, Stride: 7, Reserved: true, IBMADOffset: 65},
+		{Name: "PSN", JSONName: "psn", Offset: 72, Width: 24, Count: 1, Stride: 24, Hint: HintDec, IBMAD: "uint", IBMADOffset: 72},
+	},
+}
+
+// Datagram extended transport header (IBA 9.3.2), 8 bytes.
+//
+// Wire: IBA 9.3.2; 8 bytes.
+type DETH struct {
+	QKey  uint32 // bits 0..31
+	SrcQP uint32 // bits 40..63
+}
+
+// DETHSize is the length of a DETH on the wire.
+const DETHSize = 8
+
+// Desc returns the field table of DETH.
+func (x *DETH) Desc() *StructDesc { return descDETH }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *DETH) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first DETHSize bytes of b into x.
+func (x *DETH) Unmarshal(b []byte) error {
+	if len(b) < DETHSize {
+		return shortBuffer("DETH", DETHSize, len(b))
+	}
+	x.QKey = binary.BigEndian.Uint32(b[0:])
+	x.SrcQP = uint32(getBits(b, 40, 24))
+	return nil
+}
+
+// Marshal encodes x into the first DETHSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *DETH) Marshal(b []byte) error {
+	if len(b) < DETHSize {
+		return shortBuffer("DETH", DETHSize, len(b))
+	}
+	binary.BigEndian.PutUint32(b[0:], uint32(x.QKey))
+	putBits(b, 40, 24, uint64(x.SrcQP))
+	return nil
+}
+
+var descDETH = &StructDesc{
+	Name:    "DETH",
+	Size:    8,
+	Section: "9.3.2",
+	Fields: []FieldDesc{
+		{Name: "QKey", JSONName: "q_key", Offset: 0, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Offset: 32, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 32},
+		{Name: "SrcQP", JSONName: "src_qp", Offset: 40, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 40},
+	},
+}
+
 // structDescs lists every structure of the description, in spec order.
 var structDescs = []*StructDesc{
 	descCCHeader,
@@ -6854,6 +8754,34 @@ var structDescs = []*StructDesc{
 	descSMInfo,
 	descPortInfoExtended,
 	descMlnxExtPortInfo,
+	descVendorDiag,
+	descLedInfo,
+	descNoticeTrap64,
+	descNoticeTrap128,
+	descNoticeTrap129,
+	descNoticeTrap144,
+	descNoticeTrap145,
+	descNoticeTrap256,
+	descNoticeTrap257,
+	descNoticeTrap259,
+	descSMP,
+	descDRSMP,
+	descPerfMgtHeader,
+	descVendor2Header,
+	descOFAPing,
+	descSysStatPing,
+	descSysStatHostInfo,
+	descSysStatCPUInfo,
+	descMlnxGeneralInfo,
+	descMlnxGeneralInfoIS3,
+	descMlnxConfigSpaceRecord,
+	descMlnxConfigSpaceAccess,
+	descMlnxCounterGroupInfo,
+	descMlnxConfigCounterGroup,
+	descLRH,
+	descGRH,
+	descBTH,
+	descDETH,
 }
 
 // enumDescs lists every enum of the description, in spec order.
@@ -6887,6 +8815,7 @@ var enumDescs = []*EnumDesc{
 	enumNoticeType,
 	enumSelector,
 	enumJoinState,
+	enumLNH,
 }
 
 func init() {
@@ -6969,4 +8898,32 @@ func init() {
 	descSMInfo.New = func() Struct { return new(SMInfo) }
 	descPortInfoExtended.New = func() Struct { return new(PortInfoExtended) }
 	descMlnxExtPortInfo.New = func() Struct { return new(MlnxExtPortInfo) }
+	descVendorDiag.New = func() Struct { return new(VendorDiag) }
+	descLedInfo.New = func() Struct { return new(LedInfo) }
+	descNoticeTrap64.New = func() Struct { return new(NoticeTrap64) }
+	descNoticeTrap128.New = func() Struct { return new(NoticeTrap128) }
+	descNoticeTrap129.New = func() Struct { return new(NoticeTrap129) }
+	descNoticeTrap144.New = func() Struct { return new(NoticeTrap144) }
+	descNoticeTrap145.New = func() Struct { return new(NoticeTrap145) }
+	descNoticeTrap256.New = func() Struct { return new(NoticeTrap256) }
+	descNoticeTrap257.New = func() Struct { return new(NoticeTrap257) }
+	descNoticeTrap259.New = func() Struct { return new(NoticeTrap259) }
+	descSMP.New = func() Struct { return new(SMP) }
+	descDRSMP.New = func() Struct { return new(DRSMP) }
+	descPerfMgtHeader.New = func() Struct { return new(PerfMgtHeader) }
+	descVendor2Header.New = func() Struct { return new(Vendor2Header) }
+	descOFAPing.New = func() Struct { return new(OFAPing) }
+	descSysStatPing.New = func() Struct { return new(SysStatPing) }
+	descSysStatHostInfo.New = func() Struct { return new(SysStatHostInfo) }
+	descSysStatCPUInfo.New = func() Struct { return new(SysStatCPUInfo) }
+	descMlnxGeneralInfo.New = func() Struct { return new(MlnxGeneralInfo) }
+	descMlnxGeneralInfoIS3.New = func() Struct { return new(MlnxGeneralInfoIS3) }
+	descMlnxConfigSpaceRecord.New = func() Struct { return new(MlnxConfigSpaceRecord) }
+	descMlnxConfigSpaceAccess.New = func() Struct { return new(MlnxConfigSpaceAccess) }
+	descMlnxCounterGroupInfo.New = func() Struct { return new(MlnxCounterGroupInfo) }
+	descMlnxConfigCounterGroup.New = func() Struct { return new(MlnxConfigCounterGroup) }
+	descLRH.New = func() Struct { return new(LRH) }
+	descGRH.New = func() Struct { return new(GRH) }
+	descBTH.New = func() Struct { return new(BTH) }
+	descDETH.New = func() Struct { return new(DETH) }
 }

@@ -323,3 +323,115 @@ func FuzzPortInfoExtended(f *testing.F) { fuzzStruct[PortInfoExtended](f) }
 // FuzzMlnxExtPortInfo checks that decoding any bytes as a MlnxExtPortInfo never panics and
 // that what it decodes encodes back to the same value.
 func FuzzMlnxExtPortInfo(f *testing.F) { fuzzStruct[MlnxExtPortInfo](f) }
+
+// FuzzVendorDiag checks that decoding any bytes as a VendorDiag never panics and
+// that what it decodes encodes back to the same value.
+func FuzzVendorDiag(f *testing.F) { fuzzStruct[VendorDiag](f) }
+
+// FuzzLedInfo checks that decoding any bytes as a LedInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzLedInfo(f *testing.F) { fuzzStruct[LedInfo](f) }
+
+// FuzzNoticeTrap64 checks that decoding any bytes as a NoticeTrap64 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap64(f *testing.F) { fuzzStruct[NoticeTrap64](f) }
+
+// FuzzNoticeTrap128 checks that decoding any bytes as a NoticeTrap128 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap128(f *testing.F) { fuzzStruct[NoticeTrap128](f) }
+
+// FuzzNoticeTrap129 checks that decoding any bytes as a NoticeTrap129 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap129(f *testing.F) { fuzzStruct[NoticeTrap129](f) }
+
+// FuzzNoticeTrap144 checks that decoding any bytes as a NoticeTrap144 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap144(f *testing.F) { fuzzStruct[NoticeTrap144](f) }
+
+// FuzzNoticeTrap145 checks that decoding any bytes as a NoticeTrap145 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap145(f *testing.F) { fuzzStruct[NoticeTrap145](f) }
+
+// FuzzNoticeTrap256 checks that decoding any bytes as a NoticeTrap256 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap256(f *testing.F) { fuzzStruct[NoticeTrap256](f) }
+
+// FuzzNoticeTrap257 checks that decoding any bytes as a NoticeTrap257 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap257(f *testing.F) { fuzzStruct[NoticeTrap257](f) }
+
+// FuzzNoticeTrap259 checks that decoding any bytes as a NoticeTrap259 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzNoticeTrap259(f *testing.F) { fuzzStruct[NoticeTrap259](f) }
+
+// FuzzSMP checks that decoding any bytes as a SMP never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSMP(f *testing.F) { fuzzStruct[SMP](f) }
+
+// FuzzDRSMP checks that decoding any bytes as a DRSMP never panics and
+// that what it decodes encodes back to the same value.
+func FuzzDRSMP(f *testing.F) { fuzzStruct[DRSMP](f) }
+
+// FuzzPerfMgtHeader checks that decoding any bytes as a PerfMgtHeader never panics and
+// that what it decodes encodes back to the same value.
+func FuzzPerfMgtHeader(f *testing.F) { fuzzStruct[PerfMgtHeader](f) }
+
+// FuzzVendor2Header checks that decoding any bytes as a Vendor2Header never panics and
+// that what it decodes encodes back to the same value.
+func FuzzVendor2Header(f *testing.F) { fuzzStruct[Vendor2Header](f) }
+
+// FuzzOFAPing checks that decoding any bytes as a OFAPing never panics and
+// that what it decodes encodes back to the same value.
+func FuzzOFAPing(f *testing.F) { fuzzStruct[OFAPing](f) }
+
+// FuzzSysStatPing checks that decoding any bytes as a SysStatPing never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSysStatPing(f *testing.F) { fuzzStruct[SysStatPing](f) }
+
+// FuzzSysStatHostInfo checks that decoding any bytes as a SysStatHostInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSysStatHostInfo(f *testing.F) { fuzzStruct[SysStatHostInfo](f) }
+
+// FuzzSysStatCPUInfo checks that decoding any bytes as a SysStatCPUInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzSysStatCPUInfo(f *testing.F) { fuzzStruct[SysStatCPUInfo](f) }
+
+// FuzzMlnxGeneralInfo checks that decoding any bytes as a MlnxGeneralInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMlnxGeneralInfo(f *testing.F) { fuzzStruct[MlnxGeneralInfo](f) }
+
+// FuzzMlnxGeneralInfoIS3 checks that decoding any bytes as a MlnxGeneralInfoIS3 never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMlnxGeneralInfoIS3(f *testing.F) { fuzzStruct[MlnxGeneralInfoIS3](f) }
+
+// FuzzMlnxConfigSpaceRecord checks that decoding any bytes as a MlnxConfigSpaceRecord never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMlnxConfigSpaceRecord(f *testing.F) { fuzzStruct[MlnxConfigSpaceRecord](f) }
+
+// FuzzMlnxConfigSpaceAccess checks that decoding any bytes as a MlnxConfigSpaceAccess never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMlnxConfigSpaceAccess(f *testing.F) { fuzzStruct[MlnxConfigSpaceAccess](f) }
+
+// FuzzMlnxCounterGroupInfo checks that decoding any bytes as a MlnxCounterGroupInfo never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMlnxCounterGroupInfo(f *testing.F) { fuzzStruct[MlnxCounterGroupInfo](f) }
+
+// FuzzMlnxConfigCounterGroup checks that decoding any bytes as a MlnxConfigCounterGroup never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMlnxConfigCounterGroup(f *testing.F) { fuzzStruct[MlnxConfigCounterGroup](f) }
+
+// FuzzLRH checks that decoding any bytes as a LRH never panics and
+// that what it decodes encodes back to the same value.
+func FuzzLRH(f *testing.F) { fuzzStruct[LRH](f) }
+
+// FuzzGRH checks that decoding any bytes as a GRH never panics and
+// that what it decodes encodes back to the same value.
+func FuzzGRH(f *testing.F) { fuzzStruct[GRH](f) }
+
+// FuzzBTH checks that decoding any bytes as a BTH never panics and
+// that what it decodes encodes back to the same value.
+func FuzzBTH(f *testing.F) { fuzzStruct[BTH](f) }
+
+// FuzzDETH checks that decoding any bytes as a DETH never panics and
+// that what it decodes encodes back to the same value.
+func FuzzDETH(f *testing.F) { fuzzStruct[DETH](f) }

@@ -451,6 +451,10 @@ var classConsts = map[string][]string{
 	"sa":   {"ClassSubnAdm"},
 	"perf": {"ClassPerf"},
 	"cc":   {"ClassCongest"},
+	// vendor classes: Mellanox (range 1), OFA ping and sysstat (range 2)
+	"mlnx":       {"ClassVendorMlnx"},
+	"ofaping":    {"ClassVendorOFA"},
+	"ofasysstat": {"ClassVendorOFASysStat"},
 }
 
 var methodConsts = map[string]string{
