@@ -98,9 +98,10 @@ func lookupSmpOp(name string) *smpOp {
 	return nil
 }
 
-func smpqueryUsage() string {
+// smpqueryOpsHelp lists the operations as smpquery's usage does.
+func smpqueryOpsHelp() string {
 	var b strings.Builder
-	b.WriteString("smpquery [options] <op> <dest dr_path|lid|guid> [op params]\n\nSupported ops (and aliases, case insensitive):\n")
+	b.WriteString("Supported ops (and aliases, case insensitive):\n")
 	for _, op := range smpOps {
 		fmt.Fprintf(&b, "  %s (%s) <addr>", op.name, op.alias)
 		if op.portArg {
@@ -108,14 +109,15 @@ func smpqueryUsage() string {
 		}
 		b.WriteString("\n")
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return b.String()
 }
 
 func newSmpqueryCmd(env *Env) *cobra.Command {
 	opts := &smpqueryOptions{}
-	cmd := toolCommand(smpqueryUsage(), "Query SMP attributes of a node or port, formatted")
+	cmd := toolCommand("smpquery [options] <op> <dest dr_path|lid|guid> [op params]", "Query SMP attributes of a node or port, formatted")
 	cmd.Long = "smpquery sends SubnGet SMPs to one node and prints the attribute the way infiniband-diags does.\n" +
-		"With --json it prints the decoded attribute and the target (see the JSON schema in the docs)."
+		"With --json it prints {\"operation\", \"target\", \"port\"} and the decoded attribute or table.\n\n" +
+		smpqueryOpsHelp()
 	cmd.Example = `  smpquery portinfo 3 1                 # portinfo by lid, with port modifier
   smpquery -G switchinfo 0x2C9000100D051  # switchinfo by guid
   smpquery -D nodeinfo 0                  # nodeinfo by direct route
