@@ -224,3 +224,48 @@ func TestPacketHeaders(t *testing.T) {
 		t.Errorf("VendorDiag %+v", vd)
 	}
 }
+
+// The status word, with the texts saquery reports a failed query with
+// (sa_report_err), rebuilt for the status OpenSM returned to
+// "saquery PKTR" under ibsim.
+func TestMADStatus(t *testing.T) {
+	report := func(status uint16) string {
+		var st MADStatus
+		if err := st.Unmarshal([]byte{byte(status >> 8), byte(status)}); err != nil {
+			t.Fatal(err)
+		}
+		mad, sa := "", ""
+		if status&0xff != 0 {
+			busy, redirect := "", ""
+			if st.Busy != 0 {
+				busy = "BUSY"
+			}
+			if st.Redirect != 0 {
+				redirect = "Redirection Required"
+			}
+			// saquery indexes its table with bits 7..2, so codes with
+			// the reserved bits 7..5 set read "MAD UNKNOWN ERROR".
+			code := MADInvalidField(status & 0xff >> 2).String()
+			mad = fmt.Sprintf(" (%s; %s; %s)", busy, redirect, code)
+		}
+		if st.ClassStatus != 0 {
+			sa = fmt.Sprintf(" SA(%s)", SAStatus(st.ClassStatus))
+		}
+		return fmt.Sprintf("ERROR: Query result returned 0x%04x, %s%s", status, mad, sa)
+	}
+	for status, want := range map[uint16]string{
+		0x0200: "ERROR: Query result returned 0x0200,  SA(SA_ERR_REQ_INVALID)",
+		0x0300: "ERROR: Query result returned 0x0300,  SA(SA_ERR_NO_RECORDS)",
+		0x001d: "ERROR: Query result returned 0x001d,  (BUSY; ; MAD Invalid value in Attribute field(s) or Attribute Modifier)",
+		0x0c06: "ERROR: Query result returned 0x0c06,  (; Redirection Required; MAD Bad version) SA(SA_ERR_UNKNOWN)",
+		0x0080: "ERROR: Query result returned 0x0080,  (; ; MAD UNKNOWN ERROR)",
+	} {
+		if got := report(status); got != want {
+			t.Errorf("status %#04x:\n got %q\nwant %q", status, got, want)
+		}
+	}
+	var st MADStatus
+	if err := st.Unmarshal([]byte{0x03, 0x1f}); err != nil || st != (MADStatus{ClassStatus: 3, InvalidField: MADInvalidFieldInvalidAttrValue, Redirect: 1, Busy: 1}) {
+		t.Errorf("MADStatus %+v", st)
+	}
+}

@@ -522,6 +522,67 @@ var enumFECMode = &EnumDesc{Name: "FECMode", Unknown: "?(%d)", Values: []EnumVal
 // String returns libibmad's text for v.
 func (v FECMode) String() string { return enumFECMode.Text(uint64(v)) }
 
+// The invalid-field code of a MAD status word (IBA 13.4.7, Table 111,
+// status bits 4..2), as infiniband-diags reports a failed SA query
+// (ibdiag_sa.c; its table also covers codes past 7 as "MAD UNKNOWN ERROR").
+type MADInvalidField uint8
+
+const (
+	MADInvalidFieldNone                   MADInvalidField = 0x0 // "MAD No invalid fields"
+	MADInvalidFieldBadVersion             MADInvalidField = 0x1 // "MAD Bad version"
+	MADInvalidFieldMethodNotSupported     MADInvalidField = 0x2 // "MAD Method specified is not supported"
+	MADInvalidFieldMethodAttrNotSupported MADInvalidField = 0x3 // "MAD Method/Attribute combination is not supported"
+	MADInvalidFieldReserved4              MADInvalidField = 0x4 // "MAD Reserved"
+	MADInvalidFieldReserved5              MADInvalidField = 0x5 // "MAD Reserved"
+	MADInvalidFieldReserved6              MADInvalidField = 0x6 // "MAD Reserved"
+	MADInvalidFieldInvalidAttrValue       MADInvalidField = 0x7 // "MAD Invalid value in Attribute field(s) or Attribute Modifier"
+)
+
+var enumMADInvalidField = &EnumDesc{Name: "MADInvalidField", Unknown: "MAD UNKNOWN ERROR", Values: []EnumValue{
+	{Value: 0x0, Name: "None", Text: "MAD No invalid fields"},
+	{Value: 0x1, Name: "BadVersion", Text: "MAD Bad version"},
+	{Value: 0x2, Name: "MethodNotSupported", Text: "MAD Method specified is not supported"},
+	{Value: 0x3, Name: "MethodAttrNotSupported", Text: "MAD Method/Attribute combination is not supported"},
+	{Value: 0x4, Name: "Reserved4", Text: "MAD Reserved"},
+	{Value: 0x5, Name: "Reserved5", Text: "MAD Reserved"},
+	{Value: 0x6, Name: "Reserved6", Text: "MAD Reserved"},
+	{Value: 0x7, Name: "InvalidAttrValue", Text: "MAD Invalid value in Attribute field(s) or Attribute Modifier"},
+}}
+
+// String returns libibmad's text for v.
+func (v MADInvalidField) String() string { return enumMADInvalidField.Text(uint64(v)) }
+
+// The class-specific status of SA replies (IBA 15.2.1.1, Table 196; status
+// bits 15..8), with infiniband-diags' names (ibdiag_sa.c).
+type SAStatus uint8
+
+const (
+	SAStatusOK                SAStatus = 0x0 // "SA_NO_ERROR"
+	SAStatusNoResources       SAStatus = 0x1 // "SA_ERR_NO_RESOURCES"
+	SAStatusReqInvalid        SAStatus = 0x2 // "SA_ERR_REQ_INVALID"
+	SAStatusNoRecords         SAStatus = 0x3 // "SA_ERR_NO_RECORDS"
+	SAStatusTooManyRecords    SAStatus = 0x4 // "SA_ERR_TOO_MANY_RECORDS"
+	SAStatusReqInvalidGID     SAStatus = 0x5 // "SA_ERR_REQ_INVALID_GID"
+	SAStatusInsufficientComps SAStatus = 0x6 // "SA_ERR_REQ_INSUFFICIENT_COMPONENTS"
+	SAStatusReqDenied         SAStatus = 0x7 // "SA_ERR_REQ_DENIED"
+	SAStatusPrioSuggested     SAStatus = 0x8 // "SA_ERR_STATUS_PRIO_SUGGESTED"
+)
+
+var enumSAStatus = &EnumDesc{Name: "SAStatus", Unknown: "SA_ERR_UNKNOWN", Values: []EnumValue{
+	{Value: 0x0, Name: "OK", Text: "SA_NO_ERROR"},
+	{Value: 0x1, Name: "NoResources", Text: "SA_ERR_NO_RESOURCES"},
+	{Value: 0x2, Name: "ReqInvalid", Text: "SA_ERR_REQ_INVALID"},
+	{Value: 0x3, Name: "NoRecords", Text: "SA_ERR_NO_RECORDS"},
+	{Value: 0x4, Name: "TooManyRecords", Text: "SA_ERR_TOO_MANY_RECORDS"},
+	{Value: 0x5, Name: "ReqInvalidGID", Text: "SA_ERR_REQ_INVALID_GID"},
+	{Value: 0x6, Name: "InsufficientComps", Text: "SA_ERR_REQ_INSUFFICIENT_COMPONENTS"},
+	{Value: 0x7, Name: "ReqDenied", Text: "SA_ERR_REQ_DENIED"},
+	{Value: 0x8, Name: "PrioSuggested", Text: "SA_ERR_STATUS_PRIO_SUGGESTED"},
+}}
+
+// String returns libibmad's text for v.
+func (v SAStatus) String() string { return enumSAStatus.Text(uint64(v)) }
+
 // Management classes (IBA 13.4.4, Table 107).
 type MgmtClass uint8
 
@@ -1769,6 +1830,65 @@ var descTimestamp = &StructDesc{
 	Methods:     []uint8{MethodGet},
 	Fields: []FieldDesc{
 		{Name: "Timestamp", JSONName: "timestamp", Offset: 0, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "Timestamp", IBMAD: "uint", IBMADOffset: 0},
+	},
+}
+
+// The status word of the common MAD header (IBA 13.4.7, Table 111), MAD
+// bytes 4..5: Busy and Redirect, the invalid-field code, and 8 bits the
+// class defines (SAStatus for the SA; a DR SMP's D bit is the top one).
+//
+// Wire: IBA 13.4.7; 2 bytes.
+type MADStatus struct {
+	ClassStatus  uint8           // bits 0..7
+	InvalidField MADInvalidField // bits 11..13
+	Redirect     uint8           // bits 14..14
+	Busy         uint8           // bits 15..15
+}
+
+// MADStatusSize is the length of a MADStatus on the wire.
+const MADStatusSize = 2
+
+// Desc returns the field table of MADStatus.
+func (x *MADStatus) Desc() *StructDesc { return descMADStatus }
+
+// MarshalJSON encodes x with the field table's JSON names (see json.go).
+func (x *MADStatus) MarshalJSON() ([]byte, error) { return marshalJSON(x) }
+
+// Unmarshal decodes the first MADStatusSize bytes of b into x.
+func (x *MADStatus) Unmarshal(b []byte) error {
+	if len(b) < MADStatusSize {
+		return shortBuffer("MADStatus", MADStatusSize, len(b))
+	}
+	x.ClassStatus = b[0]
+	x.InvalidField = MADInvalidField(getBits(b, 11, 3))
+	x.Redirect = uint8(getBits(b, 14, 1))
+	x.Busy = uint8(getBits(b, 15, 1))
+	return nil
+}
+
+// Marshal encodes x into the first MADStatusSize bytes of b. Reserved bits of b
+// are left as they are; values wider than their field are truncated.
+func (x *MADStatus) Marshal(b []byte) error {
+	if len(b) < MADStatusSize {
+		return shortBuffer("MADStatus", MADStatusSize, len(b))
+	}
+	b[0] = uint8(x.ClassStatus)
+	putBits(b, 11, 3, uint64(x.InvalidField))
+	putBits(b, 14, 1, uint64(x.Redirect))
+	putBits(b, 15, 1, uint64(x.Busy))
+	return nil
+}
+
+var descMADStatus = &StructDesc{
+	Name:    "MADStatus",
+	Size:    2,
+	Section: "13.4.7",
+	Fields: []FieldDesc{
+		{Name: "ClassStatus", JSONName: "class_status", Offset: 0, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
+		{Offset: 8, Width: 3, Count: 1, Stride: 3, Reserved: true, IBMADOffset: 8},
+		{Name: "InvalidField", JSONName: "invalid_field", Offset: 11, Width: 3, Count: 1, Stride: 3, Hint: HintEnum, Enum: enumMADInvalidField, IBMAD: "enum", IBMADOffset: 11},
+		{Name: "Redirect", JSONName: "redirect", Offset: 14, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 14},
+		{Name: "Busy", JSONName: "busy", Offset: 15, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 15},
 	},
 }
 
@@ -8691,6 +8811,7 @@ var structDescs = []*StructDesc{
 	descCCTEntry,
 	descCongestionControlTable,
 	descTimestamp,
+	descMADStatus,
 	descClassPortInfo,
 	descPortCounters,
 	descPortCountersExtended,
@@ -8806,6 +8927,8 @@ var enumDescs = []*EnumDesc{
 	enumPerfCapMask2,
 	enumSMState,
 	enumFECMode,
+	enumMADInvalidField,
+	enumSAStatus,
 	enumMgmtClass,
 	enumMADMethod,
 	enumRMPPType,
@@ -8835,6 +8958,7 @@ func init() {
 	descCCTEntry.New = func() Struct { return new(CCTEntry) }
 	descCongestionControlTable.New = func() Struct { return new(CongestionControlTable) }
 	descTimestamp.New = func() Struct { return new(Timestamp) }
+	descMADStatus.New = func() Struct { return new(MADStatus) }
 	descClassPortInfo.New = func() Struct { return new(ClassPortInfo) }
 	descPortCounters.New = func() Struct { return new(PortCounters) }
 	descPortCountersExtended.New = func() Struct { return new(PortCountersExtended) }

@@ -70,6 +70,10 @@ func FuzzCongestionControlTable(f *testing.F) { fuzzStruct[CongestionControlTabl
 // that what it decodes encodes back to the same value.
 func FuzzTimestamp(f *testing.F) { fuzzStruct[Timestamp](f) }
 
+// FuzzMADStatus checks that decoding any bytes as a MADStatus never panics and
+// that what it decodes encodes back to the same value.
+func FuzzMADStatus(f *testing.F) { fuzzStruct[MADStatus](f) }
+
 // FuzzClassPortInfo checks that decoding any bytes as a ClassPortInfo never panics and
 // that what it decodes encodes back to the same value.
 func FuzzClassPortInfo(f *testing.F) { fuzzStruct[ClassPortInfo](f) }
