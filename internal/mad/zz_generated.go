@@ -4053,16 +4053,16 @@ var descNotice = &StructDesc{
 //
 // Wire: IBA 13.4.8.3; attribute 0x0003 of class sa, methods Set; 36 bytes.
 type InformInfo struct {
-	GID           GID    // bits 0..127
-	LIDRangeBegin uint16 // bits 128..143
-	LIDRangeEnd   uint16 // bits 144..159
-	IsGeneric     uint8  // bits 176..183
-	Subscribe     uint8  // bits 184..191
-	Type          uint16 // bits 192..207
-	TrapNumber    uint16 // bits 208..223; DeviceID of a vendor subscription
-	QPN           uint32 // bits 224..247
-	RespTimeValue uint8  // bits 251..255
-	ProducerType  uint32 // bits 264..287; VendorID of a vendor subscription
+	GID           GID    // bits 0..127, SA component mask bit 3
+	LIDRangeBegin uint16 // bits 128..143, SA component mask bit 4
+	LIDRangeEnd   uint16 // bits 144..159, SA component mask bit 5
+	IsGeneric     uint8  // bits 176..183, SA component mask bit 7
+	Subscribe     uint8  // bits 184..191, SA component mask bit 8
+	Type          uint16 // bits 192..207, SA component mask bit 9
+	TrapNumber    uint16 // bits 208..223, SA component mask bit 10; DeviceID of a vendor subscription
+	QPN           uint32 // bits 224..247, SA component mask bit 11
+	RespTimeValue uint8  // bits 251..255, SA component mask bit 13
+	ProducerType  uint32 // bits 264..287, SA component mask bit 15; VendorID of a vendor subscription
 }
 
 // InformInfoSize is the length of a InformInfo on the wire.
@@ -4145,9 +4145,9 @@ var descInformInfo = &StructDesc{
 //
 // Wire: IBA 15.2.5.2; attribute 0x0011 of class sa, methods Get, GetTable; 108 bytes.
 type NodeRecord struct {
-	LID             uint16          // bits 0..15
+	LID             uint16          // bits 0..15, SA component mask bit 0
 	NodeInfo        NodeInfo        // bits 32..351
-	NodeDescription NodeDescription // bits 352..863
+	NodeDescription NodeDescription // bits 352..863, SA component mask bit 14
 }
 
 // NodeRecordSize is the length of a NodeRecord on the wire.
@@ -4214,9 +4214,9 @@ var descNodeRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.3; attribute 0x0012 of class sa, methods Get, GetTable; 68 bytes.
 type PortInfoRecord struct {
-	EndPortLID uint16   // bits 0..15
-	PortNum    uint8    // bits 16..23
-	Options    uint8    // bits 24..31
+	EndPortLID uint16   // bits 0..15, SA component mask bit 0
+	PortNum    uint8    // bits 16..23, SA component mask bit 1
+	Options    uint8    // bits 24..31, SA component mask bit 2
 	PortInfo   PortInfo // bits 32..543
 }
 
@@ -4281,10 +4281,10 @@ var descPortInfoRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.4; attribute 0x0013 of class sa, methods Get, GetTable; 16 bytes.
 type SLtoVLMappingTableRecord struct {
-	LID                uint16             // bits 0..15
-	InputPortNum       uint8              // bits 16..23
-	OutputPortNum      uint8              // bits 24..31
-	SLtoVLMappingTable SLtoVLMappingTable // bits 64..127
+	LID                uint16             // bits 0..15, SA component mask bit 0
+	InputPortNum       uint8              // bits 16..23, SA component mask bit 1
+	OutputPortNum      uint8              // bits 24..31, SA component mask bit 2
+	SLtoVLMappingTable SLtoVLMappingTable // bits 64..127, SA component mask bit 4
 }
 
 // SLtoVLMappingTableRecordSize is the length of a SLtoVLMappingTableRecord on the wire.
@@ -4349,7 +4349,7 @@ var descSLtoVLMappingTableRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.5; attribute 0x0014 of class sa, methods Get, GetTable; 24 bytes.
 type SwitchInfoRecord struct {
-	LID        uint16     // bits 0..15
+	LID        uint16     // bits 0..15, SA component mask bit 0
 	SwitchInfo SwitchInfo // bits 32..191
 }
 
@@ -4409,9 +4409,9 @@ var descSwitchInfoRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.6; attribute 0x0015 of class sa, methods Get, GetTable; 72 bytes.
 type LinearForwardingTableRecord struct {
-	LID                   uint16                // bits 0..15
-	BlockNum              uint16                // bits 16..31
-	LinearForwardingTable LinearForwardingTable // bits 64..575
+	LID                   uint16                // bits 0..15, SA component mask bit 0
+	BlockNum              uint16                // bits 16..31, SA component mask bit 1
+	LinearForwardingTable LinearForwardingTable // bits 64..575, SA component mask bit 3
 }
 
 // LinearForwardingTableRecordSize is the length of a LinearForwardingTableRecord on the wire.
@@ -4473,9 +4473,9 @@ var descLinearForwardingTableRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.7; attribute 0x0016 of class sa, methods Get, GetTable; 72 bytes.
 type RandomForwardingTableRecord struct {
-	LID                   uint16                // bits 0..15
-	BlockNum              uint16                // bits 16..31
-	RandomForwardingTable RandomForwardingTable // bits 64..575
+	LID                   uint16                // bits 0..15, SA component mask bit 0
+	BlockNum              uint16                // bits 16..31, SA component mask bit 1
+	RandomForwardingTable RandomForwardingTable // bits 64..575, SA component mask bit 3
 }
 
 // RandomForwardingTableRecordSize is the length of a RandomForwardingTableRecord on the wire.
@@ -4538,10 +4538,10 @@ var descRandomForwardingTableRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.8; attribute 0x0017 of class sa, methods Get, GetTable; 72 bytes.
 type MulticastForwardingTableRecord struct {
-	LID                      uint16                   // bits 0..15
-	Position                 uint8                    // bits 16..19
-	BlockNum                 uint16                   // bits 23..31
-	MulticastForwardingTable MulticastForwardingTable // bits 64..575
+	LID                      uint16                   // bits 0..15, SA component mask bit 0
+	Position                 uint8                    // bits 16..19, SA component mask bit 1
+	BlockNum                 uint16                   // bits 23..31, SA component mask bit 3
+	MulticastForwardingTable MulticastForwardingTable // bits 64..575, SA component mask bit 5
 }
 
 // MulticastForwardingTableRecordSize is the length of a MulticastForwardingTableRecord on the wire.
@@ -4609,7 +4609,7 @@ var descMulticastForwardingTableRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.10; attribute 0x0018 of class sa, methods Get, GetTable; 28 bytes.
 type SMInfoRecord struct {
-	LID    uint16 // bits 0..15
+	LID    uint16 // bits 0..15, SA component mask bit 0
 	SMInfo SMInfo // bits 32..223
 }
 
@@ -4670,8 +4670,8 @@ var descSMInfoRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.12; attribute 0x00f3 of class sa, methods Get, GetTable; 60 bytes.
 type InformInfoRecord struct {
-	SubscriberGID GID        // bits 0..127
-	Enum          uint16     // bits 128..143
+	SubscriberGID GID        // bits 0..127, SA component mask bit 0
+	Enum          uint16     // bits 128..143, SA component mask bit 1
 	InformInfo    InformInfo // bits 192..479
 }
 
@@ -4734,10 +4734,10 @@ var descInformInfoRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.13; attribute 0x0020 of class sa, methods Get, GetTable; 8 bytes.
 type LinkRecord struct {
-	FromLID  uint16 // bits 0..15
-	FromPort uint8  // bits 16..23
-	ToPort   uint8  // bits 24..31
-	ToLID    uint16 // bits 32..47
+	FromLID  uint16 // bits 0..15, SA component mask bit 0
+	FromPort uint8  // bits 16..23, SA component mask bit 1
+	ToPort   uint8  // bits 24..31, SA component mask bit 2
+	ToLID    uint16 // bits 32..47, SA component mask bit 3
 }
 
 // LinkRecordSize is the length of a LinkRecord on the wire.
@@ -4800,8 +4800,8 @@ var descLinkRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.18; attribute 0x0030 of class sa, methods Get, GetTable, Set, Delete; 72 bytes.
 type GUIDInfoRecord struct {
-	LID      uint16   // bits 0..15
-	BlockNum uint8    // bits 16..23
+	LID      uint16   // bits 0..15, SA component mask bit 0
+	BlockNum uint8    // bits 16..23, SA component mask bit 1
 	GUIDInfo GUIDInfo // bits 64..575
 }
 
@@ -4867,16 +4867,16 @@ var descGUIDInfoRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.14; attribute 0x0031 of class sa, methods Get, Set, GetTable, Delete; 176 bytes.
 type ServiceRecord struct {
-	ServiceID     uint64    // bits 0..63
-	ServiceGID    GID       // bits 64..191
-	ServicePKey   uint16    // bits 192..207
-	ServiceLease  uint32    // bits 224..255
-	ServiceKey    [16]byte  // bits 256..383
-	ServiceName   [64]byte  // bits 384..895
-	ServiceData8  [16]uint8 // bits 896..903, 16 times every 8
-	ServiceData16 [8]uint16 // bits 1024..1039, 8 times every 16
-	ServiceData32 [4]uint32 // bits 1152..1183, 4 times every 32
-	ServiceData64 [2]uint64 // bits 1280..1343, 2 times every 64
+	ServiceID     uint64    // bits 0..63, SA component mask bit 0
+	ServiceGID    GID       // bits 64..191, SA component mask bit 1
+	ServicePKey   uint16    // bits 192..207, SA component mask bit 2
+	ServiceLease  uint32    // bits 224..255, SA component mask bit 4
+	ServiceKey    [16]byte  // bits 256..383, SA component mask bit 5
+	ServiceName   [64]byte  // bits 384..895, SA component mask bit 6
+	ServiceData8  [16]uint8 // bits 896..903, 16 times every 8, SA component mask bits 7..22
+	ServiceData16 [8]uint16 // bits 1024..1039, 8 times every 16, SA component mask bits 23..30
+	ServiceData32 [4]uint32 // bits 1152..1183, 4 times every 32, SA component mask bits 31..34
+	ServiceData64 [2]uint64 // bits 1280..1343, 2 times every 64, SA component mask bits 35..36
 }
 
 // ServiceRecordSize is the length of a ServiceRecord on the wire.
@@ -4971,10 +4971,10 @@ var descServiceRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.11; attribute 0x0033 of class sa, methods Get, GetTable; 72 bytes.
 type PKeyTableRecord struct {
-	LID       uint16    // bits 0..15
-	BlockNum  uint16    // bits 16..31
-	PortNum   uint8     // bits 32..39
-	PKeyTable PKeyTable // bits 64..575
+	LID       uint16    // bits 0..15, SA component mask bit 0
+	BlockNum  uint16    // bits 16..31, SA component mask bit 1
+	PortNum   uint8     // bits 32..39, SA component mask bit 2
+	PKeyTable PKeyTable // bits 64..575, SA component mask bit 4
 }
 
 // PKeyTableRecordSize is the length of a PKeyTableRecord on the wire.
@@ -5041,27 +5041,27 @@ var descPKeyTableRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.16; attribute 0x0035 of class sa, methods Get, GetTable; 64 bytes.
 type PathRecord struct {
-	ServiceID              uint64   // bits 0..63
-	DGID                   GID      // bits 64..191
-	SGID                   GID      // bits 192..319
-	DLID                   uint16   // bits 320..335
-	SLID                   uint16   // bits 336..351
-	RawTraffic             uint8    // bits 352..352
-	FlowLabel              uint32   // bits 356..375
-	HopLimit               uint8    // bits 376..383
-	TClass                 uint8    // bits 384..391
-	Reversible             uint8    // bits 392..392
-	NumbPath               uint8    // bits 393..399
-	PKey                   uint16   // bits 400..415
-	QoSClass               uint16   // bits 416..427
-	SL                     uint8    // bits 428..431
-	MTUSelector            Selector // bits 432..433
-	MTU                    MTU      // bits 434..439
-	RateSelector           Selector // bits 440..441
-	Rate                   Rate     // bits 442..447
-	PacketLifeTimeSelector Selector // bits 448..449
-	PacketLifeTime         uint8    // bits 450..455
-	Preference             uint8    // bits 456..463
+	ServiceID              uint64   // bits 0..63, SA component mask bits 0,1
+	DGID                   GID      // bits 64..191, SA component mask bit 2
+	SGID                   GID      // bits 192..319, SA component mask bit 3
+	DLID                   uint16   // bits 320..335, SA component mask bit 4
+	SLID                   uint16   // bits 336..351, SA component mask bit 5
+	RawTraffic             uint8    // bits 352..352, SA component mask bit 6
+	FlowLabel              uint32   // bits 356..375, SA component mask bit 8
+	HopLimit               uint8    // bits 376..383, SA component mask bit 9
+	TClass                 uint8    // bits 384..391, SA component mask bit 10
+	Reversible             uint8    // bits 392..392, SA component mask bit 11
+	NumbPath               uint8    // bits 393..399, SA component mask bit 12
+	PKey                   uint16   // bits 400..415, SA component mask bit 13
+	QoSClass               uint16   // bits 416..427, SA component mask bit 14
+	SL                     uint8    // bits 428..431, SA component mask bit 15
+	MTUSelector            Selector // bits 432..433, SA component mask bit 16
+	MTU                    MTU      // bits 434..439, SA component mask bit 17
+	RateSelector           Selector // bits 440..441, SA component mask bit 18
+	Rate                   Rate     // bits 442..447, SA component mask bit 19
+	PacketLifeTimeSelector Selector // bits 448..449, SA component mask bit 20
+	PacketLifeTime         uint8    // bits 450..455, SA component mask bit 21
+	Preference             uint8    // bits 456..463, SA component mask bit 22
 }
 
 // PathRecordSize is the length of a PathRecord on the wire.
@@ -5175,10 +5175,10 @@ var descPathRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.9; attribute 0x0036 of class sa, methods Get, GetTable; 72 bytes.
 type VLArbitrationTableRecord struct {
-	LID                uint16             // bits 0..15
-	OutputPortNum      uint8              // bits 16..23
-	BlockNum           uint8              // bits 24..31
-	VLArbitrationTable VLArbitrationTable // bits 64..575
+	LID                uint16             // bits 0..15, SA component mask bit 0
+	OutputPortNum      uint8              // bits 16..23, SA component mask bit 1
+	BlockNum           uint8              // bits 24..31, SA component mask bit 2
+	VLArbitrationTable VLArbitrationTable // bits 64..575, SA component mask bit 4
 }
 
 // VLArbitrationTableRecordSize is the length of a VLArbitrationTableRecord on the wire.
@@ -5244,24 +5244,24 @@ var descVLArbitrationTableRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.17; attribute 0x0038 of class sa, methods Get, Set, GetTable, Delete; 52 bytes.
 type MCMemberRecord struct {
-	MGID                   GID      // bits 0..127
-	PortGID                GID      // bits 128..255
-	QKey                   uint32   // bits 256..287
-	MLID                   uint16   // bits 288..303
-	MTUSelector            Selector // bits 304..305
-	MTU                    MTU      // bits 306..311
-	TClass                 uint8    // bits 312..319
-	PKey                   uint16   // bits 320..335
-	RateSelector           Selector // bits 336..337
-	Rate                   Rate     // bits 338..343
-	PacketLifeTimeSelector Selector // bits 344..345
-	PacketLifeTime         uint8    // bits 346..351
-	SL                     uint8    // bits 352..355
-	FlowLabel              uint32   // bits 356..375
-	HopLimit               uint8    // bits 376..383
-	Scope                  uint8    // bits 384..387
-	JoinState              uint8    // bits 388..391, a set of JoinState
-	ProxyJoin              uint8    // bits 392..392
+	MGID                   GID      // bits 0..127, SA component mask bit 0
+	PortGID                GID      // bits 128..255, SA component mask bit 1
+	QKey                   uint32   // bits 256..287, SA component mask bit 2
+	MLID                   uint16   // bits 288..303, SA component mask bit 3
+	MTUSelector            Selector // bits 304..305, SA component mask bit 4
+	MTU                    MTU      // bits 306..311, SA component mask bit 5
+	TClass                 uint8    // bits 312..319, SA component mask bit 6
+	PKey                   uint16   // bits 320..335, SA component mask bit 7
+	RateSelector           Selector // bits 336..337, SA component mask bit 8
+	Rate                   Rate     // bits 338..343, SA component mask bit 9
+	PacketLifeTimeSelector Selector // bits 344..345, SA component mask bit 10
+	PacketLifeTime         uint8    // bits 346..351, SA component mask bit 11
+	SL                     uint8    // bits 352..355, SA component mask bit 12
+	FlowLabel              uint32   // bits 356..375, SA component mask bit 13
+	HopLimit               uint8    // bits 376..383, SA component mask bit 14
+	Scope                  uint8    // bits 384..387, SA component mask bit 15
+	JoinState              uint8    // bits 388..391, a set of JoinState, SA component mask bit 16
+	ProxyJoin              uint8    // bits 392..392, SA component mask bit 17
 }
 
 // MCMemberRecordSize is the length of a MCMemberRecord on the wire.
@@ -5364,15 +5364,15 @@ var descMCMemberRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.19; attribute 0x0039 of class sa, methods GetTraceTable; 48 bytes.
 type TraceRecord struct {
-	GIDPrefix    uint64   // bits 0..63
-	IDGeneration uint16   // bits 64..79
-	NodeType     NodeType // bits 88..95
-	NodeID       GUID     // bits 96..159
-	ChassisID    GUID     // bits 160..223
-	EntryPortID  GUID     // bits 224..287
-	ExitPortID   GUID     // bits 288..351
-	EntryPort    uint8    // bits 352..359
-	ExitPort     uint8    // bits 360..367
+	GIDPrefix    uint64   // bits 0..63, SA component mask bit 0
+	IDGeneration uint16   // bits 64..79, SA component mask bit 1
+	NodeType     NodeType // bits 88..95, SA component mask bit 3
+	NodeID       GUID     // bits 96..159, SA component mask bit 4
+	ChassisID    GUID     // bits 160..223, SA component mask bit 5
+	EntryPortID  GUID     // bits 224..287, SA component mask bit 6
+	ExitPortID   GUID     // bits 288..351, SA component mask bit 7
+	EntryPort    uint8    // bits 352..359, SA component mask bit 8
+	ExitPort     uint8    // bits 360..367, SA component mask bit 9
 }
 
 // TraceRecordSize is the length of a TraceRecord on the wire.
@@ -5453,26 +5453,26 @@ var descTraceRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.20; attribute 0x003a of class sa, methods GetMulti; 200 bytes.
 type MultiPathRecord struct {
-	RawTraffic             uint8    // bits 0..0
-	FlowLabel              uint32   // bits 4..23
-	HopLimit               uint8    // bits 24..31
-	TClass                 uint8    // bits 32..39
-	Reversible             uint8    // bits 40..40
-	NumbPath               uint8    // bits 41..47
-	PKey                   uint16   // bits 48..63
-	QoSClass               uint16   // bits 64..75
-	SL                     uint8    // bits 76..79
-	MTUSelector            Selector // bits 80..81
-	MTU                    MTU      // bits 82..87
-	RateSelector           Selector // bits 88..89
-	Rate                   Rate     // bits 90..95
-	PacketLifeTimeSelector Selector // bits 96..97
-	PacketLifeTime         uint8    // bits 98..103
-	ServiceID8MSB          uint8    // bits 104..111
-	IndependenceSelector   uint8    // bits 112..113
-	SGIDCount              uint8    // bits 120..127
-	DGIDCount              uint8    // bits 128..135
-	ServiceID56LSB         uint64   // bits 136..191
+	RawTraffic             uint8    // bits 0..0, SA component mask bit 0
+	FlowLabel              uint32   // bits 4..23, SA component mask bit 2
+	HopLimit               uint8    // bits 24..31, SA component mask bit 3
+	TClass                 uint8    // bits 32..39, SA component mask bit 4
+	Reversible             uint8    // bits 40..40, SA component mask bit 5
+	NumbPath               uint8    // bits 41..47, SA component mask bit 6
+	PKey                   uint16   // bits 48..63, SA component mask bit 7
+	QoSClass               uint16   // bits 64..75, SA component mask bit 8
+	SL                     uint8    // bits 76..79, SA component mask bit 9
+	MTUSelector            Selector // bits 80..81, SA component mask bit 10
+	MTU                    MTU      // bits 82..87, SA component mask bit 11
+	RateSelector           Selector // bits 88..89, SA component mask bit 12
+	Rate                   Rate     // bits 90..95, SA component mask bit 13
+	PacketLifeTimeSelector Selector // bits 96..97, SA component mask bit 14
+	PacketLifeTime         uint8    // bits 98..103, SA component mask bit 15
+	ServiceID8MSB          uint8    // bits 104..111, SA component mask bit 16
+	IndependenceSelector   uint8    // bits 112..113, SA component mask bit 17
+	SGIDCount              uint8    // bits 120..127, SA component mask bit 19
+	DGIDCount              uint8    // bits 128..135, SA component mask bit 20
+	ServiceID56LSB         uint64   // bits 136..191, SA component mask bit 21
 	SDGID                  [11]GID  // bits 192..319, 11 times every 128
 }
 
@@ -5591,8 +5591,8 @@ var descMultiPathRecord = &StructDesc{
 //
 // Wire: IBA 15.2.5.15; attribute 0x003b of class sa, methods Get, GetTable; 80 bytes.
 type ServiceAssociationRecord struct {
-	ServiceKey  [16]byte // bits 0..127
-	ServiceName [64]byte // bits 128..639
+	ServiceKey  [16]byte // bits 0..127, SA component mask bit 0
+	ServiceName [64]byte // bits 128..639, SA component mask bit 1
 }
 
 // ServiceAssociationRecordSize is the length of a ServiceAssociationRecord on the wire.
@@ -5698,18 +5698,18 @@ var descNodeDescription = &StructDesc{
 //
 // Wire: IBA 14.2.5.3; attribute 0x0011 of class smp, methods Get; 40 bytes.
 type NodeInfo struct {
-	BaseVersion     uint8    // bits 0..7
-	ClassVersion    uint8    // bits 8..15
-	NodeType        NodeType // bits 16..23
-	NumPorts        uint8    // bits 24..31
-	SystemImageGUID GUID     // bits 32..95
-	NodeGUID        GUID     // bits 96..159
-	PortGUID        GUID     // bits 160..223
-	PartitionCap    uint16   // bits 224..239
-	DeviceID        uint16   // bits 240..255
-	Revision        uint32   // bits 256..287
-	LocalPortNum    uint8    // bits 288..295; the port the SMP came in on
-	VendorID        uint32   // bits 296..319
+	BaseVersion     uint8    // bits 0..7, SA component mask bit 2 of the embedding record
+	ClassVersion    uint8    // bits 8..15, SA component mask bit 3 of the embedding record
+	NodeType        NodeType // bits 16..23, SA component mask bit 4 of the embedding record
+	NumPorts        uint8    // bits 24..31, SA component mask bit 5 of the embedding record
+	SystemImageGUID GUID     // bits 32..95, SA component mask bit 6 of the embedding record
+	NodeGUID        GUID     // bits 96..159, SA component mask bit 7 of the embedding record
+	PortGUID        GUID     // bits 160..223, SA component mask bit 8 of the embedding record
+	PartitionCap    uint16   // bits 224..239, SA component mask bit 9 of the embedding record
+	DeviceID        uint16   // bits 240..255, SA component mask bit 10 of the embedding record
+	Revision        uint32   // bits 256..287, SA component mask bit 11 of the embedding record
+	LocalPortNum    uint8    // bits 288..295, SA component mask bit 12 of the embedding record; the port the SMP came in on
+	VendorID        uint32   // bits 296..319, SA component mask bit 13 of the embedding record
 }
 
 // NodeInfoSize is the length of a NodeInfo on the wire.
@@ -5794,24 +5794,24 @@ var descNodeInfo = &StructDesc{
 //
 // Wire: IBA 14.2.5.4; attribute 0x0012 of class smp, methods Get, Set; 20 bytes.
 type SwitchInfo struct {
-	LinearFDBCap                   uint16 // bits 0..15
-	RandomFDBCap                   uint16 // bits 16..31
-	MulticastFDBCap                uint16 // bits 32..47
-	LinearFDBTop                   uint16 // bits 48..63
-	DefaultPort                    uint8  // bits 64..71
-	DefaultMulticastPrimaryPort    uint8  // bits 72..79
-	DefaultMulticastNotPrimaryPort uint8  // bits 80..87
-	LifeTimeValue                  uint8  // bits 88..92
-	PortStateChange                uint8  // bits 93..93
-	OptimizedSLtoVLMapping         uint8  // bits 94..95
-	LIDsPerPort                    uint16 // bits 96..111
-	PartitionEnforcementCap        uint16 // bits 112..127
-	InboundEnforcementCap          uint8  // bits 128..128
-	OutboundEnforcementCap         uint8  // bits 129..129
-	FilterRawInboundCap            uint8  // bits 130..130
-	FilterRawOutboundCap           uint8  // bits 131..131
-	EnhancedPort0                  uint8  // bits 132..132
-	MulticastFDBTop                uint16 // bits 144..159
+	LinearFDBCap                   uint16 // bits 0..15, SA component mask bit 2 of the embedding record
+	RandomFDBCap                   uint16 // bits 16..31, SA component mask bit 3 of the embedding record
+	MulticastFDBCap                uint16 // bits 32..47, SA component mask bit 4 of the embedding record
+	LinearFDBTop                   uint16 // bits 48..63, SA component mask bit 5 of the embedding record
+	DefaultPort                    uint8  // bits 64..71, SA component mask bit 6 of the embedding record
+	DefaultMulticastPrimaryPort    uint8  // bits 72..79, SA component mask bit 7 of the embedding record
+	DefaultMulticastNotPrimaryPort uint8  // bits 80..87, SA component mask bit 8 of the embedding record
+	LifeTimeValue                  uint8  // bits 88..92, SA component mask bit 9 of the embedding record
+	PortStateChange                uint8  // bits 93..93, SA component mask bit 10 of the embedding record
+	OptimizedSLtoVLMapping         uint8  // bits 94..95, SA component mask bit 11 of the embedding record
+	LIDsPerPort                    uint16 // bits 96..111, SA component mask bit 12 of the embedding record
+	PartitionEnforcementCap        uint16 // bits 112..127, SA component mask bit 13 of the embedding record
+	InboundEnforcementCap          uint8  // bits 128..128, SA component mask bit 14 of the embedding record
+	OutboundEnforcementCap         uint8  // bits 129..129, SA component mask bit 15 of the embedding record
+	FilterRawInboundCap            uint8  // bits 130..130, SA component mask bit 16 of the embedding record
+	FilterRawOutboundCap           uint8  // bits 131..131, SA component mask bit 17 of the embedding record
+	EnhancedPort0                  uint8  // bits 132..132, SA component mask bit 18 of the embedding record
+	MulticastFDBTop                uint16 // bits 144..159, SA component mask bit 21 of the embedding record
 }
 
 // SwitchInfoSize is the length of a SwitchInfo on the wire.
@@ -5915,7 +5915,7 @@ var descSwitchInfo = &StructDesc{
 //
 // Wire: IBA 14.2.5.5; attribute 0x0014 of class smp, methods Get, Set; 64 bytes.
 type GUIDInfo struct {
-	GUID [8]GUID // bits 0..63, 8 times every 64
+	GUID [8]GUID // bits 0..63, 8 times every 64, SA component mask bits 4..11 of the embedding record
 }
 
 // GUIDInfoSize is the length of a GUIDInfo on the wire.
@@ -5975,57 +5975,57 @@ var descGUIDInfo = &StructDesc{
 //
 // Wire: IBA 14.2.5.6; attribute 0x0015 of class smp, methods Get, Set; 64 bytes.
 type PortInfo struct {
-	MKey                                uint64           // bits 0..63
-	GIDPrefix                           uint64           // bits 64..127
-	LID                                 uint16           // bits 128..143
-	MasterSMLID                         uint16           // bits 144..159
-	CapabilityMask                      uint32           // bits 160..191, a set of PortCapMask
-	DiagCode                            uint16           // bits 192..207
-	MKeyLeasePeriod                     uint16           // bits 208..223
-	LocalPortNum                        uint8            // bits 224..231
-	LinkWidthEnabled                    uint8            // bits 232..239, a set of LinkWidth
-	LinkWidthSupported                  uint8            // bits 240..247, a set of LinkWidth
-	LinkWidthActive                     LinkWidth        // bits 248..255
-	LinkSpeedSupported                  uint8            // bits 256..259, a set of LinkSpeed
-	PortState                           PortState        // bits 260..263
-	PortPhysicalState                   PhysPortState    // bits 264..267
-	LinkDownDefaultState                LinkDownDefState // bits 268..271
-	MKeyProtectBits                     uint8            // bits 272..273
-	LMC                                 uint8            // bits 277..279
-	LinkSpeedActive                     LinkSpeed        // bits 280..283
-	LinkSpeedEnabled                    uint8            // bits 284..287, a set of LinkSpeed
-	NeighborMTU                         MTU              // bits 288..291
-	MasterSMSL                          uint8            // bits 292..295
-	VLCap                               VLCap            // bits 296..299
-	InitType                            uint8            // bits 300..303
-	VLHighLimit                         uint8            // bits 304..311
-	VLArbitrationHighCap                uint8            // bits 312..319
-	VLArbitrationLowCap                 uint8            // bits 320..327
-	InitTypeReply                       uint8            // bits 328..331
-	MTUCap                              MTU              // bits 332..335
-	VLStallCount                        uint8            // bits 336..338
-	HOQLife                             uint8            // bits 339..343
-	OperationalVLs                      OperVLs          // bits 344..347
-	PartitionEnforcementInbound         uint8            // bits 348..348
-	PartitionEnforcementOutbound        uint8            // bits 349..349
-	FilterRawInbound                    uint8            // bits 350..350
-	FilterRawOutbound                   uint8            // bits 351..351
-	MKeyViolations                      uint16           // bits 352..367
-	PKeyViolations                      uint16           // bits 368..383
-	QKeyViolations                      uint16           // bits 384..399
-	GUIDCap                             uint8            // bits 400..407
-	ClientReregister                    uint8            // bits 408..408
-	MulticastPKeyTrapSuppressionEnabled uint8            // bits 409..410
-	SubnetTimeOut                       uint8            // bits 411..415
-	RespTimeValue                       uint8            // bits 419..423
-	LocalPhyErrors                      uint8            // bits 424..427
-	OverrunErrors                       uint8            // bits 428..431
-	MaxCreditHint                       uint16           // bits 432..447
-	LinkRoundTripLatency                uint32           // bits 456..479
-	CapabilityMask2                     uint16           // bits 480..495, a set of PortCapMask2
-	LinkSpeedExtActive                  LinkSpeedExt     // bits 496..499
-	LinkSpeedExtSupported               uint8            // bits 500..503, a set of LinkSpeedExt
-	LinkSpeedExtEnabled                 uint8            // bits 507..511, a set of LinkSpeedExt; 30: extended speeds disabled
+	MKey                                uint64           // bits 0..63, SA component mask bit 3 of the embedding record
+	GIDPrefix                           uint64           // bits 64..127, SA component mask bit 4 of the embedding record
+	LID                                 uint16           // bits 128..143, SA component mask bit 5 of the embedding record
+	MasterSMLID                         uint16           // bits 144..159, SA component mask bit 6 of the embedding record
+	CapabilityMask                      uint32           // bits 160..191, a set of PortCapMask, SA component mask bit 7 of the embedding record
+	DiagCode                            uint16           // bits 192..207, SA component mask bit 8 of the embedding record
+	MKeyLeasePeriod                     uint16           // bits 208..223, SA component mask bit 9 of the embedding record
+	LocalPortNum                        uint8            // bits 224..231, SA component mask bit 10 of the embedding record
+	LinkWidthEnabled                    uint8            // bits 232..239, a set of LinkWidth, SA component mask bit 11 of the embedding record
+	LinkWidthSupported                  uint8            // bits 240..247, a set of LinkWidth, SA component mask bit 12 of the embedding record
+	LinkWidthActive                     LinkWidth        // bits 248..255, SA component mask bit 13 of the embedding record
+	LinkSpeedSupported                  uint8            // bits 256..259, a set of LinkSpeed, SA component mask bit 14 of the embedding record
+	PortState                           PortState        // bits 260..263, SA component mask bit 15 of the embedding record
+	PortPhysicalState                   PhysPortState    // bits 264..267, SA component mask bit 16 of the embedding record
+	LinkDownDefaultState                LinkDownDefState // bits 268..271, SA component mask bit 17 of the embedding record
+	MKeyProtectBits                     uint8            // bits 272..273, SA component mask bit 18 of the embedding record
+	LMC                                 uint8            // bits 277..279, SA component mask bit 20 of the embedding record
+	LinkSpeedActive                     LinkSpeed        // bits 280..283, SA component mask bit 21 of the embedding record
+	LinkSpeedEnabled                    uint8            // bits 284..287, a set of LinkSpeed, SA component mask bit 22 of the embedding record
+	NeighborMTU                         MTU              // bits 288..291, SA component mask bit 23 of the embedding record
+	MasterSMSL                          uint8            // bits 292..295, SA component mask bit 24 of the embedding record
+	VLCap                               VLCap            // bits 296..299, SA component mask bit 25 of the embedding record
+	InitType                            uint8            // bits 300..303, SA component mask bit 26 of the embedding record
+	VLHighLimit                         uint8            // bits 304..311, SA component mask bit 27 of the embedding record
+	VLArbitrationHighCap                uint8            // bits 312..319, SA component mask bit 28 of the embedding record
+	VLArbitrationLowCap                 uint8            // bits 320..327, SA component mask bit 29 of the embedding record
+	InitTypeReply                       uint8            // bits 328..331, SA component mask bit 30 of the embedding record
+	MTUCap                              MTU              // bits 332..335, SA component mask bit 31 of the embedding record
+	VLStallCount                        uint8            // bits 336..338, SA component mask bit 32 of the embedding record
+	HOQLife                             uint8            // bits 339..343, SA component mask bit 33 of the embedding record
+	OperationalVLs                      OperVLs          // bits 344..347, SA component mask bit 34 of the embedding record
+	PartitionEnforcementInbound         uint8            // bits 348..348, SA component mask bit 35 of the embedding record
+	PartitionEnforcementOutbound        uint8            // bits 349..349, SA component mask bit 36 of the embedding record
+	FilterRawInbound                    uint8            // bits 350..350, SA component mask bit 37 of the embedding record
+	FilterRawOutbound                   uint8            // bits 351..351, SA component mask bit 38 of the embedding record
+	MKeyViolations                      uint16           // bits 352..367, SA component mask bit 39 of the embedding record
+	PKeyViolations                      uint16           // bits 368..383, SA component mask bit 40 of the embedding record
+	QKeyViolations                      uint16           // bits 384..399, SA component mask bit 41 of the embedding record
+	GUIDCap                             uint8            // bits 400..407, SA component mask bit 42 of the embedding record
+	ClientReregister                    uint8            // bits 408..408, SA component mask bit 43 of the embedding record
+	MulticastPKeyTrapSuppressionEnabled uint8            // bits 409..410, SA component mask bit 44 of the embedding record
+	SubnetTimeOut                       uint8            // bits 411..415, SA component mask bit 45 of the embedding record
+	RespTimeValue                       uint8            // bits 419..423, SA component mask bit 47 of the embedding record
+	LocalPhyErrors                      uint8            // bits 424..427, SA component mask bit 48 of the embedding record
+	OverrunErrors                       uint8            // bits 428..431, SA component mask bit 49 of the embedding record
+	MaxCreditHint                       uint16           // bits 432..447, SA component mask bit 50 of the embedding record
+	LinkRoundTripLatency                uint32           // bits 456..479, SA component mask bit 52 of the embedding record
+	CapabilityMask2                     uint16           // bits 480..495, a set of PortCapMask2, SA component mask bit 53 of the embedding record
+	LinkSpeedExtActive                  LinkSpeedExt     // bits 496..499, SA component mask bit 54 of the embedding record
+	LinkSpeedExtSupported               uint8            // bits 500..503, a set of LinkSpeedExt, SA component mask bit 55 of the embedding record
+	LinkSpeedExtEnabled                 uint8            // bits 507..511, a set of LinkSpeedExt, SA component mask bit 57 of the embedding record; 30: extended speeds disabled
 	LinkSpeedExtActive2                 LinkSpeedExt2    // bits 449..450
 	LinkSpeedExtSupported2              uint8            // bits 451..452, a set of LinkSpeedExt2
 	LinkSpeedExtEnabled2                uint8            // bits 453..455, a set of LinkSpeedExt2
@@ -6694,11 +6694,11 @@ var descMulticastForwardingTable = &StructDesc{
 //
 // Wire: IBA 14.2.5.13; attribute 0x0020 of class smp, methods Get, Set; 24 bytes.
 type SMInfo struct {
-	GUID     GUID    // bits 0..63
-	SMKey    uint64  // bits 64..127
-	ActCount uint32  // bits 128..159
-	Priority uint8   // bits 160..163
-	SMState  SMState // bits 164..167
+	GUID     GUID    // bits 0..63, SA component mask bit 2 of the embedding record
+	SMKey    uint64  // bits 64..127, SA component mask bit 3 of the embedding record
+	ActCount uint32  // bits 128..159, SA component mask bit 4 of the embedding record
+	Priority uint8   // bits 160..163, SA component mask bit 5 of the embedding record
+	SMState  SMState // bits 164..167, SA component mask bit 6 of the embedding record
 }
 
 // SMInfoSize is the length of a SMInfo on the wire.

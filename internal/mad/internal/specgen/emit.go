@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -149,6 +150,24 @@ func (g *gen) structType(st *Struct) {
 		}
 		if f.Hint == "mask" {
 			c += ", a set of " + f.Ref
+		}
+		if len(f.CompMask) > 0 {
+			var bits []string
+			for _, b := range f.CompMask {
+				bits = append(bits, strconv.Itoa(b))
+			}
+			what := strings.Join(bits, ",")
+			if f.CMEach {
+				what = bits[0] + ".." + bits[len(bits)-1]
+			}
+			noun := "bit "
+			if len(bits) > 1 {
+				noun = "bits "
+			}
+			c += ", SA component mask " + noun + what
+			if !slices.Contains(st.Classes, "sa") {
+				c += " of the embedding record"
+			}
 		}
 		if f.Comment != "" {
 			c += "; " + f.Comment
