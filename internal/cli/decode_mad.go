@@ -8,31 +8,30 @@ package cli
 // python-escaped string in quotes ('\x01\x81...', as python-rdma accepts
 // it). A line "--" separates MADs (testdata captures hold several).
 // -o/--offset skips bytes first; --umad strips the kernel's 64-byte
-// struct ib_user_mad_hdr (as read from /dev/infiniband/umadN).
+// struct ib_user_mad_hdr (as read from /dev/infiniband/umadN); -l says the
+// data is a whole packet: LRH, GRH (when the LRH's LNH says so), BTH and,
+// for unreliable datagrams, DETH come before the MAD.
 //
 // Output, for each MAD: a summary line (method, attribute, status), the
-// common MAD header field by field, the class header (an SMP's M_Key and
-// directed route fields and paths, the SA header with its RMPP part and
-// the component mask's field names, the CC header with its CC_Key, a
-// vendor class's OUI), and the
-// attribute in mad.Dump's layout (offsets relative to the attribute; each
-// title says where it starts in the MAD); an SA table response shows every
-// record. -v adds the umad header and libibmad's dotted form of the
-// attribute, -vv the input bytes in hex.
-//
-// -l (input starting at the LRH) needs the LRH, GRH, BTH and DETH wire
-// structures, which internal/mad does not describe yet: it is refused
-// with a message saying so.
+// headers field by field (the SMP header with its M_Key and directed
+// route fields, then both paths; the SA header with its RMPP part, and the
+// component mask's field names; the CC header with its CC_Key; the vendor
+// range 2 header with its OUI; the common header for the other classes),
+// and the attribute in mad.Dump's layout (offsets relative to the
+// attribute; each title says where it starts in the MAD); an SA table
+// response shows every record. -v adds the umad and link headers and
+// libibmad's dotted form of the attribute, -vv the input bytes in hex.
 //
 // JSON (--json): {"mads": [{"summary", "umad" (with --umad: agent_id,
 // status, timeout_ms, retries, length, qpn, qkey, lid, sl, path_bits,
 // grh_present, gid_index, hop_limit, traffic_class, gid, flow_label,
-// pkey_index), "mad_header" (mad's MADHeader JSON), "smp" ({"m_key",
-// and for directed routes "dr_slid", "dr_dlid", "hop_pointer",
-// "hop_count", "initial_path", "return_path", "direction"}), "sa_header"
-// (SAHeader JSON), "component_mask_fields", "cc_header", "vendor_oui", "attribute_name",
-// "attribute" (the attribute's JSON), "records" (an SA table's records),
-// "data" (hex, when the attribute has no decoder)}]}.
+// pkey_index), "lrh", "grh", "bth", "deth" (with -l; mad's JSON),
+// "mad_header" (mad's MADHeader JSON), "smp" ({"m_key", and for directed
+// routes "direction", "dr_slid", "dr_dlid", "hop_pointer", "hop_count",
+// "initial_path", "return_path"}), "sa_header" (SAHeader JSON),
+// "component_mask_fields", "cc_header", "vendor_header", "vendor_oui",
+// "attribute_name", "attribute" (the attribute's JSON), "records" (an SA
+// table's records), "data" (hex, when the attribute has no decoder)}]}.
 
 import (
 	"bufio"
@@ -86,9 +85,6 @@ func newDecodeMADCmd(env *Env) *cobra.Command {
 func runDecodeMAD(env *Env, opts *decodeMADOptions, files []string) error {
 	if opts.offset < 0 {
 		return usageErrorf("-o: the offset must not be negative")
-	}
-	if opts.lrh {
-		return errors.New("-l: decoding the LRH, GRH, BTH and DETH needs their wire structures, which internal/mad does not describe yet; strip the link headers and use -o to skip them")
 	}
 	var text []byte
 	var err error
@@ -275,10 +271,15 @@ func unescapePython(s string) ([]byte, error) {
 type decodedMAD struct {
 	Summary       string            `json:"summary"`
 	UMAD          *umadHeaderJSON   `json:"umad,omitempty"`
+	LRH           json.RawMessage   `json:"lrh,omitempty"`
+	GRH           json.RawMessage   `json:"grh,omitempty"`
+	BTH           json.RawMessage   `json:"bth,omitempty"`
+	DETH          json.RawMessage   `json:"deth,omitempty"`
 	MADHeader     json.RawMessage   `json:"mad_header"`
 	SMP           *smpHeaderJSON    `json:"smp,omitempty"`
 	SAHeader      json.RawMessage   `json:"sa_header,omitempty"`
 	CCHeader      json.RawMessage   `json:"cc_header,omitempty"`
+	VendorHeader  json.RawMessage   `json:"vendor_header,omitempty"`
 	CompMask      []string          `json:"component_mask_fields,omitempty"`
 	VendorOUI     string            `json:"vendor_oui,omitempty"`
 	AttributeName string            `json:"attribute_name"`
@@ -300,15 +301,6 @@ type smpHeaderJSON struct {
 	ReturnPath  string `json:"return_path,omitempty"`
 }
 
-// SMP header bytes (IBA 14.2.1.1, 14.2.1.2) that no mad structure
-// describes yet; the header view (mad.Header) gives hops and paths.
-const (
-	smpOffMKey   = 24
-	smpOffDrSLID = 32
-	smpOffDrDLID = 34
-	vendorOffOUI = 37 // IBA 13.4.3.2: vendor classes of range 2
-)
-
 func decodeMADBytes(b []byte, opts *decodeMADOptions) (*decodedMAD, error) {
 	d := &decodedMAD{}
 	w := &d.text
@@ -328,6 +320,12 @@ func decodeMADBytes(b []byte, opts *decodeMADOptions) (*decodedMAD, error) {
 			w.WriteString(d.UMAD.text())
 		}
 		b = b[umadHeaderSize:]
+	}
+	if opts.lrh {
+		var err error
+		if b, err = d.decodeLink(b, opts); err != nil {
+			return nil, err
+		}
 	}
 	if len(b) < mad.MADHeaderSize {
 		return nil, fmt.Errorf("%d bytes are too few for a MAD: the common header alone is %d", len(b), mad.MADHeaderSize)
@@ -349,10 +347,28 @@ func decodeMADBytes(b []byte, opts *decodeMADOptions) (*decodedMAD, error) {
 	dataOff := mad.AttrDataOffset(class, attrID)
 	var sh mad.SAHeader
 	switch {
-	case class == mad.ClassSubnLID || class == mad.ClassSubnDR:
-		w.WriteString(dumpAt(mad.Dump(&mh), 0))
-		d.SMP = decodeSMPHeader(h)
-		w.WriteString(d.SMP.text(class == mad.ClassSubnDR))
+	case class == mad.ClassSubnLID:
+		var smp mad.SMP
+		if err := smp.Unmarshal(padTo(b, mad.SMPSize)); err != nil {
+			return nil, err
+		}
+		w.WriteString(dumpPrefix(smp.Desc(), b, smpHeaderLen))
+		d.SMP = &smpHeaderJSON{MKey: mad.GUID(smp.MKey).String()}
+	case class == mad.ClassSubnDR:
+		var dr mad.DRSMP
+		if err := dr.Unmarshal(padTo(b, mad.DRSMPSize)); err != nil {
+			return nil, err
+		}
+		w.WriteString(dumpPrefix(dr.Desc(), b, smpHeaderLen))
+		d.SMP = drSMPHeader(&dr)
+		if len(b) < mad.DRSMPSize {
+			fmt.Fprintf(w, "  (the MAD has %d bytes: no room for the paths)\n", len(b))
+			d.SMP.InitialPath, d.SMP.ReturnPath = "", ""
+		} else if dr.HopCount > mad.MaxDRHops {
+			fmt.Fprintf(w, "  hop count %d is more than %d: no paths\n", dr.HopCount, mad.MaxDRHops)
+		} else {
+			fmt.Fprintf(w, "  initial path %s\n  return path  %s\n", d.SMP.InitialPath, d.SMP.ReturnPath)
+		}
 	case class == mad.ClassSubnAdm:
 		if err := sh.Unmarshal(padTo(b, mad.SAHeaderSize)); err != nil {
 			return nil, err
@@ -370,12 +386,18 @@ func decodeMADBytes(b []byte, opts *decodeMADOptions) (*decodedMAD, error) {
 		}
 		d.CCHeader, _ = json.Marshal(&ch)
 		w.WriteString(dumpAt(mad.DumpBytes(ch.Desc(), b[:min(len(b), mad.CCHeaderSize)]), 0))
-	case class >= 0x30 && class <= 0x4f: // vendor range 2
-		w.WriteString(dumpAt(mad.Dump(&mh), 0))
-		if len(b) >= vendorOffOUI+3 {
-			oui := uint32(b[vendorOffOUI])<<16 | uint32(b[vendorOffOUI+1])<<8 | uint32(b[vendorOffOUI+2])
-			d.VendorOUI = fmt.Sprintf("0x%06x", oui)
-			fmt.Fprintf(w, "Vendor class (range 2) OUI %s\n", d.VendorOUI)
+	case class == mad.ClassPerf && !allZero(b[mad.MADHeaderSize:min(len(b), mad.PerfMgtHeaderSize)]):
+		// Reserved bytes someone set are worth showing.
+		w.WriteString(dumpAt(mad.DumpBytes((&mad.PerfMgtHeader{}).Desc(), b[:min(len(b), mad.PerfMgtHeaderSize)]), 0))
+	case dataOff == mad.Vendor2DataOffset:
+		var vh mad.Vendor2Header
+		if err := vh.Unmarshal(padTo(b, mad.Vendor2HeaderSize)); err != nil {
+			return nil, err
+		}
+		d.VendorHeader, _ = json.Marshal(&vh)
+		w.WriteString(dumpAt(mad.DumpBytes(vh.Desc(), b[:min(len(b), mad.Vendor2HeaderSize)]), 0))
+		if len(b) >= mad.Vendor2HeaderSize {
+			d.VendorOUI = fmt.Sprintf("0x%06x", vh.OUI)
 		}
 	default:
 		w.WriteString(dumpAt(mad.Dump(&mh), 0))
@@ -485,43 +507,87 @@ func trimZeros(b []byte) []byte {
 	return b[:min(len(b), (n+15)/16*16)]
 }
 
-func decodeSMPHeader(h mad.Header) *smpHeaderJSON {
-	s := &smpHeaderJSON{}
-	if len(h) >= smpOffMKey+8 {
-		s.MKey = fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(h[smpOffMKey:]))
-	}
-	if h.Class() != mad.ClassSubnDR || len(h) < mad.Size {
-		return s
-	}
+// smpHeaderLen is the SMP header decode_mad shows in full: everything
+// before the attribute data (the paths come after it).
+const smpHeaderLen = mad.SMPDataOffset
+
+// drSMPHeader is the JSON of a directed-route SMP's header fields.
+func drSMPHeader(dr *mad.DRSMP) *smpHeaderJSON {
 	num := func(v int) *int { return &v }
-	s.Direction = num(int(h.Status() >> 15))
-	s.DrSLID = num(int(binary.BigEndian.Uint16(h[smpOffDrSLID:])))
-	s.DrDLID = num(int(binary.BigEndian.Uint16(h[smpOffDrDLID:])))
-	s.HopPointer, s.HopCount = num(int(h.HopPointer())), num(int(h.HopCount()))
-	if h.HopCount() <= mad.MaxDRHops {
-		s.InitialPath = mad.FormatDRPath(h.InitialPath())
-		s.ReturnPath = mad.FormatDRPath(h.ReturnPath())
+	s := &smpHeaderJSON{
+		MKey: mad.GUID(dr.MKey).String(), Direction: num(int(dr.D)),
+		DrSLID: num(int(dr.DrSLID)), DrDLID: num(int(dr.DrDLID)),
+		HopPointer: num(int(dr.HopPointer)), HopCount: num(int(dr.HopCount)),
+	}
+	if dr.HopCount <= mad.MaxDRHops {
+		s.InitialPath = mad.FormatDRPath(dr.InitialPath[:dr.HopCount+1])
+		s.ReturnPath = mad.FormatDRPath(dr.ReturnPath[:dr.HopCount+1])
 	}
 	return s
 }
 
-func (s *smpHeaderJSON) text(dr bool) string {
-	if !dr {
-		return fmt.Sprintf("SMP (LID routed, IBA 14.2.1.1): M_Key %s\n", s.MKey)
+// dumpPrefix is mad.DumpBytes of the first n bytes of a structure
+// (the header of a whole-MAD structure), titled with the range.
+func dumpPrefix(d *mad.StructDesc, b []byte, n int) string {
+	n = min(n, len(b))
+	title, rest, _ := strings.Cut(mad.DumpBytes(d, b[:n]), "\n")
+	lines := strings.SplitAfter(rest, "\n")
+	title = strings.Replace(title, fmt.Sprintf(", %d bytes)", d.Size), ")", 1)
+	return fmt.Sprintf("%s bytes 0..%d\n%s", title, n-1, strings.Join(lines[:min(len(lines), (n+3)/4)], ""))
+}
+
+// decodeLink decodes the link and transport headers before a MAD (-l):
+// the LRH, a GRH if the LRH says one follows, the BTH, and the DETH of an
+// unreliable datagram. It returns the bytes after them.
+func (d *decodedMAD) decodeLink(b []byte, opts *decodeMADOptions) ([]byte, error) {
+	w := &d.text
+	off := 0
+	take := func(s mad.Struct, what string) (json.RawMessage, error) {
+		size := s.Desc().Size
+		if len(b)-off < size {
+			return nil, fmt.Errorf("-l: %d bytes left at byte %d, too few for the %s (%d)", len(b)-off, off, what, size)
+		}
+		if err := s.Unmarshal(b[off:]); err != nil {
+			return nil, err
+		}
+		if opts.verbose >= 1 {
+			w.WriteString(dumpAt(mad.Dump(s), off))
+		}
+		off += size
+		return json.Marshal(s)
 	}
-	if s.DrSLID == nil {
-		return fmt.Sprintf("SMP (directed route, IBA 14.2.1.2): M_Key %s; the MAD is too short for the rest\n", s.MKey)
+	var lrh mad.LRH
+	var err error
+	if d.LRH, err = take(&lrh, "LRH"); err != nil {
+		return nil, err
 	}
-	dir := "outbound"
-	if *s.Direction == 1 {
-		dir = "returning"
+	switch lrh.LNH {
+	case mad.LNHGlobal:
+		if d.GRH, err = take(&mad.GRH{}, "GRH"); err != nil {
+			return nil, err
+		}
+	case mad.LNHLocal:
+	default:
+		return nil, fmt.Errorf("-l: the LRH's LNH is %d (%s): no InfiniBand transport header follows", lrh.LNH, lrh.LNH)
 	}
-	t := fmt.Sprintf("SMP (directed route, IBA 14.2.1.2): D %d (%s) M_Key %s DrSLID %d DrDLID %d hop pointer %d hop count %d\n",
-		*s.Direction, dir, s.MKey, *s.DrSLID, *s.DrDLID, *s.HopPointer, *s.HopCount)
-	if s.InitialPath == "" {
-		return t + fmt.Sprintf("  hop count %d is more than %d: no paths\n", *s.HopCount, mad.MaxDRHops)
+	var bth mad.BTH
+	if d.BTH, err = take(&bth, "BTH"); err != nil {
+		return nil, err
 	}
-	return t + "  initial path " + s.InitialPath + "\n  return path  " + s.ReturnPath + "\n"
+	// Unreliable datagram opcodes (IBA 9.2, Table 38: 011xxxxx) carry a
+	// DETH; SEND Only with Immediate adds 4 bytes of immediate data.
+	if bth.OpCode>>5 == 3 {
+		if d.DETH, err = take(&mad.DETH{}, "DETH"); err != nil {
+			return nil, err
+		}
+		if bth.OpCode&0x1f == 5 {
+			off += 4
+		}
+	}
+	if off > len(b) {
+		return nil, fmt.Errorf("-l: the packet ends inside its headers")
+	}
+	return b[off:], nil
 }
 
 // umadHeaderSize is struct ib_user_mad_hdr with the P_Key index (ABI 5).

@@ -207,7 +207,8 @@ func TestDecodeMADErrors(t *testing.T) {
 		{"0101", nil, ExitFailure, "2 bytes are too few for a MAD"},
 		{"0101", []string{"-o", "3"}, ExitFailure, "-o 3: the input has only 2 bytes"},
 		{"0101", []string{"--umad"}, ExitFailure, "--umad: 2 bytes, but the umad header alone is 64"},
-		{"0101", []string{"-l"}, ExitFailure, "-l: decoding the LRH"},
+		{"0101", []string{"-l"}, ExitFailure, "-l: 2 bytes left at byte 0, too few for the LRH (8)"},
+		{"0000 0000 0000 0000", []string{"-l"}, ExitFailure, "-l: the LRH's LNH is 0 (Raw): no InfiniBand transport header follows"},
 		{"0101", []string{"-o", "-1"}, ExitUsage, "must not be negative"},
 		{strings.Repeat("00", 256) + "\n--\nzz", nil, ExitFailure, "is no hex digit"},
 		{strings.Repeat("00", 256) + "\n--\n00", nil, ExitFailure, "MAD 2: 1 bytes are too few"},
@@ -227,9 +228,14 @@ func TestDecodeMADOtherClasses(t *testing.T) {
 	m[37], m[38], m[39] = 0x00, 0x14, 0x05
 	copy(m[40:], "ping")
 	r := decodeRun(hex.EncodeToString(m))
-	if r.code != 0 || !strings.Contains(r.stdout, "Vendor class (range 2) OUI 0x001405\n") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "Vendor2Header (IBA 16.5.1, 40 bytes) at byte 0\n") ||
+		!strings.Contains(r.stdout, "  +0x24  00001405  OUI=0x1405\n") ||
 		!strings.Contains(r.stdout, "data (no decoder for attribute 0x0001 of class 0x32) at byte 40:\n7069 6e67 0000") {
 		t.Errorf("vendor MAD: %+v", r)
+	}
+	r = decodeRun(hex.EncodeToString(m), "--json")
+	if !strings.Contains(r.stdout, `"vendor_oui": "0x001405"`) {
+		t.Errorf("vendor MAD --json: %+v", r)
 	}
 
 	m = mad.NewRequest(mad.ClassCongest, 2, mad.MethodGet, mad.AttrTimestamp, 0)
@@ -257,8 +263,53 @@ func TestDecodeMADOtherClasses(t *testing.T) {
 	if r = decodeRun(hex.EncodeToString(m)); r.code != 0 || !strings.Contains(r.stdout, "hop count 200 is more than 63: no paths") {
 		t.Errorf("bad hop count: %+v", r)
 	}
-	if r = decodeRun(hex.EncodeToString(m[:40])); r.code != 0 || !strings.Contains(r.stdout, "the MAD is too short for the rest") {
+	if r = decodeRun(hex.EncodeToString(m[:40])); r.code != 0 || !strings.Contains(r.stdout, "(the MAD has 40 bytes: no room for the paths)") {
 		t.Errorf("short DR SMP: %+v", r)
+	}
+}
+
+// -l: a whole UD packet, LRH (and GRH) + BTH + DETH, then the MAD.
+func TestDecodeMADLinkHeaders(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(decodeDir, "dr_nodeinfo.mad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decodeRun(string(raw))
+	madHex := strings.Join(strings.Fields(string(raw)), "")
+	lrh := mad.LRH{VL: 15, LNH: mad.LNHLocal, DLID: 0xffff, PktLen: 74, SLID: 0xffff}
+	bth := mad.BTH{OpCode: 0x64, PKey: 0xffff, DestQP: 0}
+	deth := mad.DETH{QKey: 0, SrcQP: 0}
+	packet := hex.EncodeToString(mad.Encode(&lrh)) + hex.EncodeToString(mad.Encode(&bth)) + hex.EncodeToString(mad.Encode(&deth)) + madHex
+	if r := decodeRun(packet, "-l"); r != want {
+		t.Errorf("-l: %+v\nwant %+v", r, want)
+	}
+	r := decodeRun(packet, "-l", "-v")
+	for _, s := range []string{"LRH (IBA 7.7, 8 bytes) at byte 0\n", "LNH=2(IBA local (BTH)) DLID=65535", "BTH (IBA 9.2, 12 bytes) at byte 8\n",
+		"OpCode=0x64", "DETH (IBA 9.3.2, 8 bytes) at byte 20\n"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("-l -v: no %q in\n%s", s, r.stdout)
+		}
+	}
+	// With a GRH, and SEND Only with Immediate's 4 bytes.
+	lrh.LNH = mad.LNHGlobal
+	grh := mad.GRH{IPVer: 6, PayLen: 276, NxtHdr: 0x1b, HopLmt: 1}
+	bth.OpCode = 0x65
+	packet = hex.EncodeToString(mad.Encode(&lrh)) + hex.EncodeToString(mad.Encode(&grh)) + hex.EncodeToString(mad.Encode(&bth)) +
+		hex.EncodeToString(mad.Encode(&deth)) + "12345678" + madHex
+	if r := decodeRun(packet, "-l"); r != want {
+		t.Errorf("-l with GRH: %+v", r)
+	}
+	r = decodeRun(packet, "-l", "--json")
+	var got struct {
+		MADs []struct{ GRH, BTH map[string]any }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.MADs) != 1 || got.MADs[0].GRH["nxt_hdr"] != 27.0 ||
+		got.MADs[0].BTH["op_code"] != 101.0 {
+		t.Errorf("-l --json: %v %+v", err, r)
+	}
+	// A packet cut inside its headers.
+	if r := decodeRun(packet[:2*52], "-l"); r.code != ExitFailure || !strings.Contains(r.stderr, "too few for the BTH") {
+		t.Errorf("short packet: %+v", r)
 	}
 }
 
