@@ -22,12 +22,12 @@ type diagConfig struct {
 // readDiagConfig parses ibdiag.conf as ibdiag_common.c does: key=value
 // lines, '#' in column 0 starts a comment, no whitespace trimming, and keys
 // matched by prefix ("CA", "Port", "timeout", "MLX_EPI", "m_key",
-// "sa_key"). A missing file is not an error unless explicit.
-func readDiagConfig(path string, explicit bool) (diagConfig, error) {
+// "sa_key"). A missing file is ignored, -z or not, as the C tools do.
+func readDiagConfig(path string) (diagConfig, error) {
 	cfg := diagConfig{MlxEPI: true}
 	f, err := os.Open(path)
 	if err != nil {
-		if !explicit && errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) {
 			return cfg, nil
 		}
 		return cfg, fmt.Errorf("cannot read config file %q: %w", path, err)
@@ -58,7 +58,10 @@ func readDiagConfig(path string, explicit bool) (diagConfig, error) {
 			cfg.SAKey = val
 		}
 	}
-	return cfg, sc.Err()
+	if err := sc.Err(); err != nil {
+		return cfg, fmt.Errorf("cannot read config file %q: %w", path, err)
+	}
+	return cfg, nil
 }
 
 // applyDiagConfig fills the common options from ibdiag.conf (-z, or the
@@ -66,11 +69,11 @@ func readDiagConfig(path string, explicit bool) (diagConfig, error) {
 // which read -z at its place in argv, options given on the command line
 // always win, wherever -z stands.
 func applyDiagConfig(fs *pflag.FlagSet, c *Common) error {
-	path, explicit := c.Config, c.Config != ""
-	if !explicit {
+	path := c.Config
+	if path == "" {
 		path = DefaultConfigPath
 	}
-	cfg, err := readDiagConfig(path, explicit)
+	cfg, err := readDiagConfig(path)
 	if err != nil {
 		return err
 	}

@@ -27,10 +27,11 @@ func TestDiagConfig(t *testing.T) {
 }
 
 func TestDiagConfigMissing(t *testing.T) {
-	if _, err := readDiagConfig("/nonexistent/ibdiag.conf", false); err != nil {
-		t.Fatalf("a missing default config must be ignored: %v", err)
+	// The C tools ignore a missing file, even one named with -z.
+	if _, err := readDiagConfig("/nonexistent/ibdiag.conf"); err != nil {
+		t.Fatalf("a missing config must be ignored: %v", err)
 	}
-	if _, err := readDiagConfig("/nonexistent/ibdiag.conf", true); err == nil || !strings.Contains(err.Error(), "cannot read config file") {
-		t.Fatalf("a missing -z file must be an error: %v", err)
+	if _, err := readDiagConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "cannot read config file") {
+		t.Fatalf("an unreadable config must be an error: %v", err)
 	}
 }
