@@ -1,0 +1,227 @@
+package cli
+
+// ibaddr: the GID and LID range of a port (infiniband-diags 44's ibaddr):
+// NodeInfo for the port GUID, then PortInfo for the GID prefix, LID and
+// LMC, printed as "GID fe80::10:1 LID start 0x2 end 0x2".
+//
+// Target: the local port by default (LID routed to its own LID, or a 0-hop
+// directed route while it has none); a LID, a directed route (-D) or a
+// port GUID (-G, through the SA). There is no -L/--Lid target flag (LIDs
+// are the default anyway): ibaddr's -L is --Lid_show. A second argument is
+// the port number
+// the PortInfo is read for (C reads it too, though its usage does not say):
+// the GUID stays the one of the port the SMP arrived on.
+//
+// -g prints the GID only, -l the LID range only (hex), -L the LID range
+// in decimal; without them both. The GID is printed as glibc's inet_ntop
+// does (a zero prefix gives the IPv4-compatible form "::0.16.0.1").
+//
+// Failures as sminfo's: the C tool's IBEXIT line on stdout in compat use
+// ("ibaddr: iberror: failed: can't resolve requested address"), one line
+// on stderr as "ibtool ibaddr".
+//
+// Deliberate differences: -l after -L gives decimal too (C: the last -L
+// sets -100 and each -l adds one, so only a hundred -l's would get hex
+// back); the port number must be a number (C's strtoul reads "x" as 0).
+//
+// JSON (--json): {"target" (portid2str), "port", "gid", "gid_prefix",
+// "port_guid", "lid_start", "lid_end", "lmc"}; the LIDs are numbers.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/mad"
+)
+
+func init() { register(newIbaddrCmd) }
+
+type ibaddrOptions struct {
+	Common
+	showGID, showLIDDec bool
+	showLID             int
+}
+
+func newIbaddrCmd(env *Env) *cobra.Command {
+	opts := &ibaddrOptions{}
+	cmd := toolCommand("ibaddr [options] [<lid|dr_path|guid> [port]]", "Show the GID and LID range of a port")
+	cmd.Example = `  ibaddr                  # local port's address
+  ibaddr 32               # show lid range and gid of lid 32
+  ibaddr -G 0x8f1040023   # same but using guid address
+  ibaddr -l 32            # show lid range only
+  ibaddr -L 32            # show decimal lid range only
+  ibaddr -g 32            # show gid address only`
+	fs := cmd.Flags()
+	fs.BoolVarP(&opts.showGID, "gid_show", "g", false, "show gid address only")
+	fs.CountVarP(&opts.showLID, "lid_show", "l", "show lid range only")
+	fs.BoolVarP(&opts.showLIDDec, "Lid_show", "L", false, "show lid range (in decimal) only")
+	setupCommon(env, cmd, &opts.Common, "KL")
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return ibFail(env, &opts.Common, "ibaddr", runIbaddr(env, opts, args))
+	}
+	return cmd
+}
+
+// ibaddrResult is ibaddr's JSON output.
+type ibaddrResult struct {
+	Target    string   `json:"target"`
+	Port      int      `json:"port"`
+	GID       string   `json:"gid"`
+	GIDPrefix string   `json:"gid_prefix"`
+	PortGUID  mad.GUID `json:"port_guid"`
+	LIDStart  int      `json:"lid_start"`
+	LIDEnd    int      `json:"lid_end"`
+	LMC       int      `json:"lmc"`
+}
+
+func runIbaddr(env *Env, opts *ibaddrOptions, args []string) error {
+	port := -1
+	if len(args) > 1 {
+		n, err := endport.ParseUint(args[1], 8)
+		if err != nil {
+			return usageErrorf("invalid port number %q: %v", args[1], err)
+		}
+		port = int(n)
+	}
+	mkey, err := ibMKey(&opts.Common)
+	if err != nil {
+		return err
+	}
+	eng, err := ibOpen(env, &opts.Common)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	ctx := context.Background()
+
+	var dest ibPortID
+	if len(args) > 0 {
+		if dest, err = ibResolve(ctx, eng, &opts.Common, args[0]); err != nil {
+			return err
+		}
+	} else {
+		local, err := eng.Port().Info()
+		if err != nil {
+			return &ibFailure{cmsg: "can't resolve self port (null)", err: fmt.Errorf("reading the local port: %w", err), stderr: true}
+		}
+		dest = ibPortID{LID: local.LID}
+		if port < 0 {
+			port = local.Num
+		}
+	}
+	port = max(port, 0)
+
+	fail := func(err error) error {
+		return &ibFailure{cmsg: "can't resolve requested address", err: err, stderr: ibWarns(err)}
+	}
+	niData, err := ibSMP(ctx, eng, dest, mad.MethodGet, mad.AttrNodeInfo, 0, mkey, nil)
+	if err != nil {
+		return fail(err)
+	}
+	piData, err := ibSMP(ctx, eng, dest, mad.MethodGet, mad.AttrPortInfo, uint32(port), mkey, nil)
+	if err != nil {
+		return fail(err)
+	}
+	var ni mad.NodeInfo
+	var pi mad.PortInfo
+	if err := ni.Unmarshal(niData); err != nil {
+		return fail(err)
+	}
+	if err := pi.Unmarshal(piData); err != nil {
+		return fail(err)
+	}
+	var gid [16]byte
+	binary.BigEndian.PutUint64(gid[:8], pi.GIDPrefix)
+	binary.BigEndian.PutUint64(gid[8:], uint64(ni.PortGUID))
+	res := ibaddrResult{
+		Target:    dest.String(),
+		Port:      port,
+		GID:       inetNtop6(gid),
+		GIDPrefix: fmt.Sprintf("0x%016x", pi.GIDPrefix),
+		PortGUID:  ni.PortGUID,
+		LIDStart:  int(pi.LID),
+		LIDEnd:    int(pi.LID) + 1<<pi.LMC - 1,
+		LMC:       int(pi.LMC),
+	}
+	if opts.JSON {
+		return writeJSON(env.IO.Out, &res)
+	}
+	showGID, showLID := opts.showGID, opts.showLID > 0 || opts.showLIDDec
+	if !showGID && !showLID {
+		showGID, showLID = true, true
+	}
+	var b strings.Builder
+	if showGID {
+		fmt.Fprintf(&b, "GID %s ", res.GID)
+	}
+	switch {
+	case showLID && opts.showLIDDec:
+		fmt.Fprintf(&b, "LID start %d end %d", res.LIDStart, res.LIDEnd)
+	case showLID:
+		fmt.Fprintf(&b, "LID start 0x%x end 0x%x", res.LIDStart, res.LIDEnd)
+	}
+	b.WriteByte('\n')
+	_, err = fmt.Fprint(env.IO.Out, b.String())
+	return err
+}
+
+// inetNtop6 formats an IPv6 address (a GID) exactly as glibc's inet_ntop
+// does, which infiniband-diags prints: the longest run of two or more zero
+// groups (the first of equal runs) becomes "::", and an address whose first
+// six groups are zero (or five and then ffff) ends in dotted IPv4 form.
+// Go's netip differs in that last case.
+func inetNtop6(a [16]byte) string {
+	var words [8]uint16
+	for i := range words {
+		words[i] = binary.BigEndian.Uint16(a[2*i:])
+	}
+	bestBase, bestLen, curBase, curLen := -1, 0, -1, 0
+	for i, w := range words {
+		if w == 0 {
+			if curBase < 0 {
+				curBase, curLen = i, 1
+			} else {
+				curLen++
+			}
+			continue
+		}
+		if curBase >= 0 {
+			if bestBase < 0 || curLen > bestLen {
+				bestBase, bestLen = curBase, curLen
+			}
+			curBase = -1
+		}
+	}
+	if curBase >= 0 && (bestBase < 0 || curLen > bestLen) {
+		bestBase, bestLen = curBase, curLen
+	}
+	if bestBase >= 0 && bestLen < 2 {
+		bestBase = -1
+	}
+	var b strings.Builder
+	for i := 0; i < 8; i++ {
+		if bestBase >= 0 && i >= bestBase && i < bestBase+bestLen {
+			if i == bestBase {
+				b.WriteByte(':')
+			}
+			continue
+		}
+		if i != 0 {
+			b.WriteByte(':')
+		}
+		if i == 6 && bestBase == 0 && (bestLen == 6 || bestLen == 5 && words[5] == 0xffff) {
+			fmt.Fprintf(&b, "%d.%d.%d.%d", a[12], a[13], a[14], a[15])
+			break
+		}
+		fmt.Fprintf(&b, "%x", words[i])
+	}
+	if bestBase >= 0 && bestBase+bestLen == 8 {
+		b.WriteByte(':')
+	}
+	return b.String()
+}
