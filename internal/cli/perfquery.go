@@ -442,8 +442,9 @@ func (q *perfQuery) resolveTarget(args []string) error {
 		}
 		q.port = local.Num // perfquery.c's resolve_self: also with -a
 		q.target = perfTarget{LID: local.LID, Text: fmt.Sprintf("Lid %d", local.LID)}
-		q.addr = q.pathOrLID(endport.Target{Kind: endport.ByLID, LID: local.LID})
-		return nil
+		var err error
+		q.addr, err = q.pathOrLID(endport.Target{Kind: endport.ByLID, LID: local.LID})
+		return err
 	}
 	cantResolve := func(err error, code int) error {
 		return &perfFailure{fn: "main", cmsg: "can't resolve destination port " + args[0], err: err, stderr: code != ExitUsage, code: code}
@@ -458,7 +459,9 @@ func (q *perfQuery) resolveTarget(args []string) error {
 	switch t.Kind {
 	case endport.ByLID:
 		q.target = perfTarget{LID: t.LID}
-		q.addr = q.pathOrLID(t)
+		if q.addr, err = q.pathOrLID(t); err != nil {
+			return err
+		}
 	default:
 		if lerr != nil {
 			return cantResolve(fmt.Errorf("reading the local port: %w", lerr), ExitFailure)
@@ -467,6 +470,10 @@ func (q *perfQuery) resolveTarget(args []string) error {
 		var p *sa.Path
 		if err == nil {
 			p, err = r.GMP(q.ctx, t)
+		}
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return err // -s is malformed
 		}
 		if err != nil {
 			return cantResolve(err, ExitFailure)
@@ -487,9 +494,14 @@ func (q *perfQuery) resolveTarget(args []string) error {
 }
 
 // pathOrLID is the SA's path to a LID target, or the LID itself on SL 0
-// when the SA cannot give one (the C tool never asks).
-func (q *perfQuery) pathOrLID(t endport.Target) umad.Address {
+// when the SA cannot give one (the C tool never asks). Only a malformed -s
+// is an error.
+func (q *perfQuery) pathOrLID(t endport.Target) (umad.Address, error) {
 	r, err := newResolver(q.eng, &q.opts.Common)
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return umad.Address{}, err
+	}
 	var p *sa.Path
 	if err == nil {
 		p, err = r.GMP(q.ctx, t)
@@ -498,9 +510,9 @@ func (q *perfQuery) pathOrLID(t endport.Target) umad.Address {
 		if q.opts.Verbose > 0 {
 			fmt.Fprintf(q.env.IO.Err, "perfquery: no SA path to LID %d (%v); sending to the LID on SL 0\n", t.LID, err)
 		}
-		return umad.Address{LID: t.LID, QP: 1, QKey: umad.QP1QKey, PKeyIndex: uint16(q.opts.PKeyIdx)}
+		return umad.Address{LID: t.LID, QP: 1, QKey: umad.QP1QKey, PKeyIndex: uint16(q.opts.PKeyIdx)}, nil
 	}
-	return q.gmpAddr(p.Addr)
+	return q.gmpAddr(p.Addr), nil
 }
 
 // gmpAddr applies -Y to a path's address.
@@ -729,11 +741,33 @@ func (q *perfQuery) printCounters(s mad.Struct, port int, summed []int) {
 			opts.Groups = append(opts.Groups, "AdditionalCounters")
 		}
 		fmt.Fprintf(&q.out, "# Port extended counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)\n%s",
-			q.target.Text, port, uint16(q.cap), q.cap2, mad.Dotted(s, &opts))
+			q.target.Text, port, uint16(q.cap), q.cap2, ibmadBuffer(mad.Dotted(s, &opts), 1536))
 	} else {
-		fmt.Fprintf(&q.out, "# Port counters: %s port %d (CapMask: 0x%02X)\n%s", q.target.Text, port, uint16(q.cap), mad.Dotted(s, nil))
+		fmt.Fprintf(&q.out, "# Port counters: %s port %d (CapMask: 0x%02X)\n%s", q.target.Text, port, uint16(q.cap), ibmadBuffer(mad.Dotted(s, nil), 1536))
 	}
 	q.res.Counters = append(q.res.Counters, perfCounters{Port: port, SummedPorts: summed, Values: perfJSON(s)})
+}
+
+// ibmadBuffer cuts a dotted dump where libibmad's _dump_fields runs out of
+// perfquery's buffer of size bytes: each line gets the room left (less one
+// byte for its newline and one for the NUL), and no line starts with 32
+// bytes or fewer left. It matters for -T with large counters on 40 lines.
+func ibmadBuffer(text string, size int) string {
+	var b strings.Builder
+	room := size
+	for _, line := range strings.SplitAfter(text, "\n") {
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" || room-1 <= 32 {
+			break
+		}
+		if len(line) > room-2 {
+			line = line[:room-2]
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+		room -= len(line) + 1
+	}
+	return b.String()
 }
 
 // addCounters adds every counter of src to dst, saturating at the
@@ -825,7 +859,7 @@ func (q *perfQuery) group(g *perfGroup) error {
 		if err != nil {
 			return madFailure("common_func", "cannot query "+g.attr, fmt.Sprintf("reading the %s of %s port %d", g.attr, q.target.Text, port), err)
 		}
-		fmt.Fprintf(&q.out, "# %s counters: %s port %d\n%s", g.attr, q.target.Text, port, mad.Dotted(s, nil))
+		fmt.Fprintf(&q.out, "# %s counters: %s port %d\n%s", g.attr, q.target.Text, port, ibmadBuffer(mad.Dotted(s, nil), 1536))
 		q.res.Counters = append(q.res.Counters, perfCounters{Port: port, Values: perfJSON(s)})
 	}
 	if opts.reset || opts.resetOnly {
@@ -855,7 +889,7 @@ func (q *perfQuery) extSpeeds() error {
 		if err != nil {
 			return madFailure("common_func", "cannot query "+title, fmt.Sprintf("reading the %s of %s port %d", title, q.target.Text, port), err)
 		}
-		fmt.Fprintf(&q.out, "# %s counters: %s port %d\n%s", title, q.target.Text, port, mad.Dotted(s, nil))
+		fmt.Fprintf(&q.out, "# %s counters: %s port %d\n%s", title, q.target.Text, port, ibmadBuffer(mad.Dotted(s, nil), 1536))
 		q.res.Counters = append(q.res.Counters, perfCounters{Port: port, Values: perfJSON(s)})
 	}
 	if !opts.reset && !opts.resetOnly {
@@ -940,7 +974,7 @@ func (q *perfQuery) samplesControl() error {
 	if err != nil {
 		return madFailure("dump_portsamples_control", "sampctlquery", fmt.Sprintf("reading the PortSamplesControl of %s port %d", q.target.Text, port), err)
 	}
-	fmt.Fprintf(&q.out, "# PortSamplesControl: %s port %d\n%s", q.target.Text, port, mad.Dotted(&s, nil))
+	fmt.Fprintf(&q.out, "# PortSamplesControl: %s port %d\n%s", q.target.Text, port, ibmadBuffer(mad.Dotted(&s, nil), 1280))
 	q.res.Counters = append(q.res.Counters, perfCounters{Port: port, Values: perfJSON(&s)})
 	return nil
 }

@@ -147,6 +147,7 @@ func TestPerfqueryMatchesInfinibandDiagsTiny(t *testing.T) {
 		{"", "-a -E 1 1,4"},                 // groups read the first port of a list
 		{"", "-v 2 1"},                      // nothing more on stdout
 		{"", "-d 2 1"},                      // debug goes to stderr only
+		{"", "-V"},                          // the version, on stderr
 		{"", "2 1 0x1 extra"},               // a mask without -r/-R does nothing; extra args are ignored
 		{"Hca1", ""},                        // attached to a CA: its port 1
 		{"Hca1", "-a"},                      // -a without a target: still the local port
@@ -410,6 +411,8 @@ func TestPerfqueryFailures(t *testing.T) {
 		{"2 1 mask", ExitUsage, `invalid reset mask "mask"`},
 		{"-y key 2 1", ExitUsage, `invalid M_Key "key"`},
 		{"-K 2 1", ExitUsage, "unknown shorthand flag: 'K'"},
+		{"-s x 2 1", ExitUsage, "-s: "},
+		{"-s x -G 0x100001 1", ExitUsage, "-s: "},
 		{"2 5", ExitFailure, "reading the PortCounters of Lid 2 port 5: PerformanceGet(PortCounters) LID 2 mod 0x0 failed: MAD status 0x001c"},
 		{"-R 2 5", ExitFailure, "resetting the PortCounters of Lid 2 port 5: PerformanceSet(PortCounters) LID 2"},
 		{"-t 100 99 1", ExitFailure, "reading the PerfMgt ClassPortInfo of Lid 99: no reply to PerformanceGet(ClassPortInfo) LID 99"},
@@ -880,5 +883,44 @@ func TestPerfqueryCapabilities(t *testing.T) {
 	if want := "# Port extended counters: Lid 3 port 1 (CapMask: 0x200 CapMask2: 0x0000002)\n" +
 		mad.Dotted(&pce, &mad.DottedOptions{Groups: []string{"ExtWidth", "AdditionalCounters"}}); r.code != 0 || r.stdout != want {
 		t.Errorf("all groups: %+v\nwant %q", r, want)
+	}
+}
+
+// libibmad writes dumps into a fixed buffer; what does not fit is cut.
+func TestIbmadBuffer(t *testing.T) {
+	line := "PortSelect:......................1" // 34 bytes
+	text := strings.Repeat(line+"\n", 4)
+	if got := ibmadBuffer(text, 1536); got != text {
+		t.Errorf("fits: %q", got)
+	}
+	// 100 bytes: two whole lines (35 each) leave 30, too few for a third.
+	if got := ibmadBuffer(text, 100); got != line+"\n"+line+"\n" {
+		t.Errorf("100: %q", got)
+	}
+	// 105: 35 left, more than 32: the third line is cut to 33 bytes.
+	if got := ibmadBuffer(text, 105); got != line+"\n"+line+"\n"+line[:33]+"\n" {
+		t.Errorf("105: %q", got)
+	}
+	// -T's 40 lines with every counter at its largest overflow 1536 bytes.
+	esc := mad.PortExtendedSpeedsCounters{PortSelect: 255, CounterSelect: ^uint64(0), SyncHeaderErrorCounter: 65535, UnknownBlockCounter: 65535}
+	for i := range esc.ErrorDetectionCounter {
+		esc.ErrorDetectionCounter[i] = 65535
+		esc.FECCorrectableBlockCtr[i] = 4294967295
+		esc.FECUncorrectableBlockCtr[i] = 4294967295
+	}
+	full := mad.Dotted(&esc, nil)
+	got := ibmadBuffer(full, 1536)
+	if len(full) <= 1536 || len(got) > 1535 || !strings.HasPrefix(full, got[:len(got)-1]) {
+		t.Errorf("-T: %d bytes, cut to %d: %q", len(full), len(got), got[len(got)-80:])
+	}
+}
+
+// Every counter group names a PerfMgt attribute of internal/mad.
+func TestPerfGroupsAreAttributes(t *testing.T) {
+	for _, g := range perfGroups {
+		d := mad.LookupStruct(g.attr)
+		if d == nil || !d.IsAttribute || d.Classes[0] != mad.ClassPerf || d.New == nil {
+			t.Errorf("--%s: %s is not a PerfMgt attribute: %+v", g.long, g.attr, d)
+		}
 	}
 }
