@@ -322,6 +322,22 @@ func TestSaqueryFailuresMatchInfinibandDiags(t *testing.T) {
 	})
 }
 
+// The node name map renames as in the C tool.
+func TestSaqueryNodeNameMapMatchesInfinibandDiags(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	path := filepath.Join(t.TempDir(), "map")
+	if err := os.WriteFile(path, []byte("# test map\n0x100000 \"renamed-hca1\"\n0x200001 sw-two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{"", "NR 7", "-D", "-O 2", "-N renamed-hca1", "-N 'hca one'", "renamed-hca1", "-L renamed-hca1", "-m"} {
+		t.Run(args, func(t *testing.T) { saConform(t, f, saCase{args: "--node-name-map " + path + " " + args}) })
+	}
+	// A map that does not parse: a warning, and descriptions.
+	bad := filepath.Join(t.TempDir(), "bad")
+	os.WriteFile(bad, []byte("nonsense here\n"), 0o644)
+	saConform(t, f, saCase{args: "--node-name-map " + bad + " NR 2"})
+}
+
 // Without a subnet manager the port has no SM LID: both tools give up
 // before sending anything (exit 255).
 func TestSaqueryNoSubnetManager(t *testing.T) {
@@ -784,7 +800,9 @@ func saFakeFabric() *saFake {
 		add(r)
 	}
 	for i := 0; i < 3; i++ {
-		r := &mad.PKeyTableRecord{LID: 2, BlockNum: uint16(i), PortNum: 1}
+		// OpenSM sends the block number in host (x86) byte order, and
+		// the C tool prints it unswapped; so does the fake.
+		r := &mad.PKeyTableRecord{LID: 2, BlockNum: uint16(i) << 8, PortNum: 1}
 		r.PKeyTable.PKey[0], r.PKeyTable.PKey[31] = 0xffff, uint16(0x8000+i)
 		add(r)
 	}
@@ -941,6 +959,20 @@ func TestSaqueryGolden(t *testing.T) {
 				t.Errorf("saquery %s:\n%s", tc.args, unifiedDiff(string(want), got))
 			}
 		})
+	}
+}
+
+// MulticastFDBTop is printed only when the SA's ClassPortInfo says it
+// supports it (CapabilityMask2 bit 3).
+func TestSaqueryMulticastFDBTop(t *testing.T) {
+	f := saFakeFabric()
+	f.cpi.CapabilityMask2 &^= 1 << 3
+	r := runFakeSA(f, "SWIR", "3")
+	if r.code != 0 || strings.Contains(r.stdout, "MulticastFDBTop") || !strings.HasSuffix(r.stdout, "\t\tflags...................................0x80\n") {
+		t.Errorf("SWIR 3 without IsMulticastTopSupported: %+v", r)
+	}
+	if reqs := f.requests(); len(reqs) != 2 || reqs[0][3] != mad.MethodGet || binary.BigEndian.Uint16(reqs[0][16:]) != mad.AttrClassPortInfo {
+		t.Errorf("SWIR asks for the ClassPortInfo first: %d requests", len(reqs))
 	}
 }
 
