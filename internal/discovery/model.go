@@ -29,6 +29,16 @@ type Fabric struct {
 	// Errors lists what could not be read; the walk went on without it.
 	Errors []*WalkError
 
+	// FromPort is the port of From that discovery started on (a switch's
+	// is 0).
+	FromPort int
+	// MADs is libibnetdisc's total_mads_used: for a walk, the number of
+	// SMPs libibnetdisc would have sent to discover the same fabric
+	// (ibnetdiscover -m prints it). 0 after a cache load.
+	MADs int
+	// Loaded says which attributes the fabric holds (see Load and Has).
+	Loaded Load
+
 	byGUID map[uint64]*Node
 }
 
@@ -73,6 +83,10 @@ type Port struct {
 	PortInfo []byte
 	// Remote is the port at the other end of the link, nil if none.
 	Remote *Port
+	// MlnxExtPortInfo is the raw Mellanox extended PortInfo (attribute
+	// 0xFF90, its FDR10 bits), nil when not read: libibnetdisc asks for it
+	// only on Mellanox ports that run at QDR without extended speeds.
+	MlnxExtPortInfo []byte
 }
 
 // WalkError records one thing discovery could not read.

@@ -1,0 +1,598 @@
+package discovery
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// Mode says how the walk routes the SMPs it sends to nodes it knows.
+type Mode int
+
+const (
+	// ModeAuto is ModeLID when the local port is Active with a LID, else
+	// ModeDR (python-rdma's default).
+	ModeAuto Mode = iota
+	// ModeLID reaches a node by LID once its LID is known; new nodes are
+	// always found over directed routes.
+	ModeLID
+	// ModeDR uses directed routes only (what libibnetdisc does).
+	ModeDR
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeLID:
+		return "LID"
+	case ModeDR:
+		return "DR"
+	}
+	return "auto"
+}
+
+// Options configure Discover.
+type Options struct {
+	// MaxHops bounds the directed routes: nodes further than that from the
+	// local port are not queried. 0 means the IBA limit of 63.
+	MaxHops int
+	// Mode chooses LID or directed routing (ModeAuto by default).
+	Mode Mode
+	// Load says what to fetch; 0 means LoadAll. Without MlnxExtPortInfo
+	// the Mellanox extension is never asked for (ibdiag.conf MLX_EPI=false).
+	Load Load
+	// Fabric, when set, is a fabric to complete instead of starting over:
+	// only what it does not have yet (Fabric.Has) is fetched, and the
+	// fabric is returned updated. A fabric without the topology is
+	// discovered afresh.
+	Fabric *Fabric
+	// MKey is put in every SMP.
+	MKey uint64
+	// Progress, if set, is called from time to time during the walk (and
+	// once at its end) with the counts so far, e.g. for a status line.
+	Progress func(Progress)
+	// Found, if set, is called for every NodeInfo reply in libibnetdisc's
+	// order when the walk's result is put in that order (ibnetdiscover -s).
+	Found func(FoundEvent)
+}
+
+// Progress counts what a walk has done so far.
+type Progress struct {
+	Nodes, Switches int
+	Ports           int // PortInfo read
+	MADs            int // SMPs answered or given up
+	Errors          int
+	Done            bool
+}
+
+// progressInterval is how often Options.Progress is called.
+const progressInterval = 200 * time.Millisecond
+
+// ErrNoLocalNode is returned when not even the local node answers.
+var ErrNoLocalNode = errors.New("cannot read the local node")
+
+// Discover walks the fabric from the engine's local port with SMPs: every
+// node's NodeInfo, NodeDescription and PortInfo (a switch's port 0 first,
+// then its other ports), SwitchInfo of switches, following every link
+// that is up. Many SMPs are in flight at once (the engine bounds how many,
+// in total and per node); new nodes are reached over directed routes, and
+// nodes whose LID is known by LID in LID mode.
+//
+// Whatever does not answer is recorded in Fabric.Errors and the walk goes
+// on. The result is then put in the order libibnetdisc's own walk would
+// have produced (see replay.go), so that every output derived from it
+// matches infiniband-diags line for line. Discover fails only when the
+// local node cannot be read or ctx ends.
+func Discover(ctx context.Context, eng *rpc.Engine, opts Options) (*Fabric, error) {
+	if opts.Load == 0 {
+		opts.Load = LoadAll
+	}
+	if opts.Load&LoadTopology != 0 {
+		opts.Load |= LoadTopology
+	}
+	w := newWalker(ctx, eng, opts)
+	if f := opts.Fabric; f != nil && f.Has(LoadTopology) {
+		return w.complete(f)
+	}
+	if err := w.walk(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f := replay(w.obs, replayConfig{
+		load:  opts.Load,
+		found: opts.Found,
+	})
+	GroupNodes(f)
+	return f, nil
+}
+
+// walker is one walk in progress.
+type walker struct {
+	ctx     context.Context
+	eng     *rpc.Engine
+	opt     Options
+	lidMode bool
+	maxHops int
+
+	wg  sync.WaitGroup
+	mu  sync.Mutex // guards obs
+	obs *observations
+
+	mads, errs, ports atomic.Int64
+}
+
+func newWalker(ctx context.Context, eng *rpc.Engine, opts Options) *walker {
+	w := &walker{ctx: ctx, eng: eng, opt: opts, obs: newObservations(), maxHops: mad.MaxDRHops}
+	if opts.MaxHops > 0 && opts.MaxHops < w.maxHops {
+		w.maxHops = opts.MaxHops
+	}
+	switch opts.Mode {
+	case ModeLID:
+		w.lidMode = true
+	case ModeAuto:
+		if info, err := eng.Port().Info(); err == nil {
+			w.lidMode = info.State == 4 && validLID(info.LID)
+		}
+	}
+	return w
+}
+
+func validLID(lid uint16) bool { return lid > 0 && lid < 0xC000 }
+
+// observations is what the walk saw, in no particular order: the raw
+// replies per node, the links, the failures. replay turns it into a
+// Fabric.
+type observations struct {
+	nodes    map[uint64]*obsNode
+	links    map[portKey]portKey
+	probing  map[portKey]bool
+	probeErr map[portKey]error
+	from     uint64
+	fromPort int
+	errors   []obsError
+}
+
+// obsError is a WalkError with what it was about: a node's attribute, or
+// (probe) the NodeInfo behind one of its ports. Once the canonical routes
+// are known the error gets the node's route, so that errors do not depend
+// on which route the walk happened to use.
+type obsError struct {
+	guid  uint64
+	port  int
+	probe bool
+	err   *WalkError
+}
+
+type portKey struct {
+	guid uint64
+	port int
+}
+
+type obsNode struct {
+	guid   uint64
+	typ    int
+	nports int
+	// ni is the first NodeInfo read; niVia the NodeInfo as read through
+	// each port (LocalPortNum and, on CAs, PortGUID differ).
+	ni    []byte
+	niVia map[int][]byte
+	nd    []byte
+	ndErr error
+	si    []byte
+	siErr error
+	pi    map[int][]byte
+	piErr map[int]error
+	piAsk map[int]bool
+	ndAsk bool
+	epi   map[int][]byte
+	epErr map[int]error
+	// path is the shortest directed route known; lid the LID to reach the
+	// node by in LID mode (0 while unknown).
+	path []byte
+	lid  uint16
+	// skipped are ports not followed because the route would have been
+	// too long; they are followed if a shorter route turns up.
+	skipped []int
+}
+
+func newObservations() *observations {
+	return &observations{
+		nodes:    map[uint64]*obsNode{},
+		links:    map[portKey]portKey{},
+		probing:  map[portKey]bool{},
+		probeErr: map[portKey]error{},
+	}
+}
+
+func (n *obsNode) isSwitch() bool { return n.typ == NodeSwitch }
+
+// async runs f in a goroutine the walk waits for.
+func (w *walker) async(f func()) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		f()
+	}()
+}
+
+// walk reads the local node and everything reachable from it.
+func (w *walker) walk() error {
+	stop := w.startProgress()
+	defer stop()
+	local := []byte{0}
+	blob, err := w.get(nil, local, mad.AttrNodeInfo, 0)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoLocalNode, err)
+	}
+	var ni mad.NodeInfo
+	_ = ni.Unmarshal(blob)
+	w.obs.from, w.obs.fromPort = uint64(ni.NodeGUID), int(ni.LocalPortNum)
+	w.gotNodeInfo(local, portKey{}, false, blob)
+	w.wg.Wait()
+	return nil
+}
+
+// startProgress calls Options.Progress every progressInterval until the
+// returned function is called, which reports the final counts.
+func (w *walker) startProgress() func() {
+	if w.opt.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var stopped sync.WaitGroup
+	stopped.Add(1)
+	go func() {
+		defer stopped.Done()
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				w.opt.Progress(w.progress(false))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		stopped.Wait()
+		w.opt.Progress(w.progress(true))
+	}
+}
+
+func (w *walker) progress(done bool) Progress {
+	p := Progress{MADs: int(w.mads.Load()), Errors: int(w.errs.Load()), Ports: int(w.ports.Load()), Done: done}
+	w.mu.Lock()
+	p.Nodes = len(w.obs.nodes)
+	for _, n := range w.obs.nodes {
+		if n.isSwitch() {
+			p.Switches++
+		}
+	}
+	w.mu.Unlock()
+	return p
+}
+
+// nodeDest is the engine's per-destination window key of a node, so
+// that no node gets more than the window whichever route reaches it.
+func nodeDest(guid uint64) string { return fmt.Sprintf("node %016x", guid) }
+
+// get sends one SubnGet and returns the 64 attribute bytes. n is the node
+// addressed (nil for a node not known yet): it is reached by LID in LID
+// mode once its LID is known, falling back to the directed route path if
+// that gets no answer.
+func (w *walker) get(n *obsNode, path []byte, attr uint16, mod uint32) ([]byte, error) {
+	var dest string
+	var lid uint16
+	if n != nil {
+		dest = nodeDest(n.guid)
+		if w.lidMode {
+			w.mu.Lock()
+			lid = n.lid
+			w.mu.Unlock()
+		}
+	}
+	if lid != 0 {
+		data, err := w.send(&rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod), Dest: dest})
+		var te *rpc.TimeoutError
+		if err == nil || !errors.As(err, &te) || w.ctx.Err() != nil {
+			return data, err
+		}
+	}
+	return w.send(&rpc.Request{
+		Addr: umad.Address{LID: umad.PermissiveLID},
+		MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
+		Dest: dest,
+	})
+}
+
+func (w *walker) send(req *rpc.Request) ([]byte, error) {
+	if w.opt.MKey != 0 {
+		binary.BigEndian.PutUint64(req.MAD[24:], w.opt.MKey) // M_Key (IBA 14.2.1.1)
+	}
+	reply, err := w.eng.Do(w.ctx, req)
+	w.mads.Add(1)
+	if err != nil {
+		return nil, err
+	}
+	if reply.MAD.Status()&^mad.DirectionBit != 0 {
+		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
+	}
+	return append([]byte(nil), reply.MAD.SMPData()...), nil
+}
+
+// fail records an error about node guid (the caller holds w.mu).
+func (w *walker) fail(guid uint64, path []byte, what string, err error) {
+	w.failAt(obsError{guid: guid}, path, what, err)
+}
+
+// failProbe records that nothing answered behind port of node guid.
+func (w *walker) failProbe(from portKey, path []byte, err error) {
+	w.failAt(obsError{guid: from.guid, port: from.port, probe: true}, path, "NodeInfo", err)
+}
+
+func (w *walker) failAt(e obsError, path []byte, what string, err error) {
+	if w.ctx.Err() != nil {
+		return // the walk is being abandoned: not the fabric's fault
+	}
+	w.errs.Add(1)
+	e.err = &WalkError{DRPath: append([]byte(nil), path...), What: what, Err: err}
+	w.obs.errors = append(w.obs.errors, e)
+}
+
+// probe reads the NodeInfo of whatever is behind port from.port of node
+// from.guid, over path.
+func (w *walker) probe(path []byte, from portKey) {
+	w.async(func() {
+		blob, err := w.get(nil, path, mad.AttrNodeInfo, 0)
+		if err != nil {
+			w.mu.Lock()
+			w.obs.probeErr[from] = err
+			w.failProbe(from, path, err)
+			w.mu.Unlock()
+			return
+		}
+		w.gotNodeInfo(path, from, true, blob)
+	})
+}
+
+// gotNodeInfo records a NodeInfo read over path (through port from, unless
+// it is the local node) and starts the node's queries if it is new.
+func (w *walker) gotNodeInfo(path []byte, from portKey, hasFrom bool, blob []byte) {
+	var ni mad.NodeInfo
+	_ = ni.Unmarshal(blob)
+	guid, arrival := uint64(ni.NodeGUID), int(ni.LocalPortNum)
+
+	w.mu.Lock()
+	n := w.obs.nodes[guid]
+	isNew := n == nil
+	if isNew {
+		n = &obsNode{
+			guid: guid, typ: int(ni.NodeType), nports: int(ni.NumPorts),
+			ni: blob, niVia: map[int][]byte{},
+			pi: map[int][]byte{}, piErr: map[int]error{}, piAsk: map[int]bool{},
+			epi: map[int][]byte{}, epErr: map[int]error{},
+			path: path,
+		}
+		w.obs.nodes[guid] = n
+	}
+	if _, ok := n.niVia[arrival]; !ok {
+		n.niVia[arrival] = blob
+	}
+	if hasFrom {
+		to := portKey{guid, arrival}
+		w.obs.links[from] = to
+		w.obs.links[to] = from
+	}
+	var retry []int
+	if !isNew && len(path) < len(n.path) {
+		n.path = path
+		retry, n.skipped = n.skipped, nil
+	}
+	askPI := !n.isSwitch() && !n.piAsk[arrival]
+	if askPI {
+		n.piAsk[arrival] = true
+	}
+	w.mu.Unlock()
+
+	switch {
+	case isNew && n.isSwitch():
+		w.async(func() { w.querySwitch(n) })
+	case askPI:
+		w.async(func() { w.queryCA(n, arrival) })
+	}
+	for _, p := range retry {
+		w.follow(n, p)
+	}
+}
+
+// nodePath returns the route to n as known now.
+func (w *walker) nodePath(n *obsNode) []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return n.path
+}
+
+// querySwitch reads a new switch: port 0 first (it gives the LID), then
+// the rest.
+func (w *walker) querySwitch(n *obsNode) {
+	w.portInfo(n, 0)
+	if w.opt.Load&LoadNodeDesc != 0 {
+		w.async(func() { w.nodeDesc(n) })
+	}
+	if w.opt.Load&LoadSwitchInfo != 0 {
+		w.async(func() { w.switchInfo(n) })
+	}
+	for p := 1; p <= n.nports; p++ {
+		w.async(func() { w.portInfo(n, p) })
+	}
+}
+
+// queryCA reads the PortInfo of the port a CA (or router) was reached
+// through, then, the first time, its description.
+func (w *walker) queryCA(n *obsNode, port int) {
+	w.portInfo(n, port)
+	w.mu.Lock()
+	first := !n.ndAsk
+	n.ndAsk = true
+	w.mu.Unlock()
+	if first && w.opt.Load&LoadNodeDesc != 0 {
+		w.nodeDesc(n)
+	}
+}
+
+func (w *walker) nodeDesc(n *obsNode) {
+	path := w.nodePath(n)
+	blob, err := w.get(n, path, mad.AttrNodeDescription, 0)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		n.ndErr = err
+		w.fail(n.guid, path, "NodeDescription", err)
+		return
+	}
+	n.nd = blob
+}
+
+func (w *walker) switchInfo(n *obsNode) {
+	path := w.nodePath(n)
+	blob, err := w.get(n, path, mad.AttrSwitchInfo, 0)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		n.siErr = err
+		w.fail(n.guid, path, "SwitchInfo", err)
+		return
+	}
+	n.si = blob
+}
+
+// portInfo reads one port's PortInfo and follows its link if it is up.
+func (w *walker) portInfo(n *obsNode, port int) {
+	path := w.nodePath(n)
+	blob, err := w.get(n, path, mad.AttrPortInfo, uint32(port))
+	w.mu.Lock()
+	if err != nil {
+		n.piErr[port] = err
+		w.fail(n.guid, path, fmt.Sprintf("PortInfo port %d", port), err)
+		w.mu.Unlock()
+		return
+	}
+	w.ports.Add(1)
+	n.pi[port] = blob
+	var pi mad.PortInfo
+	_ = pi.Unmarshal(blob)
+	if n.lid == 0 && validLID(pi.LID) && (port == 0 || !n.isSwitch()) {
+		n.lid = pi.LID
+	}
+	var cap0 *mad.PortInfo
+	if n.isSwitch() {
+		cap0 = decodePortInfo(n.pi[0])
+	} else {
+		cap0 = &pi
+	}
+	epi := w.opt.Load&LoadMlnxExtPortInfo != 0 && wantsMlnxExt(n.ni, &pi, cap0)
+	w.mu.Unlock()
+
+	if epi {
+		w.async(func() { w.mlnxExt(n, port) })
+	}
+	if port != 0 && pi.PortPhysicalState == mad.PhysPortStateLinkUp {
+		w.follow(n, port)
+	}
+}
+
+func decodePortInfo(b []byte) *mad.PortInfo {
+	var pi mad.PortInfo
+	if len(b) >= mad.PortInfoSize {
+		_ = pi.Unmarshal(b)
+	}
+	return &pi
+}
+
+func (w *walker) mlnxExt(n *obsNode, port int) {
+	path := w.nodePath(n)
+	blob, err := w.get(n, path, mad.AttrMlnxExtPortInfo, uint32(port))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		n.epErr[port] = err
+		w.fail(n.guid, path, fmt.Sprintf("MlnxExtPortInfo port %d", port), err)
+		return
+	}
+	n.epi[port] = blob
+}
+
+// follow probes what is behind an up port of n, unless that is known or
+// being probed already. Only switches forward directed routes; of a CA
+// only the local port is followed (the walk starts there).
+func (w *walker) follow(n *obsNode, port int) {
+	w.mu.Lock()
+	key := portKey{n.guid, port}
+	if !n.isSwitch() && (n.guid != w.obs.from || port != w.obs.fromPort) {
+		w.mu.Unlock()
+		return
+	}
+	if _, known := w.obs.links[key]; known || w.obs.probing[key] {
+		w.mu.Unlock()
+		return
+	}
+	if len(n.path) > w.maxHops { // one hop more would be too many
+		n.skipped = append(n.skipped, port)
+		w.mu.Unlock()
+		return
+	}
+	w.obs.probing[key] = true
+	path := append(append(make([]byte, 0, len(n.path)+1), n.path...), byte(port))
+	w.mu.Unlock()
+	w.probe(path, key)
+}
+
+// wantsMlnxExt is libibnetdisc's test for asking a port for Mellanox's
+// extended PortInfo: a Mellanox device that knows it, the link up at QDR
+// and no extended speed active (so it may really be FDR10). capPort is
+// the port whose capability mask counts (port 0 of a switch).
+func wantsMlnxExt(nodeInfo []byte, pi, capPort *mad.PortInfo) bool {
+	var ni mad.NodeInfo
+	if len(nodeInfo) < mad.NodeInfoSize || ni.Unmarshal(nodeInfo) != nil {
+		return false
+	}
+	if !mlnxExtSupported(ni.VendorID, ni.DeviceID) {
+		return false
+	}
+	espeed := 0
+	if capPort != nil && capPort.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0 {
+		espeed = int(pi.LinkSpeedExtActive)
+	}
+	return pi.PortPhysicalState == mad.PhysPortStateLinkUp && pi.LinkSpeedActive == mad.LinkSpeedQDR && espeed == 0
+}
+
+// mlnxExtSupported lists the devices libibnetdisc (infiniband-diags 44)
+// asks for the Mellanox extended PortInfo.
+func mlnxExtSupported(vendor uint32, dev uint16) bool {
+	in := func(lo, hi uint16) bool { return dev >= lo && dev <= hi }
+	bull := vendor == 0x119f
+	switch {
+	case in(0xc738, 0xc73b), dev == 0xc839, dev == 0xcb20, dev == 0xcf08, dev == 0xcf09, dev == 0xd2f0:
+		return true // switches: SwitchX, Switch-IB, Switch-IB 2, Quantum
+	case bull && (dev == 0x1b02 || dev == 0x1b50 || dev == 0x1ba0 || in(0x1bd0, 0x1bd5) || dev == 0x1bf0):
+		return true // Bull switches
+	case in(0x1003, 0x101b), dev == 0xa2d2:
+		return true // ConnectX-3 and later, BlueField
+	case bull && (dev == 0x1b33 || dev == 0x1b73 || dev == 0x1b40 || dev == 0x1b41 || dev == 0x1b60 ||
+		dev == 0x1b61 || dev == 0x1b83 || dev == 0x1b93 || dev == 0x1b94 || dev == 0x1bb4 || dev == 0x1bb5 ||
+		in(0x1bc4, 0x1bc6)):
+		return true // Bull adapters
+	}
+	return false
+}
