@@ -1,0 +1,1115 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/ibtool/ibtool/internal/cache"
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/rpc"
+)
+
+// Node-list selections of ibnetdiscover -l/-H/-S/-R (bit = node type).
+const (
+	listCA     = 1 << discovery.NodeCA
+	listSwitch = 1 << discovery.NodeSwitch
+	listRouter = 1 << discovery.NodeRouter
+	listAll    = listCA | listSwitch | listRouter
+)
+
+// --diffcheck keys (ibnetdiscover.c DIFF_FLAG_*).
+const (
+	diffSwitch   = 0x01
+	diffCA       = 0x02
+	diffRouter   = 0x04
+	diffPort     = 0x08
+	diffLID      = 0x10
+	diffNodeDesc = 0x20
+	diffDefault  = diffSwitch | diffCA | diffRouter | diffPort
+)
+
+type ibnetdiscoverOptions struct {
+	Common
+	full, show, group, ports, reportHops bool
+	list                                 int // listCA... ; the last of -l/-H/-S/-R wins
+	nodeNameMap, cacheFile, loadCache    string
+	diffFile                             string
+	diffFlags                            int
+	outstanding                          string
+	discovery                            string
+}
+
+func init() { register(newIbnetdiscoverCmd) }
+
+// listFlag is a bool-like flag that stores its value in a shared variable,
+// so that among -l, -H, -S and -R the last one given wins, as in the C tool.
+type listFlag struct {
+	dst *int
+	val int
+}
+
+func (f *listFlag) String() string { return "false" }
+func (f *listFlag) Type() string   { return "bool" }
+func (f *listFlag) Set(s string) error {
+	if s == "true" {
+		*f.dst = f.val
+	}
+	return nil
+}
+
+func addListFlag(fs *pflag.FlagSet, dst *int, val int, name, short, usage string) {
+	fl := fs.VarPF(&listFlag{dst: dst, val: val}, name, short, usage)
+	fl.NoOptDefVal = "true"
+}
+
+// diffCheckFlag parses --diffcheck as the C tool does, when it is given.
+type diffCheckFlag struct{ dst *int }
+
+func (f *diffCheckFlag) String() string { return "" }
+func (f *diffCheckFlag) Type() string   { return "key(s)" }
+func (f *diffCheckFlag) Set(s string) error {
+	v, err := parseDiffCheck(s)
+	if err != nil {
+		return err
+	}
+	*f.dst = v
+	return nil
+}
+
+// parseDiffCheck reads a comma-separated list of sw, ca, router, port,
+// lid and nodedesc (any case; empty items are skipped, like strtok does).
+func parseDiffCheck(s string) (int, error) {
+	v := 0
+	for _, k := range strings.Split(s, ",") {
+		switch strings.ToLower(k) {
+		case "":
+		case "sw":
+			v |= diffSwitch
+		case "ca":
+			v |= diffCA
+		case "router":
+			v |= diffRouter
+		case "port":
+			v |= diffPort
+		case "lid":
+			v |= diffLID
+		case "nodedesc":
+			v |= diffNodeDesc
+		default:
+			return 0, fmt.Errorf("invalid diff check key: %s", k)
+		}
+	}
+	return v, nil
+}
+
+func newIbnetdiscoverCmd(env *Env) *cobra.Command {
+	opts := &ibnetdiscoverOptions{diffFlags: diffDefault}
+	cmd := toolCommand("ibnetdiscover [options] [topology-file]", "Discover the fabric and print its topology")
+	cmd.Long = `Discover the InfiniBand fabric from the local port and print its topology
+(or a node list, a port report, a diff against a cache). The walk runs many
+SMPs in parallel; the output is in the order infiniband-diags prints it.
+What does not answer is summarised on stderr and left out of the output.`
+	cmd.Args = cobra.ArbitraryArgs // the C tool uses the first and ignores the rest
+	fs := cmd.Flags()
+	fs.BoolVarP(&opts.full, "full", "f", false, "show full information (ports' speed and width, vlcap)")
+	fs.BoolVarP(&opts.show, "show", "s", false, "show more information")
+	addListFlag(fs, &opts.list, listAll, "list", "l", "list of connected nodes")
+	fs.BoolVarP(&opts.group, "grouping", "g", false, "show grouping")
+	addListFlag(fs, &opts.list, listCA, "Hca_list", "H", "list of connected CAs")
+	addListFlag(fs, &opts.list, listSwitch, "Switch_list", "S", "list of connected switches")
+	addListFlag(fs, &opts.list, listRouter, "Router_list", "R", "list of connected routers")
+	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file")
+	fs.StringVar(&opts.cacheFile, "cache", "", "filename to cache ibnetdiscover data to")
+	fs.StringVar(&opts.loadCache, "load-cache", "", "filename of ibnetdiscover cache to load")
+	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
+	fs.Var(&diffCheckFlag{&opts.diffFlags}, "diffcheck", "specify checks to execute for --diff (sw,ca,router,port,lid,nodedesc)")
+	fs.BoolVarP(&opts.ports, "ports", "p", false, "obtain a ports report")
+	fs.BoolVarP(&opts.reportHops, "max_hops", "m", false, "report max hops discovered by the library")
+	fs.StringVarP(&opts.outstanding, "outstanding_smps", "o", "", "specify the number of outstanding SMP's which should be issued during the scan (default: the engine's window)")
+	fs.StringVar(&opts.discovery, "discovery", "", "route SMPs to known nodes by LID or DR (default: LID when the local port is Active)")
+	setupCommon(env, cmd, &opts.Common, "DGKLs")
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runIbnetdiscover(env, opts, args) }
+	return cmd
+}
+
+// discoverOptions are what a fabric-wide command needs to get a fabric.
+type discoverOptions struct {
+	loadCache   string
+	mode        string
+	outstanding string // -o: SMPs in flight, "" for the default
+	found       func(discovery.FoundEvent)
+}
+
+// simDiscoveryWindow bounds the SMPs in flight against ibsim. ibsim writes
+// each reply with a loop that retries at once while the client's socket
+// is full, and a Unix datagram socket holds only max_dgram_qlen (10)
+// datagrams: with more requests in flight than that, ibsim spins on the
+// CPU until we read, and everything slows down by an order of magnitude.
+const simDiscoveryWindow = 8
+
+// openDiscoveryEngine is openEngine with the window a walk wants: -o when
+// given (libibnetdisc's --outstanding_smps), else the engine's default, or
+// simDiscoveryWindow on the simulator. Retries are libibnetdisc's 3.
+func openDiscoveryEngine(env *Env, c *Common, outstanding string) (*rpc.Engine, error) {
+	ms, err := c.timeoutMS(DefaultTimeoutMS)
+	if err != nil {
+		return nil, err
+	}
+	local, err := selectLocal(env, c)
+	if err != nil {
+		return nil, err
+	}
+	port, err := env.Transport.Open(local.CA, local.Port)
+	if err != nil {
+		return nil, fmt.Errorf("can't open UMAD port (%s:%d): %w", orDefault(local.CA), max(local.Port, 0), err)
+	}
+	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: 3}
+	if n, err := strconv.ParseUint(outstanding, 0, 16); err == nil && n > 0 {
+		opt.Window = int(n)
+	} else if env.Transport.Name() == "ibsim" {
+		opt.Window = simDiscoveryWindow
+	}
+	if c.Debug > 0 {
+		// One event at a time: the walk reports from many goroutines.
+		var mu sync.Mutex
+		trace := traceTo(env.IO.Err, c.Debug)
+		opt.Trace = func(ev rpc.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			trace(ev)
+		}
+	}
+	return rpc.New(port, opt), nil
+}
+
+// discoverFabric loads the fabric from a cache or walks it.
+func discoverFabric(env *Env, c *Common, do discoverOptions) (*discovery.Fabric, error) {
+	if do.loadCache != "" {
+		f, err := loadFabricCache(do.loadCache)
+		if err != nil {
+			return nil, fmt.Errorf("loading cached fabric failed: %w", err)
+		}
+		return f, nil
+	}
+	opts := discovery.Options{Load: discovery.LoadAll, Found: do.found}
+	if !c.MlxEPI {
+		opts.Load &^= discovery.LoadMlnxExtPortInfo
+	}
+	switch strings.ToUpper(do.mode) {
+	case "":
+	case "LID":
+		opts.Mode = discovery.ModeLID
+	case "DR":
+		opts.Mode = discovery.ModeDR
+	default:
+		return nil, usageErrorf("invalid --discovery %q: LID or DR", do.mode)
+	}
+	if c.MKey != "" {
+		k, err := endport.ParseUint(c.MKey, 64)
+		if err != nil {
+			return nil, usageErrorf("invalid M_Key %q: %v", c.MKey, err)
+		}
+		opts.MKey = k
+	}
+	eng, err := openDiscoveryEngine(env, c, do.outstanding)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	if st := progressLine(env); st != nil {
+		opts.Progress = st
+	}
+	f, err := discovery.Discover(context.Background(), eng, opts)
+	if err != nil {
+		return nil, fmt.Errorf("discover failed: %w", err)
+	}
+	return f, nil
+}
+
+// progressLine returns a progress reporter drawing one status line on
+// stderr when stderr is a terminal, nil otherwise.
+func progressLine(env *Env) func(discovery.Progress) {
+	fd, ok := env.IO.Err.(*os.File)
+	if !ok {
+		return nil
+	}
+	if _, err := unix.IoctlGetTermios(int(fd.Fd()), unix.TCGETS); err != nil {
+		return nil
+	}
+	return func(p discovery.Progress) {
+		if p.Done {
+			fmt.Fprint(fd, "\r\033[K")
+			return
+		}
+		fmt.Fprintf(fd, "\rdiscovering: %d nodes (%d switches), %d ports, %d MADs, %d errors\033[K",
+			p.Nodes, p.Switches, p.Ports, p.MADs, p.Errors)
+	}
+}
+
+// reportWalkErrors summarises on stderr what the walk could not read. The
+// output was printed without it; the exit status stays 0, as with the C
+// tool, which skips whatever does not answer.
+func reportWalkErrors(env *Env, tool string, f *discovery.Fabric, verbose int) {
+	if len(f.Errors) == 0 {
+		return
+	}
+	fmt.Fprintf(env.IO.Err, "%s: warning: %d queries failed; the output leaves out what they would have found:\n", tool, len(f.Errors))
+	const shown = 10
+	for i, e := range f.Errors {
+		if i == shown && verbose == 0 {
+			fmt.Fprintf(env.IO.Err, "  ... and %d more (-v lists them all)\n", len(f.Errors)-shown)
+			break
+		}
+		fmt.Fprintf(env.IO.Err, "  %v\n", e)
+	}
+}
+
+func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error {
+	out := env.IO.Out
+	if len(args) > 0 {
+		file, err := os.Create(args[0])
+		if err != nil {
+			return fmt.Errorf("can't open file %s for writing", args[0])
+		}
+		defer file.Close()
+		out = file
+	}
+	names := nodename.Open(opts.nodeNameMap, env.IO.Err)
+
+	var diffFabric *discovery.Fabric
+	if opts.diffFile != "" {
+		var err error
+		if diffFabric, err = loadFabricCache(opts.diffFile); err != nil {
+			return fmt.Errorf("loading cached fabric for diff failed: %w", err)
+		}
+	}
+	var progress strings.Builder
+	do := discoverOptions{loadCache: opts.loadCache, mode: opts.discovery, outstanding: opts.outstanding}
+	if opts.show {
+		do.found = func(ev discovery.FoundEvent) { progress.WriteString(foundLine(ev)) }
+	}
+	fab, err := discoverFabric(env, &opts.Common, do)
+	// libibnetdisc prints -s lines as it goes, so they come even when the
+	// walk fails afterwards.
+	fmt.Fprint(env.IO.Out, progress.String())
+	if err != nil {
+		return err
+	}
+
+	tp := newTopoPrinter(fab, names, opts.full)
+	switch {
+	case opts.JSON:
+		err = writeJSON(env.IO.Out, fabricJSON(fab, names, opts.list))
+	case opts.ports:
+		tp.w = bufio.NewWriter(env.IO.Out)
+		tp.portsReport()
+	case opts.list != 0:
+		tp.w = bufio.NewWriter(out)
+		tp.listNodes(opts.list)
+	case diffFabric != nil:
+		tp.w = bufio.NewWriter(out)
+		tp.diff(diffFabric, opts.diffFlags)
+	default:
+		tp.w = bufio.NewWriter(out)
+		tp.topology(opts.group, opts.reportHops)
+	}
+	if tp.w != nil {
+		if ferr := tp.w.Flush(); err == nil {
+			err = ferr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.cacheFile != "" {
+		if err := saveFabricCache(opts.cacheFile, fab); err != nil {
+			return fmt.Errorf("caching ibnetdiscover data failed: %w", err)
+		}
+	}
+	reportWalkErrors(env, "ibnetdiscover", fab, opts.Verbose)
+	return nil
+}
+
+// foundLine is libibnetdisc's show_progress line for a NodeInfo reply.
+func foundLine(ev discovery.FoundEvent) string {
+	prompt := "known"
+	if ev.New {
+		prompt = "new"
+	}
+	port := ev.Port
+	if ev.Node.Type == discovery.NodeSwitch {
+		port = 0
+	}
+	desc := ev.Desc
+	if i := strings.IndexByte(string(desc), 0); i >= 0 {
+		desc = desc[:i]
+	}
+	return fmt.Sprintf("DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
+		mad.FormatDRPath(ev.Path), prompt, nodeTypeName(ev.Node.Type), ev.Node.GUID, port,
+		ev.BaseLID, int(ev.BaseLID)+(1<<ev.LMC)-1, desc)
+}
+
+// nodeTypeName is libibmad's mad_dump_node_type.
+func nodeTypeName(t int) string {
+	switch t {
+	case discovery.NodeCA:
+		return "Channel Adapter"
+	case discovery.NodeSwitch:
+		return "Switch"
+	case discovery.NodeRouter:
+		return "Router"
+	}
+	return fmt.Sprintf("?(%d)", t)
+}
+
+// topoPrinter renders a fabric as ibnetdiscover (infiniband-diags 44).
+type topoPrinter struct {
+	w     *bufio.Writer
+	f     *discovery.Fabric
+	g     *discovery.Grouping
+	names *nodename.Map
+	full  bool
+}
+
+func newTopoPrinter(f *discovery.Fabric, names *nodename.Map, full bool) *topoPrinter {
+	return &topoPrinter{f: f, g: discovery.GroupNodes(f), names: names, full: full}
+}
+
+func (tp *topoPrinter) printf(format string, args ...any) { fmt.Fprintf(tp.w, format, args...) }
+
+// typeList is libibnetdisc's per-type list: newest node first.
+func typeList(f *discovery.Fabric, t int) []*discovery.Node {
+	ns := f.NodesOfType(t)
+	for i, j := 0, len(ns)-1; i < j; i, j = i+1, j-1 {
+		ns[i], ns[j] = ns[j], ns[i]
+	}
+	return ns
+}
+
+// allNodes is libibnetdisc's node list: newest first.
+func allNodes(f *discovery.Fabric) []*discovery.Node {
+	ns := append([]*discovery.Node(nil), f.Nodes...)
+	for i, j := 0, len(ns)-1; i < j; i, j = i+1, j-1 {
+		ns[i], ns[j] = ns[j], ns[i]
+	}
+	return ns
+}
+
+// quotedName is ibnetdiscover's "S-<guid>" node name.
+func quotedName(n *discovery.Node) string {
+	c := '?'
+	switch n.Type {
+	case discovery.NodeSwitch:
+		c = 'S'
+	case discovery.NodeCA:
+		c = 'H'
+	case discovery.NodeRouter:
+		c = 'R'
+	}
+	return fmt.Sprintf("\"%c-%016x\"", c, n.GUID)
+}
+
+func (tp *topoPrinter) name(n *discovery.Node) string {
+	return tp.names.Name(n.GUID, string(n.NodeDesc))
+}
+
+// cleanDesc is clean_nodedesc. ibnetdiscover applies it to the node's own
+// description when printing a CA or router, and that sticks: a cache
+// written afterwards holds the cleaned text.
+func cleanDesc(n *discovery.Node) string {
+	for i, c := range n.NodeDesc {
+		if i >= 64 || c == 0 {
+			break
+		}
+		if c < 0x20 || c > 0x7e {
+			n.NodeDesc[i] = ' '
+		}
+	}
+	return nodename.CleanDesc(string(n.NodeDesc))
+}
+
+func widthCompat(w uint32) string {
+	switch w {
+	case 1:
+		return "1x"
+	case 2:
+		return "4x"
+	case 4:
+		return "8x"
+	case 8:
+		return "12x"
+	case 16:
+		return "2x"
+	}
+	return "??"
+}
+
+func speedCompat(s uint32) string {
+	switch s {
+	case 1:
+		return "SDR"
+	case 2:
+		return "DDR"
+	case 4:
+		return "QDR"
+	}
+	return "???"
+}
+
+// speedText is ibnetdiscover's speed column (infiniband-diags 44: up to NDR).
+func speedText(ispeed, espeed, fdr10 uint32) string {
+	if ispeed != 4 && espeed == 0 {
+		return speedCompat(ispeed)
+	}
+	switch espeed {
+	case 0:
+		if fdr10&1 != 0 {
+			return "FDR10"
+		}
+		return speedCompat(ispeed)
+	case 1:
+		return "FDR"
+	case 2:
+		return "EDR"
+	case 4:
+		return "HDR"
+	case 8:
+		return "NDR"
+	}
+	return "???"
+}
+
+// fdr10Of is the FDR10 bit of a port's Mellanox extended PortInfo.
+func fdr10Of(p *discovery.Port) uint32 {
+	var x mad.MlnxExtPortInfo
+	if len(p.MlnxExtPortInfo) >= mad.MlnxExtPortInfoSize && x.Unmarshal(p.MlnxExtPortInfo) == nil {
+		return uint32(x.LinkSpeedActive)
+	}
+	return 0
+}
+
+// extSpeed is LinkSpeedExtActive when capMask announces extended speeds.
+func extSpeed(pi *mad.PortInfo, capMask uint32) uint32 {
+	if capMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0 {
+		return uint32(pi.LinkSpeedExtActive)
+	}
+	return 0
+}
+
+// remoteLID is the LID ibnetdiscover shows for the far end of a link.
+func remoteLID(p *discovery.Port) uint16 {
+	if p.Node.Type == discovery.NodeSwitch {
+		return p.Node.SMALID
+	}
+	return p.BaseLID
+}
+
+func (tp *topoPrinter) extPort(p *discovery.Port, group bool) string {
+	if group && p.ExtNum != 0 {
+		return fmt.Sprintf("[ext %d]", p.ExtNum)
+	}
+	return ""
+}
+
+func (tp *topoPrinter) outIDs(n *discovery.Node, group bool, chname *string, prefix string) {
+	ni := n.Info()
+	sys := uint64(ni.SystemImageGUID)
+	tp.printf("\n%svendid=0x%x\n", prefix, ni.VendorID)
+	tp.printf("%sdevid=0x%x\n", prefix, ni.DeviceID)
+	if sys != 0 {
+		tp.printf("%ssysimgguid=0x%x", prefix, sys)
+	}
+	chnum := tp.g.ChassisNum(n)
+	if group && chnum != 0 {
+		tp.printf("\t\t# Chassis %d", chnum)
+		if chname != nil {
+			tp.printf(" (%s)", nodename.CleanDesc(*chname))
+		}
+		if discovery.IsXsigoTCA(n.GUID) {
+			if p := n.Port(1); p != nil && p.Remote != nil {
+				tp.printf(" slot %d", p.Remote.Num)
+			}
+		}
+	}
+	if sys != 0 || (group && chnum != 0) {
+		tp.printf("\n")
+	}
+}
+
+func (tp *topoPrinter) switchDetail(n *discovery.Node, prefix string) {
+	sp0 := "base"
+	if n.EnhancedSP0 {
+		sp0 = "enhanced"
+	}
+	tp.printf("%sSwitch\t%d %s\t\t# \"%s\" %s port 0 lid %d lmc %d",
+		prefix, n.NumPorts, quotedName(n), tp.name(n), sp0, n.SMALID, n.SMALMC)
+}
+
+func (tp *topoPrinter) outSwitch(n *discovery.Node, group bool, chname *string, idPrefix, swPrefix string) {
+	tp.outIDs(n, group, chname, idPrefix)
+	tp.printf("%sswitchguid=0x%x", idPrefix, n.GUID)
+	tp.printf("(%x)", uint64(n.Info().PortGUID))
+	if group {
+		tp.printf("\t# ")
+		if s := tp.g.TypeName(n); s != "" {
+			tp.printf("%s ", s)
+		}
+		if s := tp.g.SlotString(n); s != "" {
+			tp.printf("%s", s)
+		}
+	}
+	tp.printf("\n")
+	tp.switchDetail(n, swPrefix)
+	tp.printf("\n")
+}
+
+func caTypeNames(t int) (lower, upper string) {
+	switch t {
+	case discovery.NodeCA:
+		return "ca", "Ca"
+	case discovery.NodeRouter:
+		return "rt", "Rt"
+	}
+	return "???", "???"
+}
+
+func (tp *topoPrinter) caDetail(n *discovery.Node, prefix string) {
+	_, typ := caTypeNames(n.Type)
+	tp.printf("%s%s\t%d %s\t\t# \"%s\"", prefix, typ, n.NumPorts, quotedName(n), cleanDesc(n))
+}
+
+func (tp *topoPrinter) outCA(n *discovery.Node, group bool, chname *string, idPrefix, caPrefix string) {
+	tp.outIDs(n, group, chname, idPrefix)
+	typ, _ := caTypeNames(n.Type)
+	tp.printf("%s%sguid=0x%x\n", idPrefix, typ, n.GUID)
+	tp.caDetail(n, caPrefix)
+	if group && discovery.IsXsigoHCA(n.GUID) {
+		tp.printf(" (scp)")
+	}
+	tp.printf("\n")
+}
+
+func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) {
+	pi := p.Info()
+	iwidth, ispeed, vlcap := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive), uint32(pi.VLCap)
+	fdr10 := fdr10Of(p)
+	rem := p.Remote
+	tp.printf("%s[%d]", prefix, p.Num)
+	tp.printf("%s", tp.extPort(p, group))
+	remName := tp.name(rem.Node)
+	remExt := tp.extPort(rem, group)
+	var espeed uint32
+	if p0 := p.Node.Port(0); p0 == nil {
+		ispeed = 0
+	} else {
+		espeed = extSpeed(pi, p0.Info().CapabilityMask)
+	}
+	tp.printf("\t%s[%d]%s", quotedName(rem.Node), rem.Num, remExt)
+	if rem.Node.Type != discovery.NodeSwitch {
+		tp.printf("(%x) ", rem.GUID)
+	}
+	tp.printf("\t\t# \"%s\" lid %d %s%s", remName, remoteLID(rem), widthCompat(iwidth), speedText(ispeed, espeed, fdr10))
+	if tp.full {
+		tp.printf(" s=%d w=%d v=%d", ispeed, iwidth, vlcap)
+	}
+	if discovery.IsXsigoTCA(rem.GUID) {
+		tp.printf(" slot %d", p.Num)
+	} else if discovery.IsXsigoHCA(rem.GUID) {
+		tp.printf(" (scp)")
+	}
+	tp.printf("\n")
+}
+
+func (tp *topoPrinter) caPort(p *discovery.Port, group bool, prefix string) {
+	pi := p.Info()
+	iwidth, ispeed, vlcap := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive), uint32(pi.VLCap)
+	fdr10 := fdr10Of(p)
+	rem := p.Remote
+	tp.printf("%s[%d]", prefix, p.Num)
+	if p.Node.Type != discovery.NodeSwitch {
+		tp.printf("(%x) ", p.GUID)
+	}
+	tp.printf("\t%s[%d]", quotedName(rem.Node), rem.Num)
+	tp.printf("%s", tp.extPort(rem, group))
+	if rem.Node.Type != discovery.NodeSwitch {
+		tp.printf(" (%x) ", rem.GUID)
+	}
+	remName := tp.name(rem.Node)
+	espeed := extSpeed(pi, pi.CapabilityMask)
+	tp.printf("\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, remName, remoteLID(rem),
+		widthCompat(iwidth), speedText(ispeed, espeed, fdr10))
+	if tp.full {
+		tp.printf(" s=%d w=%d v=%d", ispeed, iwidth, vlcap)
+	}
+	tp.printf("\n")
+}
+
+// switchWithPorts prints a switch and its linked ports.
+func (tp *topoPrinter) switchWithPorts(n *discovery.Node, group bool, chname *string) {
+	tp.outSwitch(n, group, chname, "", "")
+	for p := 1; p <= n.NumPorts; p++ {
+		if port := n.Port(p); port != nil && port.Remote != nil {
+			tp.switchPort(port, group, "")
+		}
+	}
+}
+
+func (tp *topoPrinter) caWithPorts(n *discovery.Node, group bool, chname *string) {
+	tp.outCA(n, group, chname, "", "")
+	for p := 1; p <= n.NumPorts; p++ {
+		if port := n.Port(p); port != nil && port.Remote != nil {
+			tp.caPort(port, group, "")
+		}
+	}
+}
+
+// ctime formats t as C's ctime(3) does, newline included.
+func ctime(t time.Time) string { return t.Format("Mon Jan _2 15:04:05 2006") + "\n" }
+
+// topology is dump_topology: the topology file.
+func (tp *topoPrinter) topology(group, reportHops bool) {
+	f := tp.f
+	tp.printf("#\n# Topology file: generated on %s#\n", ctime(time.Now()))
+	if reportHops {
+		tp.printf("# Reported max hops discovered: %d\n# Total MADs used: %d\n", f.MaxHops, f.MADs)
+	}
+	var fromPortGUID uint64
+	if f.From != nil {
+		fromPortGUID = uint64(f.From.Info().PortGUID)
+		tp.printf("# Initiated from node %016x port %016x\n", f.From.GUID, fromPortGUID)
+	}
+	if group {
+		for _, ch := range tp.g.Chassis {
+			if ch.Num == 0 {
+				continue
+			}
+			tp.printf("\nChassis %d", ch.Num)
+			chguid := tp.g.ChassisGUID(ch.Num)
+			if chguid != 0 {
+				tp.printf(" (guid 0x%x)", chguid)
+			}
+			tp.printf("\n")
+			var chname *string
+			if discovery.IsXsigoGUID(chguid) {
+				for _, n := range ch.Nodes {
+					if discovery.IsXsigoHCA(n.GUID) {
+						d := string(n.NodeDesc)
+						chname = &d
+						tp.printf("Hostname: %s\n", nodename.CleanDesc(d))
+					}
+				}
+			}
+			tp.printf("\n# Spine Nodes")
+			for _, n := range ch.Spines[1:] {
+				if n != nil {
+					tp.switchWithPorts(n, group, chname)
+				}
+			}
+			tp.printf("\n# Line Nodes")
+			for _, n := range ch.Lines[1:] {
+				if n != nil {
+					tp.switchWithPorts(n, group, chname)
+				}
+			}
+			tp.printf("\n# Chassis Switches")
+			for _, n := range ch.Nodes {
+				if n.Type == discovery.NodeSwitch {
+					tp.switchWithPorts(n, group, chname)
+				}
+			}
+			tp.printf("\n# Chassis CAs")
+			for _, n := range ch.Nodes {
+				if n.Type == discovery.NodeCA {
+					tp.caWithPorts(n, group, chname)
+				}
+			}
+		}
+		tp.printf("\nNon-Chassis Nodes\n")
+	}
+	for _, n := range typeList(f, discovery.NodeSwitch) {
+		if group && tp.g.ChassisNum(n) != 0 {
+			continue
+		}
+		tp.switchWithPorts(n, group, nil)
+	}
+	for _, t := range []int{discovery.NodeCA, discovery.NodeRouter} {
+		for _, n := range typeList(f, t) {
+			if group && tp.g.ChassisNum(n) != 0 {
+				continue
+			}
+			tp.caWithPorts(n, group, nil)
+		}
+	}
+}
+
+// listNodes is -l/-H/-S/-R.
+func (tp *topoPrinter) listNodes(list int) {
+	for _, t := range []int{discovery.NodeCA, discovery.NodeSwitch, discovery.NodeRouter} {
+		if list&(1<<t) == 0 {
+			continue
+		}
+		for _, n := range typeList(tp.f, t) {
+			typ := "???"
+			switch n.Type {
+			case discovery.NodeSwitch:
+				typ = "Switch"
+			case discovery.NodeCA:
+				typ = "Ca"
+			case discovery.NodeRouter:
+				typ = "Router"
+			}
+			ni := n.Info()
+			tp.printf("%s\t : 0x%016x ports %d devid 0x%x vendid 0x%x \"%s\"\n",
+				typ, n.GUID, n.NumPorts, ni.DeviceID, ni.VendorID, tp.name(n))
+		}
+	}
+}
+
+func typeShort(t int) string {
+	switch t {
+	case discovery.NodeSwitch:
+		return "SW"
+	case discovery.NodeCA:
+		return "CA"
+	case discovery.NodeRouter:
+		return "RT"
+	}
+	return "??"
+}
+
+// portsReport is -p: every port of every node, highest port first.
+func (tp *topoPrinter) portsReport() {
+	for _, n := range allNodes(tp.f) {
+		for p := n.NumPorts; p > 0; p-- {
+			port := n.Port(p)
+			if port == nil {
+				continue
+			}
+			pi := port.Info()
+			iwidth, ispeed := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive)
+			var capPort *discovery.Port
+			if n.Type == discovery.NodeSwitch {
+				capPort = n.Port(0)
+			} else {
+				capPort = port
+			}
+			var espeed uint32
+			if capPort != nil {
+				espeed = extSpeed(pi, capPort.Info().CapabilityMask)
+			} else {
+				ispeed, iwidth = 0, 0
+			}
+			lid := port.BaseLID
+			if n.Type == discovery.NodeSwitch {
+				lid = n.SMALID
+			}
+			name := tp.name(n)
+			tp.printf("%2s %5d %2d 0x%016x %s %s", typeShort(n.Type), lid, port.Num, port.GUID,
+				widthCompat(iwidth), speedText(ispeed, espeed, fdr10Of(port)))
+			if rem := port.Remote; rem != nil {
+				tp.printf(" - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", typeShort(rem.Node.Type), remoteLID(rem),
+					rem.Num, rem.GUID, name, tp.name(rem.Node))
+			} else {
+				tp.printf("%36s'%s'\n", "", name)
+			}
+		}
+	}
+}
+
+// diffPrinter holds the parts of one direction of a --diff.
+type diffPrinter struct {
+	flags        int
+	f1, f2       *discovery.Fabric
+	prefix1      string
+	prefix2      string
+	header       func(n *discovery.Node, idPrefix, detailPrefix string)
+	headerDetail func(n *discovery.Node, prefix string)
+	port         func(p *discovery.Port, prefix string)
+}
+
+// diff is --diff: what changed between the cache (fabric 1, "<") and now
+// (fabric 2, ">").
+func (tp *topoPrinter) diff(orig *discovery.Fabric, flags int) {
+	type kind struct {
+		flag, typ int
+		header    func(*discovery.Node, string, string)
+		detail    func(*discovery.Node, string)
+		port      func(*discovery.Port, string)
+	}
+	sw := func(n *discovery.Node, idp, dp string) { tp.outSwitch(n, false, nil, idp, dp) }
+	ca := func(n *discovery.Node, idp, dp string) { tp.outCA(n, false, nil, idp, dp) }
+	swPort := func(p *discovery.Port, prefix string) { tp.switchPort(p, false, prefix) }
+	caPort := func(p *discovery.Port, prefix string) { tp.caPort(p, false, prefix) }
+	for _, k := range []kind{
+		{diffSwitch, discovery.NodeSwitch, sw, tp.switchDetail, swPort},
+		{diffCA, discovery.NodeCA, ca, tp.caDetail, caPort},
+		{diffRouter, discovery.NodeRouter, ca, tp.caDetail, caPort},
+	} {
+		if flags&k.flag == 0 {
+			continue
+		}
+		d := &diffPrinter{flags: flags, f1: orig, f2: tp.f, prefix1: "< ", prefix2: "> ",
+			header: k.header, headerDetail: k.detail, port: k.port}
+		for _, n := range typeList(orig, k.typ) {
+			tp.diffNode(d, n)
+		}
+		// The other way round only finds nodes that are new.
+		d = &diffPrinter{flags: flags &^ (diffPort | diffLID | diffNodeDesc), f1: tp.f, f2: orig,
+			prefix1: "> ", prefix2: "< ", header: k.header, headerDetail: k.detail, port: k.port}
+		for _, n := range typeList(tp.f, k.typ) {
+			tp.diffNode(d, n)
+		}
+	}
+}
+
+func descBytes(n *discovery.Node) [64]byte {
+	var b [64]byte
+	copy(b[:], n.NodeDesc)
+	return b
+}
+
+func (tp *topoPrinter) diffNode(d *diffPrinter, n1 *discovery.Node) {
+	n2 := d.f2.Node(n1.GUID)
+	if n2 == nil {
+		d.header(n1, d.prefix1, d.prefix1)
+		for p := 1; p <= n1.NumPorts; p++ {
+			if port := n1.Port(p); port != nil && port.Remote != nil {
+				d.port(port, d.prefix1)
+			}
+		}
+		return
+	}
+	if d.flags&(diffPort|diffLID|diffNodeDesc) == 0 {
+		return
+	}
+	printed := false
+	if (d.flags&diffLID != 0 && n1.SMALID != n2.SMALID) ||
+		(d.flags&diffNodeDesc != 0 && descBytes(n1) != descBytes(n2)) {
+		d.header(n1, "", d.prefix1)
+		d.headerDetail(n2, d.prefix2)
+		tp.printf("\n")
+		printed = true
+	}
+	header := func() {
+		if !printed {
+			d.header(n1, "", "")
+			printed = true
+		}
+	}
+	if n1.NumPorts != n2.NumPorts {
+		header()
+		tp.printf("%snumports = %d\n", d.prefix1, n1.NumPorts)
+		tp.printf("%snumports = %d\n", d.prefix2, n2.NumPorts)
+		return
+	}
+	if d.flags&(diffPort|diffLID) == 0 {
+		return
+	}
+	for p := 1; p <= n1.NumPorts; p++ {
+		p1, p2 := n1.Port(p), n2.Port(p)
+		out1, out2 := false, false
+		if d.flags&diffPort != 0 {
+			switch {
+			case (p1 != nil && p2 == nil) || (p1 != nil && p2 != nil && p1.Remote != nil && p2.Remote == nil):
+				out1 = true
+			case (p1 == nil && p2 != nil) || (p1 != nil && p2 != nil && p1.Remote == nil && p2.Remote != nil):
+				out2 = true
+			case p1 != nil && p2 != nil && (p1.GUID != p2.GUID ||
+				(p1.Remote != nil && p2.Remote != nil && p1.Remote.GUID != p2.Remote.GUID)):
+				out1, out2 = true, true
+			}
+		}
+		if d.flags&diffLID != 0 && p1 != nil && p2 != nil && p1.BaseLID != p2.BaseLID {
+			out1, out2 = true, true
+		}
+		both := p1 != nil && p2 != nil && p1.Remote != nil && p2.Remote != nil
+		if d.flags&diffPort != 0 && d.flags&diffNodeDesc != 0 && both &&
+			descBytes(p1.Remote.Node) != descBytes(p2.Remote.Node) {
+			out1, out2 = true, true
+		}
+		if d.flags&diffPort != 0 && d.flags&diffLID != 0 && both && p1.Remote.BaseLID != p2.Remote.BaseLID {
+			out1, out2 = true, true
+		}
+		// The C tool would crash printing a port without a link; skip it.
+		if out1 && p1 != nil && p1.Remote != nil {
+			header()
+			d.port(p1, d.prefix1)
+		}
+		if out2 && p2 != nil && p2.Remote != nil {
+			header()
+			d.port(p2, d.prefix2)
+		}
+	}
+}
+
+// The JSON form of a fabric (docs/json.md, "ibnetdiscover").
+type fabricDoc struct {
+	FromNodeGUID string       `json:"from_node_guid,omitempty"`
+	FromPort     int          `json:"from_port"`
+	MaxHops      int          `json:"max_hops"`
+	MADs         int          `json:"mads"`
+	Nodes        []nodeDoc    `json:"nodes"`
+	Links        []linkDoc    `json:"links,omitempty"`
+	Errors       []walkErrDoc `json:"errors"`
+}
+
+type nodeDoc struct {
+	GUID            string    `json:"guid"`
+	Type            string    `json:"type"`
+	Description     string    `json:"description"`
+	Name            string    `json:"name"`
+	NumPorts        int       `json:"num_ports"`
+	SystemImageGUID string    `json:"system_image_guid"`
+	VendorID        uint32    `json:"vendor_id"`
+	DeviceID        uint16    `json:"device_id"`
+	LID             *uint16   `json:"lid,omitempty"`
+	LMC             *uint8    `json:"lmc,omitempty"`
+	EnhancedPort0   *bool     `json:"enhanced_port0,omitempty"`
+	DRPath          string    `json:"dr_path,omitempty"`
+	Ports           []portDoc `json:"ports"`
+}
+
+type portDoc struct {
+	Port          int         `json:"port"`
+	GUID          string      `json:"guid"`
+	ExternalPort  int         `json:"external_port,omitempty"`
+	LID           uint16      `json:"lid"`
+	LMC           uint8       `json:"lmc"`
+	State         string      `json:"state,omitempty"`
+	PhysicalState string      `json:"physical_state,omitempty"`
+	Width         string      `json:"width,omitempty"`
+	Speed         string      `json:"speed,omitempty"`
+	Remote        *portRefDoc `json:"remote,omitempty"`
+}
+
+type portRefDoc struct {
+	NodeGUID string `json:"node_guid"`
+	Port     int    `json:"port"`
+}
+
+type linkDoc struct {
+	A portRefDoc `json:"a"`
+	B portRefDoc `json:"b"`
+}
+
+type walkErrDoc struct {
+	DRPath string `json:"dr_path"`
+	What   string `json:"what"`
+	Error  string `json:"error"`
+}
+
+func hexGUID(g uint64) string { return fmt.Sprintf("0x%016x", g) }
+
+func nodeTypeJSON(t int) string {
+	switch t {
+	case discovery.NodeCA:
+		return "ca"
+	case discovery.NodeSwitch:
+		return "switch"
+	case discovery.NodeRouter:
+		return "router"
+	}
+	return fmt.Sprintf("unknown(%d)", t)
+}
+
+// nodeJSON describes one node for --json.
+func nodeJSON(n *discovery.Node, names *nodename.Map) nodeDoc {
+	ni := n.Info()
+	d := nodeDoc{
+		GUID: hexGUID(n.GUID), Type: nodeTypeJSON(n.Type),
+		Description: nodename.CleanDesc(string(n.NodeDesc)), Name: names.Name(n.GUID, string(n.NodeDesc)),
+		NumPorts: n.NumPorts, SystemImageGUID: hexGUID(uint64(ni.SystemImageGUID)),
+		VendorID: ni.VendorID, DeviceID: ni.DeviceID,
+		Ports: []portDoc{},
+	}
+	if len(n.DRPath) > 0 {
+		d.DRPath = mad.FormatDRPath(n.DRPath)
+	}
+	if n.Type == discovery.NodeSwitch {
+		lid, lmc, enh := n.SMALID, n.SMALMC, n.EnhancedSP0
+		d.LID, d.LMC, d.EnhancedPort0 = &lid, &lmc, &enh
+	}
+	for _, p := range n.Ports {
+		if p == nil {
+			continue
+		}
+		pd := portDoc{Port: p.Num, GUID: hexGUID(p.GUID), ExternalPort: p.ExtNum, LID: p.BaseLID, LMC: p.LMC}
+		if p.PortInfo != nil {
+			pi := p.Info()
+			pd.State, pd.PhysicalState = pi.PortState.String(), pi.PortPhysicalState.String()
+			if p.Num != 0 || n.Type != discovery.NodeSwitch {
+				capMask := pi.CapabilityMask
+				if p0 := n.Port(0); n.Type == discovery.NodeSwitch && p0 != nil {
+					capMask = p0.Info().CapabilityMask
+				}
+				pd.Width = widthCompat(uint32(pi.LinkWidthActive))
+				pd.Speed = speedText(uint32(pi.LinkSpeedActive), extSpeed(pi, capMask), fdr10Of(p))
+			}
+		}
+		if p.Remote != nil {
+			pd.Remote = &portRefDoc{NodeGUID: hexGUID(p.Remote.Node.GUID), Port: p.Remote.Num}
+		}
+		d.Ports = append(d.Ports, pd)
+	}
+	return d
+}
+
+// fabricJSON is the --json document; list (-l/-H/-S/-R) keeps only the
+// nodes of those types and leaves the links out.
+func fabricJSON(f *discovery.Fabric, names *nodename.Map, list int) fabricDoc {
+	doc := fabricDoc{FromPort: f.FromPort, MaxHops: f.MaxHops, MADs: f.MADs, Nodes: []nodeDoc{}, Errors: []walkErrDoc{}}
+	if f.From != nil {
+		doc.FromNodeGUID = hexGUID(f.From.GUID)
+	}
+	seen := map[*discovery.Port]bool{}
+	for _, n := range f.Nodes {
+		if list != 0 && list&(1<<n.Type) == 0 {
+			continue
+		}
+		doc.Nodes = append(doc.Nodes, nodeJSON(n, names))
+		if list != 0 {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil || seen[p] {
+				continue
+			}
+			seen[p], seen[p.Remote] = true, true
+			doc.Links = append(doc.Links, linkDoc{
+				A: portRefDoc{NodeGUID: hexGUID(n.GUID), Port: p.Num},
+				B: portRefDoc{NodeGUID: hexGUID(p.Remote.Node.GUID), Port: p.Remote.Num},
+			})
+		}
+	}
+	for _, e := range f.Errors {
+		doc.Errors = append(doc.Errors, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
+	}
+	return doc
+}
+
+// loadFabricCache reads a libibnetdisc cache file (and the chassis
+// grouping is redone, as libibnetdisc does after a load).
+func loadFabricCache(path string) (*discovery.Fabric, error) {
+	f, err := cache.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	discovery.GroupNodes(f)
+	return f, nil
+}
+
+// saveFabricCache writes a libibnetdisc cache file.
+func saveFabricCache(path string, f *discovery.Fabric) error { return cache.Write(path, f) }
