@@ -1,0 +1,343 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/nodename"
+)
+
+// ibhosts, ibswitches, ibrouters and ibnodes. In infiniband-diags 44 they
+// are shell scripts: they take their own few options, run `ibnetdiscover
+// -y <mkey> [-C ca] [-P port] [-t ms]` (or cat a topology file), and pick
+// the Ca/Switch/Rt lines out of the topology with awk. ibnodes runs ibhosts
+// and then ibswitches. These commands do the same in-process, reproducing
+// the scripts' option handling, their awk field arithmetic and dash's echo.
+
+type nodeList struct {
+	name string
+	typ  int // discovery.NodeCA, ...
+}
+
+var (
+	listHosts    = nodeList{"ibhosts", discovery.NodeCA}
+	listSwitches = nodeList{"ibswitches", discovery.NodeSwitch}
+	listRouters  = nodeList{"ibrouters", discovery.NodeRouter}
+)
+
+const nodeListUsageArgs = "[-h] [<topology-file> | -y mkey -C ca_name -P ca_port -t timeout_ms]"
+
+func init() {
+	register(func(env *Env) *cobra.Command {
+		return newNodeListCmd(env, "ibhosts", "Show the CAs of the fabric", listHosts)
+	})
+	register(func(env *Env) *cobra.Command {
+		return newNodeListCmd(env, "ibswitches", "Show the switches of the fabric", listSwitches)
+	})
+	register(func(env *Env) *cobra.Command {
+		return newNodeListCmd(env, "ibrouters", "Show the routers of the fabric", listRouters)
+	})
+	register(func(env *Env) *cobra.Command {
+		return newNodeListCmd(env, "ibnodes", "Show the CAs and switches of the fabric", listHosts, listSwitches)
+	})
+}
+
+func newNodeListCmd(env *Env, name, short string, lists ...nodeList) *cobra.Command {
+	cmd := toolCommand(name+" "+nodeListUsageArgs, short)
+	cmd.Long = short + ` (the CA, switch or router lines of ibnetdiscover's topology,
+or of a topology file). Options: -y/--m_key, -C/--Ca, -P/--Port, -t/--timeout,
+each followed by its value as a separate argument, -h/--help, and --json.`
+	// The scripts parse their arguments by hand; so do we.
+	cmd.DisableFlagParsing = true
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runNodeLists(env, lists, args) }
+	return cmd
+}
+
+// nodeListArgs is what the scripts' argument loop collects.
+type nodeListArgs struct {
+	topoFile string
+	mkey     string
+	caInfo   []string // -C/-P/-t and their values, passed on to ibnetdiscover
+	json     bool
+}
+
+// parseNodeListArgs is the scripts' while/case loop; ok is false where the
+// script calls usage.
+func parseNodeListArgs(args []string) (a nodeListArgs, ok bool) {
+	a.mkey = "0"
+	for i := 0; i < len(args); i++ {
+		switch arg := args[i]; arg {
+		case "-h", "--help":
+			return a, false
+		case "-y", "--m_key", "-P", "--Port", "-C", "--Ca", "-t", "--timeout":
+			if i+1 >= len(args) || args[i+1] == "" || strings.HasPrefix(args[i+1], "-") {
+				return a, false
+			}
+			i++
+			if arg == "-y" || arg == "--m_key" {
+				a.mkey = args[i]
+			} else {
+				a.caInfo = append(a.caInfo, arg, args[i])
+			}
+		case "--json":
+			a.json = true
+		default:
+			if strings.HasPrefix(arg, "-") || a.topoFile != "" {
+				return a, false
+			}
+			a.topoFile = arg
+		}
+	}
+	return a, true
+}
+
+func runNodeLists(env *Env, lists []nodeList, args []string) error {
+	a, ok := parseNodeListArgs(args)
+	if !ok {
+		for _, l := range lists {
+			fmt.Fprintf(env.IO.Out, "Usage: %s %s\n", l.name, nodeListUsageArgs)
+		}
+		return &ExitError{Code: ExitFailure, Err: errSilent}
+	}
+	if a.json && a.topoFile != "" {
+		return usageErrorf("--json needs the fabric, not a topology file")
+	}
+
+	if a.topoFile != "" {
+		data, err := os.ReadFile(a.topoFile)
+		code := ExitOK
+		for _, l := range lists {
+			if err != nil {
+				// What `cat` says; the script goes on with no text.
+				fmt.Fprintf(env.IO.Err, "cat: %s: %s\n", a.topoFile, strerror(err))
+				code = 1
+				continue
+			}
+			fmt.Fprint(env.IO.Out, awkNodeList(l.typ, dashEcho(strings.TrimRight(string(data), "\n"))))
+		}
+		if code != ExitOK {
+			return &ExitError{Code: code, Err: errSilent}
+		}
+		return nil
+	}
+
+	// `ibnetdiscover -y <mkey> <ca_info>`, with its common options and
+	// ibdiag.conf.
+	c := &Common{}
+	fs := pflag.NewFlagSet("ibnetdiscover", pflag.ContinueOnError)
+	fs.SetOutput(env.IO.Err)
+	addCommonFlags(fs, c, "DGKLs")
+	if err := fs.Parse(append([]string{"-y", a.mkey}, a.caInfo...)); err != nil {
+		return usageErrorf("%v", err)
+	}
+	if err := applyDiagConfig(fs, c); err != nil {
+		return err
+	}
+	env.verbosity = c.Verbose
+	fab, err := discoverFabric(env, c, discoverOptions{})
+	if err != nil {
+		return err
+	}
+	names := nodename.Open("", env.IO.Err)
+	if a.json {
+		doc := struct {
+			Nodes []nodeDoc `json:"nodes"`
+		}{Nodes: []nodeDoc{}}
+		for _, l := range lists {
+			for _, n := range typeList(fab, l.typ) {
+				doc.Nodes = append(doc.Nodes, nodeJSON(n, names))
+			}
+		}
+		if err := writeJSON(env.IO.Out, doc); err != nil {
+			return err
+		}
+	} else {
+		var text strings.Builder
+		tp := newTopoPrinter(fab, names, false)
+		tp.w = bufio.NewWriter(&text)
+		tp.topology(false, false)
+		if err := tp.w.Flush(); err != nil {
+			return err
+		}
+		echoed := dashEcho(strings.TrimRight(text.String(), "\n"))
+		for _, l := range lists {
+			fmt.Fprint(env.IO.Out, awkNodeList(l.typ, echoed))
+		}
+	}
+	reportWalkErrors(env, lists[len(lists)-1].name, fab, c.Verbose)
+	return nil
+}
+
+// strerror renders a file error as the C library would ("No such file or
+// directory").
+func strerror(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	msg := err.Error()
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
+}
+
+// dashEcho is what `echo "$text"` prints under dash, Debian's /bin/sh: its
+// echo expands backslash escapes, and \c ends the output.
+func dashEcho(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'c':
+			return b.String()
+		case 'e':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\':
+			b.WriteByte('\\')
+		case '0':
+			v, n := 0, 0
+			for n < 3 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '7' {
+				i++
+				v = v*8 + int(s[i]-'0')
+				n++
+			}
+			b.WriteByte(byte(v))
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// awkNodeList runs the scripts' awk program over text: the node lines of
+// one type reformatted, and lines that look like tool messages as they are.
+func awkNodeList(typ int, text string) string {
+	var out strings.Builder
+	text = strings.TrimSuffix(text, "\n")
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case typ == discovery.NodeCA && strings.HasPrefix(line, "Ca"),
+			typ == discovery.NodeRouter && strings.HasPrefix(line, "Rt"):
+			f := awkFields(line)
+			out.WriteString(f.get(1) + "\t: 0x" + awkSubstr(f.get(3), 4, 16) + " ports " + f.get(2) + " " +
+				awkSubstr(line, awkAfterHash(line)) + "\n")
+		case typ == discovery.NodeSwitch && strings.HasPrefix(line, "Switch"):
+			out.WriteString(awkSwitchLine(line) + "\n")
+		}
+		if strings.HasPrefix(line, "ib") {
+			out.WriteString(line + "\n")
+			continue
+		}
+		for _, tag := range []string{"ibpanic:", "ibwarn:", "iberror:"} {
+			if strings.Contains(line, tag) {
+				out.WriteString(line + "\n")
+			}
+		}
+	}
+	return out.String()
+}
+
+// awkSwitchLine is ibswitches' awk rule for a Switch line.
+func awkSwitchLine(l string) string {
+	f := awkFields(l)
+	desc := awkSubstr(l, awkAfterHash(l))
+	pi := awkMatch(desc, "port 0")
+	pinfo := awkSubstr(desc, pi)
+	desc = awkSubstr(desc, 1, pi-2)
+	typ := "base port 0"
+	ti := awkMatch(desc, typ)
+	if ti == 0 {
+		typ = "enhanced port 0"
+		if ti = awkMatch(desc, typ); ti != 0 {
+			desc = awkSubstr(desc, 1, ti-2)
+		}
+	} else {
+		desc = awkSubstr(desc, 1, ti-2)
+	}
+	head := f.get(1) + "\t: 0x" + awkSubstr(f.get(3), 4, 16) + " ports " + f.get(2) + " " + desc + " "
+	if ti == 0 {
+		return head + pinfo
+	}
+	return head + typ + " " + pinfo
+}
+
+// awkAfterHash is match($0, "#[ \t]*")+RLENGTH: the position just after
+// the first '#' and the blanks that follow it (0-1 = -1+0 when there is
+// no '#', which substr treats as the whole line).
+func awkAfterHash(s string) int {
+	i := strings.IndexByte(s, '#')
+	if i < 0 {
+		return 0 + -1
+	}
+	j := i + 1
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	return (i + 1) + (j - i)
+}
+
+// awkMatch is match(s, lit) for a literal pattern: its 1-based position,
+// 0 when absent.
+func awkMatch(s, lit string) int { return strings.Index(s, lit) + 1 }
+
+// awkSubstr is awk's substr(s, m[, n]), 1-based, clipped to the string.
+func awkSubstr(s string, m int, n ...int) string {
+	length := len(s) - m + 1
+	if len(n) > 0 {
+		length = n[0]
+	}
+	if m < 1 {
+		length += m - 1
+		m = 1
+	}
+	if m > len(s) || length <= 0 {
+		return ""
+	}
+	if m-1+length > len(s) {
+		length = len(s) - m + 1
+	}
+	return s[m-1 : m-1+length]
+}
+
+type awkFieldList []string
+
+// awkFields splits a line as awk's default FS does (blanks and tabs).
+func awkFields(s string) awkFieldList {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
+}
+
+func (f awkFieldList) get(i int) string {
+	if i < 1 || i > len(f) {
+		return ""
+	}
+	return f[i-1]
+}

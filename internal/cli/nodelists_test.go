@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+var nodeListTools = []string{"ibhosts", "ibswitches", "ibrouters", "ibnodes"}
+
+// TestNodeListsMatchInfinibandDiags runs the infiniband-diags scripts
+// (which call ibnetdiscover) and ours on the shared fabrics.
+func TestNodeListsMatchInfinibandDiags(t *testing.T) {
+	for _, tc := range discoveryTopologies {
+		t.Run(tc.topology, func(t *testing.T) {
+			f := sharedFabric(t, tc.topology)
+			for _, tool := range nodeListTools {
+				conform(t, f, tc.hosts[len(tc.hosts)-1], tool)
+			}
+			conform(t, f, "", "ibswitches", "-t", "500", "-y", "0")
+		})
+	}
+}
+
+// TestNodeListsArguments checks the scripts' own argument handling (usage
+// goes to stdout with exit 255) without a fabric.
+func TestNodeListsArguments(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	for _, args := range []string{"-h", "--help", "-x", "-C", "-C -P", "-t -5", "a b", "-"} {
+		for _, tool := range []string{"ibhosts", "ibnodes"} {
+			conform(t, f, "", tool, strings.Fields(args)...)
+		}
+	}
+}
+
+// TestNodeListsFromTopologyFiles feeds topology files to the scripts and
+// to ours: the awk field arithmetic and dash's echo are reproduced, odd
+// lines included.
+func TestNodeListsFromTopologyFiles(t *testing.T) {
+	dir := t.TempDir()
+	f := sharedFabric(t, "fattree-50.net")
+	topo := filepath.Join(dir, "fattree.topo")
+	if r := runSim(f, "", "ibnetdiscover", "-g", topo); r.Code != 0 {
+		t.Fatal(r)
+	}
+	odd := filepath.Join(dir, "odd.topo")
+	if err := os.WriteFile(odd, []byte(strings.Join([]string{
+		`Switch	8 "Switch1"`,
+		`Switch	8 "S-0000000000200000"		# "port 0 here" enhanced port 0 lid 1 lmc 0`,
+		`Switch	36 "S-0000000000000001"		#	"no port info"`,
+		`Rt	2 "R-0000000000000002"		# "router \t tab"`,
+		`Ca	2 "H-0000000000100000"		# "ibwarn: in a name"`,
+		`ibpanic: a message`,
+		`Ca nohash`,
+		`Ca	1 "H-0000000000100001"		# "back\\slash \c cut here"`,
+		`Ca	1 "H-0000000000100002"		# "never printed"`,
+	}, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{topo, odd, filepath.Join(dir, "missing")} {
+		for _, tool := range nodeListTools {
+			want := runDiagsScript(t, tool, file)
+			got := runSim(f, "", tool, file)
+			simfabric.Compare(t, tool+" "+filepath.Base(file), want, got)
+			if got.Stderr != want.Stderr {
+				t.Errorf("%s %s: stderr %q, want %q", tool, file, got.Stderr, want.Stderr)
+			}
+		}
+	}
+}
+
+// runDiagsScript runs an infiniband-diags script on a topology file (no fabric
+// needed).
+func runDiagsScript(t *testing.T, tool string, args ...string) simfabric.Result {
+	t.Helper()
+	simfabric.RequireTools(t, tool)
+	path := "/usr/sbin/" + tool
+	if p, err := exec.LookPath(tool); err == nil {
+		path = p
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(context.Background(), path, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return simfabric.Result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
+}
+
+func TestNodeListsJSON(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	r := runSim(f, "", "ibnodes", "--json")
+	var doc struct {
+		Nodes []nodeDoc `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
+		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
+	}
+	var types []string
+	for _, n := range doc.Nodes {
+		types = append(types, n.Type)
+	}
+	if strings.Join(types, " ") != "ca ca ca switch switch" || doc.Nodes[0].GUID != "0x0000000000100006" {
+		t.Errorf("nodes %v", doc.Nodes)
+	}
+	if r := runSim(f, "", "ibhosts", "--json", "some.topo"); r.Code != ExitUsage {
+		t.Errorf("--json with a topology file: exit %d", r.Code)
+	}
+}
+
+func TestAwkSubstr(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		m    int
+		n    []int
+		want string
+	}{
+		{"hello", 1, nil, "hello"},
+		{"hello", 0, nil, "hello"},
+		{"hello", -1, nil, "hello"},
+		{"hello", 2, []int{3}, "ell"},
+		{"hello", 0, []int{2}, "h"},
+		{"hello", 1, []int{-2}, ""},
+		{"hello", 4, []int{16}, "lo"},
+		{"hello", 9, nil, ""},
+	} {
+		if got := awkSubstr(tc.s, tc.m, tc.n...); got != tc.want {
+			t.Errorf("substr(%q, %d, %v) = %q, want %q", tc.s, tc.m, tc.n, got, tc.want)
+		}
+	}
+}
