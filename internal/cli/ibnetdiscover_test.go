@@ -283,3 +283,32 @@ func TestIbnetdiscoverDiffAgainstTheLiveFabric(t *testing.T) {
 		t.Errorf("the lost link is not in the diff:\n%s", r.Stdout)
 	}
 }
+
+// TestIbnetdiscoverMellanoxExtendedPortInfo: on Mellanox devices at QDR
+// libibnetdisc also asks for the vendor's extended PortInfo (FDR10), which
+// changes its SMP order and the speed column; ibdiag.conf MLX_EPI=false
+// turns that off.
+func TestIbnetdiscoverMellanoxExtendedPortInfo(t *testing.T) {
+	base, err := os.ReadFile(simfabric.TopologyPath("fattree-50.net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "ibdiag.conf")
+	if err := os.WriteFile(conf, []byte("MLX_EPI=false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, speed := range []string{"QDR", "FDR10"} {
+		t.Run(speed, func(t *testing.T) {
+			topo := filepath.Join(dir, speed+".net")
+			if err := os.WriteFile(topo, []byte(strings.ReplaceAll(string(base), "4xEDR", "4x"+speed)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f := simfabric.StartT(t, topo)
+			for _, flags := range []string{"", "-p", "-s -m", "-f", "-z " + conf + " -m"} {
+				conformNorm(t, f, "", "ibnetdiscover", strings.Fields(flags)...)
+				conformNorm(t, f, "node0030", "ibnetdiscover", strings.Fields(flags)...)
+			}
+		})
+	}
+}
