@@ -1,0 +1,677 @@
+package cli
+
+// ibportstate: query a port's state, speed and width, or change them
+// (infiniband-diags 44's ibportstate), with the same SMPs in the same
+// order and the same output.
+//
+// "ibportstate <dest> <portnum>" queries: NodeInfo, PortInfo (on a switch
+// port 0's first, for the capability mask), MlnxExtPortInfo on the devices
+// libibmad knows to have it, and on an Active switch port the peer port
+// over a directed route one hop further (from a LID target that is a
+// combined LID+DR route, which ibsim does not forward). Link width and
+// speed mismatches with the peer are warned about on stderr as libibmad's
+// IBWARN lines.
+//
+// Writes happen only with an operation: enable, disable, on, off, reset,
+// down, arm, active (one of them), and speed, espeed, fdr10, width, vls,
+// mtu, lid, smlid, lmc, mkey, mkeylease, mkeyprot with a value (any
+// number of them). The SubnSet(PortInfo) carries the port's current
+// PortInfo with the changes, as the C tool builds it: PortState and
+// PhysState NOP unless the operation sets them, the enabled speeds and
+// width always written (0, the default, is NOP), a LID or SM LID of 0 or
+// 0xFFFF replaced by 0x1234 (an SMA refuses 0). fdr10 first sets
+// MlnxExtPortInfo. Each Set prints the port as the reply has it ("After
+// PortInfo set:").
+//
+// Safety (not in the C tool): disable, off, down and reset of the local
+// port (the one ibtool reaches the fabric through) are refused unless
+// --force is given; ibtool finds the local node with a 0-hop NodeInfo
+// only when such an operation is asked for.
+//
+// Failures as sminfo's: the C tool's IBEXIT line on stdout in compat use
+// ("ibportstate: iberror: failed: smp query portinfo failed"), one line on
+// stderr as "ibtool ibportstate", where bad operations and values are
+// usage errors (exit 2).
+//
+// Deliberate differences: port numbers and values must be numbers (C's
+// strtol/strtoull read "x" as 0, i.e. port 0 or a NOP); a non-numeric mkey
+// value is an error (C prompts for it with getpass).
+//
+// JSON (--json): {"target" (portid2str), "port", "node_type" ("switch" or
+// "ca"), "operation" ("query", "enable", ...), "changes" ({"speed": 1,
+// ...}), "port_info" (mad's JSON; m_key null unless -K),
+// "mlnx_ext_port_info", "port_info_after_set",
+// "mlnx_ext_port_info_after_set", "note" ("Port is already in enable
+// state"), "peer" {"target", "port", "node_type", "port_info",
+// "mlnx_ext_port_info"}, "warnings" (the IBWARN texts)}.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/rpc"
+)
+
+func init() { register(newIbportstateCmd) }
+
+type ibportstateOptions struct {
+	Common
+	force bool
+}
+
+const ibportstateOps = "enable, disable, on, off, reset, speed, espeed, fdr10,\n" +
+	"\twidth, query, down, arm, active, vls, mtu, lid, smlid, lmc,\n" +
+	"\tmkey, mkeylease, mkeyprot"
+
+func newIbportstateCmd(env *Env) *cobra.Command {
+	opts := &ibportstateOptions{}
+	cmd := toolCommand("ibportstate [options] <dest dr_path|lid|guid> <portnum> [<op> [<value>]]...", "Query or change a port's state, speed and width")
+	cmd.Long = "ibportstate shows a port's state, LIDs, width and speed (and its peer's, for an Active\n" +
+		"switch port), or changes them with an operation.\n\nSupported ops: " + ibportstateOps + "\n\n" +
+		"Disabling, resetting or downing the local port needs --force."
+	cmd.Example = `  ibportstate -C qib0 -P 1 3 1 disable   # by CA name, CA Port Number, lid, physical port number
+  ibportstate -C qib0 -P 1 3 1 enable    # by CA name, CA Port Number, lid, physical port number
+  ibportstate -D 0 1                     # (query) by direct route
+  ibportstate 3 1 reset                  # by lid
+  ibportstate 3 1 speed 1                # by lid
+  ibportstate 3 1 width 1                # by lid
+  ibportstate -D 0 1 lid 0x1234 arm      # by direct route`
+	cmd.Flags().BoolVar(&opts.force, "force", false, "allow disable, off, down and reset of the local port")
+	setupCommon(env, cmd, &opts.Common, "")
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) < 2 {
+			return usageErrorf("expected <dest dr_path|lid|guid> <portnum> [<op>]")
+		}
+		return ibFail(env, &opts.Common, "ibportstate", runIbportstate(env, opts, args))
+	}
+	return cmd
+}
+
+// portOp is one of ibportstate's operations (port_args in the C tool).
+type portOp struct {
+	name     string
+	hasValue bool
+	check    func(v uint64) string // the C tool's complaint about a bad value, "" if fine
+}
+
+func maxCheck(what string, max uint64) func(uint64) string {
+	return func(v uint64) string {
+		if v > max {
+			return fmt.Sprintf("invalid %s %d", what, v)
+		}
+		return ""
+	}
+}
+
+func rangeCheck(what string, lo, hi uint64) func(uint64) string {
+	return func(v uint64) string {
+		if v < lo || v > hi {
+			return fmt.Sprintf("invalid %s %d", what, v)
+		}
+		return ""
+	}
+}
+
+func lidCheck(what string) func(uint64) string {
+	return func(v uint64) string {
+		if v == 0 || v >= 0xC000 {
+			return fmt.Sprintf("invalid %s value 0x%x", what, v)
+		}
+		return ""
+	}
+}
+
+var portOps = []portOp{
+	{"query", false, nil},
+	{"enable", false, nil},
+	{"reset", false, nil},
+	{"disable", false, nil},
+	{"speed", true, maxCheck("speed value", 15)},
+	{"espeed", true, maxCheck("extended speed value", 31)},
+	{"fdr10", true, maxCheck("fdr10 speed value", 1)},
+	{"width", true, func(v uint64) string {
+		if v > 31 && v != 255 {
+			return fmt.Sprintf("invalid width value %d", v)
+		}
+		return ""
+	}},
+	{"down", false, nil},
+	{"arm", false, nil},
+	{"active", false, nil},
+	{"vls", true, rangeCheck("vls value", 1, 5)},
+	{"mtu", true, rangeCheck("mtu value", 1, 5)},
+	{"lid", true, lidCheck("lid")},
+	{"smlid", true, lidCheck("smlid")},
+	{"lmc", true, maxCheck("lmc value", 7)},
+	{"mkey", true, nil},
+	{"mkeylease", true, maxCheck("mkey lease time", 0xFFFF)},
+	{"mkeyprot", true, maxCheck("mkey protection bit setting", 3)},
+	{"on", false, nil},
+	{"off", false, nil},
+}
+
+// ibportstateResult is ibportstate's JSON output.
+type ibportstateResult struct {
+	Target          string            `json:"target"`
+	Port            int               `json:"port"`
+	NodeType        string            `json:"node_type"`
+	Operation       string            `json:"operation"`
+	Changes         map[string]uint64 `json:"changes,omitempty"`
+	PortInfo        json.RawMessage   `json:"port_info"`
+	MlnxExtPortInfo json.RawMessage   `json:"mlnx_ext_port_info,omitempty"`
+	PortInfoAfter   json.RawMessage   `json:"port_info_after_set,omitempty"`
+	MlnxAfter       json.RawMessage   `json:"mlnx_ext_port_info_after_set,omitempty"`
+	Note            string            `json:"note,omitempty"`
+	Peer            *ibportstatePeer  `json:"peer,omitempty"`
+	Warnings        []string          `json:"warnings,omitempty"`
+}
+
+type ibportstatePeer struct {
+	Target          string          `json:"target"`
+	Port            int             `json:"port"`
+	NodeType        string          `json:"node_type"`
+	PortInfo        json.RawMessage `json:"port_info"`
+	MlnxExtPortInfo json.RawMessage `json:"mlnx_ext_port_info,omitempty"`
+}
+
+// portState is one ibportstate run.
+type portState struct {
+	env  *Env
+	opts *ibportstateOptions
+	eng  *rpc.Engine
+	ctx  context.Context
+	mkey uint64
+	out  strings.Builder
+	res  ibportstateResult
+}
+
+func runIbportstate(env *Env, opts *ibportstateOptions, args []string) error {
+	pn, err := endport.ParseUint(args[1], 8)
+	if err != nil {
+		return usageErrorf("invalid port number %q: %v", args[1], err)
+	}
+	portnum := int(pn)
+	s := &portState{env: env, opts: opts, ctx: context.Background()}
+	if s.mkey, err = ibMKey(&opts.Common); err != nil {
+		return err
+	}
+	if s.eng, err = ibOpen(env, &opts.Common); err != nil {
+		return err
+	}
+	defer s.eng.Close()
+	dest, err := ibResolve(s.ctx, s.eng, &opts.Common, args[0])
+	if err != nil {
+		return err
+	}
+	s.res.Target, s.res.Port = dest.String(), portnum
+
+	// The operations, checked as the C tool checks them, in order.
+	op := ""
+	values := map[string]uint64{}
+	ops := args[2:]
+	for i := 0; i < len(ops); i++ {
+		var o *portOp
+		for j := range portOps {
+			if portOps[j].name == ops[i] {
+				o = &portOps[j]
+			}
+		}
+		if o == nil {
+			return &ibFailure{cmsg: "invalid operation: " + ops[i], code: ExitUsage}
+		}
+		if !o.hasValue {
+			if op != "" {
+				return &ibFailure{cmsg: o.name + " only one of: query, enable, disable, reset, down, arm, active, can be specified", code: ExitUsage}
+			}
+			op = o.name
+			continue
+		}
+		if i++; i >= len(ops) {
+			return &ibFailure{cmsg: o.name + " requires an additional parameter", code: ExitUsage}
+		}
+		v, err := endport.ParseUint(ops[i], 64)
+		if err != nil {
+			if o.name == "mkey" {
+				return &ibFailure{cmsg: "Bad new M_Key\n", err: err, code: ExitUsage}
+			}
+			return &ibFailure{cmsg: fmt.Sprintf("invalid %s value %s", o.name, ops[i]), err: err, code: ExitUsage}
+		}
+		if o.check != nil {
+			if msg := o.check(v); msg != "" {
+				return &ibFailure{cmsg: msg, code: ExitUsage}
+			}
+		}
+		values[o.name] = v
+	}
+	changed := len(values) > 0
+	if op == "" {
+		op = "query"
+	}
+	s.res.Operation = op
+	if changed {
+		s.res.Changes = values
+	}
+	err = s.run(dest, portnum, op, values)
+	if err != nil && !opts.JSON {
+		fmt.Fprint(env.IO.Out, s.out.String()) // what the C tool printed before failing
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(env.IO.Out, &s.res)
+	}
+	_, err = fmt.Fprint(env.IO.Out, s.out.String())
+	return err
+}
+
+// run does the SMPs of one ibportstate run, printing into s.out.
+func (s *portState) run(dest ibPortID, portnum int, op string, values map[string]uint64) error {
+	changed := len(values) > 0
+	ni, err := s.nodeInfo(dest)
+	if err != nil {
+		return err
+	}
+	isSwitch := ni.NodeType == mad.NodeTypeSwitch
+	s.res.NodeType = ibNodeTypeName(isSwitch)
+	_, mkey := values["mkey"]
+	_, lease := values["mkeylease"]
+	_, prot := values["mkeyprot"]
+	if (mkey || lease || prot) && isSwitch && portnum != 0 {
+		return &ibFailure{cmsg: "Can't set M_Key fields on switch port != 0", code: ExitUsage}
+	}
+	if err := s.guardLocal(ni, isSwitch, portnum, op); err != nil {
+		return err
+	}
+	kind := "CA/RT"
+	if isSwitch {
+		kind = "Switch"
+	}
+	if op != "query" || changed {
+		fmt.Fprintf(&s.out, "Initial %s PortInfo:\n", kind)
+	} else {
+		fmt.Fprintf(&s.out, "%s PortInfo:\n", kind)
+	}
+	pi, raw, espeed, err := s.portInfo(dest, portnum, isSwitch)
+	if err != nil {
+		return err
+	}
+	s.showPortInfo(dest, &pi, portnum, espeed, isSwitch)
+	s.res.PortInfo = s.keyless(&pi)
+	mepiRaw := make([]byte, mad.SMPDataSize) // data2: stays zero when unsupported
+	if s.mlnxEPI(ni) {
+		if mepiRaw, err = s.mlnxExtPortInfo(dest, portnum); err != nil {
+			return err
+		}
+		s.showMlnx(dest, mepiRaw, portnum, &s.res.MlnxExtPortInfo)
+	}
+
+	if op != "query" || changed {
+		return s.set(dest, portnum, op, values, pi, raw, mepiRaw, espeed, isSwitch)
+	}
+	if isSwitch && portnum != 0 && pi.PortState == mad.PortState(4) {
+		return s.peer(dest, portnum, &pi, mepiRaw, espeed)
+	}
+	return nil
+}
+
+func ibNodeTypeName(isSwitch bool) string {
+	if isSwitch {
+		return "switch"
+	}
+	return "ca"
+}
+
+// nodeInfo is get_node_info.
+func (s *portState) nodeInfo(dest ibPortID) (*mad.NodeInfo, error) {
+	data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrNodeInfo, 0, s.mkey, nil)
+	var ni mad.NodeInfo
+	if err == nil {
+		err = ni.Unmarshal(data)
+	}
+	if err != nil {
+		return nil, &ibFailure{cmsg: "smp query nodeinfo failed", fn: "get_node_info", err: err, stderr: ibWarns(err)}
+	}
+	return &ni, nil
+}
+
+// portInfo is get_port_info: on a switch port 0's PortInfo first, whose
+// capability mask says whether the extended speed fields are valid.
+func (s *portState) portInfo(dest ibPortID, portnum int, isSwitch bool) (mad.PortInfo, []byte, bool, error) {
+	var capPort mad.PortInfo
+	if isSwitch {
+		data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrPortInfo, 0, s.mkey, nil)
+		if err == nil {
+			err = capPort.Unmarshal(data)
+		}
+		if err != nil {
+			return mad.PortInfo{}, nil, false, &ibFailure{cmsg: "smp query port 0 portinfo failed", fn: "get_port_info", err: err, stderr: ibWarns(err)}
+		}
+	}
+	var pi mad.PortInfo
+	data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrPortInfo, uint32(portnum), s.mkey, nil)
+	if err == nil {
+		err = pi.Unmarshal(data)
+	}
+	if err != nil {
+		return mad.PortInfo{}, nil, false, &ibFailure{cmsg: "smp query portinfo failed", fn: "get_port_info", err: err, stderr: ibWarns(err)}
+	}
+	if !isSwitch {
+		capPort = pi
+	}
+	return pi, data, capPort.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0, nil
+}
+
+// showPortInfo is show_port_info: the states, LIDs, widths and speeds,
+// and the M_Key fields where a port has them (CAs, switch port 0).
+func (s *portState) showPortInfo(dest ibPortID, pi *mad.PortInfo, portnum int, espeed, isSwitch bool) {
+	fields := []string{"PortState", "PortPhysicalState", "LID", "MasterSMLID", "LMC",
+		"LinkWidthSupported", "LinkWidthEnabled", "LinkWidthActive",
+		"LinkSpeedSupported", "LinkSpeedEnabled", "LinkSpeedActive"}
+	if espeed {
+		fields = append(fields, "LinkSpeedExtSupported", "LinkSpeedExtEnabled", "LinkSpeedExtActive")
+	}
+	if !isSwitch || portnum == 0 {
+		fields = append(fields, "MKey", "MKeyLeasePeriod", "MKeyProtectBits")
+	}
+	fmt.Fprintf(&s.out, "# Port info: %s port %d\n", dest, portnum)
+	for _, name := range fields {
+		f := pi.Desc().Field(name)
+		value := "<not displayed>"
+		if !f.Key || s.opts.ShowKeys {
+			value, _ = mad.FormatIBMAD(pi, name)
+		}
+		s.out.WriteString(mad.DottedLine(f.Label, value) + "\n")
+	}
+}
+
+// mlnxEPI is is_mlnx_ext_port_info_supported: the Mellanox devices whose
+// SMA has MlnxExtPortInfo, unless ibdiag.conf says MLX_EPI=false.
+func (s *portState) mlnxEPI(ni *mad.NodeInfo) bool {
+	if !s.opts.MlxEPI {
+		return false
+	}
+	dev, bull := ni.DeviceID, ni.VendorID == 0x119f
+	in := func(lo, hi uint16) bool { return dev >= lo && dev <= hi }
+	switch {
+	case in(0xc738, 0xc73b), dev == 0xc839, dev == 0xcb20, dev == 0xcf08, dev == 0xcf09, dev == 0xd2f0:
+		return true // switches
+	case bull && (dev == 0x1b02 || dev == 0x1b50 || dev == 0x1ba0 || in(0x1bd0, 0x1bd5) || dev == 0x1bf0):
+		return true
+	case in(0x1003, 0x101b), dev == 0xa2d2:
+		return true // CAs
+	case bull && (dev == 0x1b33 || dev == 0x1b73 || dev == 0x1b40 || dev == 0x1b41 || dev == 0x1b60 || dev == 0x1b61 ||
+		dev == 0x1b83 || dev == 0x1b93 || dev == 0x1b94 || dev == 0x1bb4 || dev == 0x1bb5 || in(0x1bc4, 0x1bc6)):
+		return true
+	}
+	return false
+}
+
+func (s *portState) mlnxExtPortInfo(dest ibPortID, portnum int) ([]byte, error) {
+	data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrMlnxExtPortInfo, uint32(portnum), s.mkey, nil)
+	if err != nil {
+		return nil, &ibFailure{cmsg: "smp query ext portinfo failed", fn: "get_mlnx_ext_port_info", err: err, stderr: ibWarns(err)}
+	}
+	return data, nil
+}
+
+func (s *portState) showMlnx(dest ibPortID, raw []byte, portnum int, into *json.RawMessage) {
+	var m mad.MlnxExtPortInfo
+	_ = m.Unmarshal(raw)
+	fmt.Fprintf(&s.out, "# MLNX ext Port info: %s port %d\n%s", dest, portnum, mad.Dotted(&m, nil))
+	*into, _ = json.Marshal(&m)
+}
+
+// keyless is a structure's JSON with its keys null unless -K.
+func (s *portState) keyless(st mad.Struct) json.RawMessage {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil
+	}
+	if !s.opts.ShowKeys {
+		for _, f := range st.Desc().Fields {
+			if f.Key {
+				re := regexp.MustCompile(`"` + regexp.QuoteMeta(f.JSONName) + `":("[^"]*"|[0-9]+)`)
+				b = re.ReplaceAll(b, []byte(`"`+f.JSONName+`":null`))
+			}
+		}
+	}
+	return b
+}
+
+// set builds and sends the SubnSet(PortInfo) (and, for fdr10, the
+// SubnSet(MlnxExtPortInfo) before it) from the port's current PortInfo.
+func (s *portState) set(dest ibPortID, portnum int, op string, values map[string]uint64, pi mad.PortInfo, raw, mepiRaw []byte, espeed, isSwitch bool) error {
+	has := func(name string) bool { _, ok := values[name]; return ok }
+	physState := pi.PortPhysicalState
+	// An SMA refuses LID 0: keep the Set valid unless asked for a LID.
+	if !has("lid") && (pi.LID == 0 || pi.LID == 0xFFFF) {
+		pi.LID = 0x1234
+	}
+	if !has("smlid") && (pi.MasterSMLID == 0 || pi.MasterSMLID == 0xFFFF) {
+		pi.MasterSMLID = 0x1234
+	}
+	pi.PortState, pi.PortPhysicalState = 0, 0 // NOP
+	switch op {
+	case "on":
+		if physState != mad.PhysPortState(3) {
+			s.out.WriteString("Port is already in enable state\n")
+			s.res.Note = "Port is already in enable state"
+			return nil
+		}
+		pi.PortPhysicalState = 2 // Polling
+	case "enable", "reset":
+		pi.PortPhysicalState = 2
+	case "off", "disable":
+		s.out.WriteString("Disable may be irreversible\n")
+		pi.PortPhysicalState = 3
+	case "down":
+		pi.PortState = 1
+	case "arm":
+		pi.PortState = 3
+	case "active":
+		pi.PortState = 4
+	}
+	// Always written; 0 (the default) means no change.
+	pi.LinkSpeedEnabled = uint8(values["speed"])
+	pi.LinkSpeedExtEnabled = uint8(values["espeed"])
+	pi.LinkWidthEnabled = uint8(values["width"])
+	if has("vls") {
+		pi.OperationalVLs = mad.OperVLs(values["vls"])
+	}
+	if has("mtu") {
+		pi.NeighborMTU = mad.MTU(values["mtu"])
+	}
+	if has("lid") {
+		pi.LID = uint16(values["lid"])
+	}
+	if has("smlid") {
+		pi.MasterSMLID = uint16(values["smlid"])
+	}
+	if has("lmc") {
+		pi.LMC = uint8(values["lmc"])
+	}
+	if has("fdr10") {
+		var m mad.MlnxExtPortInfo
+		_ = m.Unmarshal(mepiRaw)
+		m.StateChangeEnable = 1 // FDR10
+		m.LinkSpeedEnabled = uint8(values["fdr10"])
+		data := append([]byte(nil), mepiRaw...)
+		if err := m.Marshal(data); err != nil {
+			return err
+		}
+		reply, err := ibSMP(s.ctx, s.eng, dest, mad.MethodSet, mad.AttrMlnxExtPortInfo, uint32(portnum), s.mkey, data)
+		if err != nil {
+			return &ibFailure{cmsg: "smp set MLNX ext portinfo failed", fn: "set_mlnx_ext_port_info", err: err, stderr: ibWarns(err)}
+		}
+		s.out.WriteString("\nAfter MLNXExtendedPortInfo set:\n")
+		s.showMlnx(dest, reply, portnum, &s.res.MlnxAfter)
+	}
+	if has("mkey") {
+		pi.MKey = values["mkey"]
+	}
+	if has("mkeylease") {
+		pi.MKeyLeasePeriod = uint16(values["mkeylease"])
+	}
+	if has("mkeyprot") {
+		pi.MKeyProtectBits = uint8(values["mkeyprot"])
+	}
+	data := append([]byte(nil), raw...) // keeps what the field table does not know
+	if err := pi.Marshal(data); err != nil {
+		return err
+	}
+	mod := uint32(portnum)
+	if espeed {
+		mod |= 1 << 31
+	}
+	reply, err := ibSMP(s.ctx, s.eng, dest, mad.MethodSet, mad.AttrPortInfo, mod, s.mkey, data)
+	if err != nil {
+		return &ibFailure{cmsg: "smp set portinfo failed", fn: "set_port_info", err: err, stderr: ibWarns(err)}
+	}
+	var after mad.PortInfo
+	if err := after.Unmarshal(reply); err != nil {
+		return err
+	}
+	s.out.WriteString("\nAfter PortInfo set:\n")
+	s.showPortInfo(dest, &after, portnum, espeed, isSwitch)
+	s.res.PortInfoAfter = s.keyless(&after)
+	return nil
+}
+
+// guardLocal refuses operations that take the local port's link down,
+// unless --force: the local port is the one ibtool talks through (on a
+// CA, port 0 means the port the SMP arrives on, which is that one too).
+func (s *portState) guardLocal(ni *mad.NodeInfo, isSwitch bool, portnum int, op string) error {
+	switch op {
+	case "disable", "off", "down", "reset":
+	default:
+		return nil
+	}
+	if s.opts.force {
+		return nil
+	}
+	data, err := ibSMP(s.ctx, s.eng, ibPortID{Path: []byte{0}}, mad.MethodGet, mad.AttrNodeInfo, 0, s.mkey, nil)
+	var self mad.NodeInfo
+	if err == nil {
+		err = self.Unmarshal(data)
+	}
+	if err != nil {
+		return &ibFailure{cmsg: "can't tell whether the port is the local one", err: err, stderr: true}
+	}
+	if self.NodeGUID != ni.NodeGUID || !(portnum == int(self.LocalPortNum) || portnum == 0 && !isSwitch) {
+		return nil
+	}
+	return &ibFailure{
+		cmsg: fmt.Sprintf("refusing to %s the local port (port %d of this node, which ibtool reaches the fabric through); use --force to do it anyway", op, self.LocalPortNum),
+		code: ExitUsage,
+	}
+}
+
+// peer is the C tool's check of an Active switch port's link partner:
+// the port one directed hop further, and warnings when the two ends run
+// slower or narrower than both enable.
+func (s *portState) peer(dest ibPortID, portnum int, pi *mad.PortInfo, mepiRaw []byte, espeed bool) error {
+	peer := ibPortID{LID: dest.LID, DrSLID: dest.DrSLID}
+	if dest.LID == 0 {
+		peer.Path = append(append([]byte{}, dest.Path...), byte(portnum))
+		if len(peer.Path)-1 > mad.MaxDRHops {
+			return &ibFailure{cmsg: "Too many hops"}
+		}
+	} else {
+		local, err := s.eng.Port().Info()
+		if err != nil {
+			return &ibFailure{cmsg: "could not resolve self", err: err, stderr: true}
+		}
+		peer.Path, peer.DrSLID = []byte{0, byte(portnum)}, local.LID
+	}
+	pni, err := s.nodeInfo(peer)
+	if err != nil {
+		return err
+	}
+	peerSwitch := pni.NodeType == mad.NodeTypeSwitch
+	peerPort := int(pni.LocalPortNum)
+	s.out.WriteString("Peer PortInfo:\n")
+	ppi, _, peerESpeed, err := s.portInfo(peer, peerPort, peerSwitch)
+	if err != nil {
+		return err
+	}
+	res := &ibportstatePeer{Target: peer.String(), Port: peerPort, NodeType: ibNodeTypeName(peerSwitch)}
+	s.res.Peer = res
+	peerMepi := mepiRaw // the C tool reads the peer's FDR10 bits from data2, still ours if the peer has none
+	if s.mlnxEPI(pni) {
+		if peerMepi, err = s.mlnxExtPortInfo(peer, peerPort); err != nil {
+			return err
+		}
+	}
+	s.showPortInfo(peer, &ppi, peerPort, peerESpeed, peerSwitch)
+	res.PortInfo = s.keyless(&ppi)
+	if s.mlnxEPI(pni) {
+		s.showMlnx(peer, peerMepi, peerPort, &res.MlnxExtPortInfo)
+	}
+
+	width := linkEnabled(pi.LinkWidthEnabled, pi.LinkWidthSupported, 255)
+	peerWidth := linkEnabled(ppi.LinkWidthEnabled, ppi.LinkWidthSupported, 255)
+	s.checkPeer("validate_width", "width", width&peerWidth, int(pi.LinkWidthActive), []peerRate{
+		{0x8, 8, "12x"}, {0x4, 4, "8x"}, {0x2, 2, "4x"}, {0x10, 16, "2x"}, {0x1, 1, "1x"}})
+	speed := linkEnabled(pi.LinkSpeedEnabled, pi.LinkSpeedSupported, 15)
+	peerSpeed := linkEnabled(ppi.LinkSpeedEnabled, ppi.LinkSpeedSupported, 15)
+	s.checkPeer("validate_speed", "speed", speed&peerSpeed, int(pi.LinkSpeedActive), []peerRate{
+		{0x4, 4, "10.0 Gbps"}, {0x2, 2, "5.0 Gbps"}, {0x1, 1, "2.5 Gbps"}})
+	if espeed && peerESpeed {
+		e := linkEnabled(pi.LinkSpeedExtEnabled, pi.LinkSpeedExtSupported, 31)
+		pe := linkEnabled(ppi.LinkSpeedExtEnabled, ppi.LinkSpeedExtSupported, 31)
+		s.checkPeer("validate_extended_speed", "extended speed", e&pe, int(pi.LinkSpeedExtActive), []peerRate{
+			{0x8, 8, "106.25 Gbps"}, {0x4, 4, "53.125 Gbps"}, {0x2, 2, "25.78125 Gbps"}, {0x1, 1, "14.0625 Gbps"}})
+	} else {
+		var m, pm mad.MlnxExtPortInfo
+		_ = m.Unmarshal(mepiRaw)
+		_ = pm.Unmarshal(peerMepi)
+		if m.LinkSpeedEnabled&1 != 0 && pm.LinkSpeedEnabled&1 != 0 && m.LinkSpeedActive&1 == 0 {
+			s.warn("main", fmt.Sprintf("Peer ports operating at active speed %d rather than FDR10", pi.LinkSpeedActive))
+		}
+	}
+	return nil
+}
+
+// linkEnabled is get_link_width/get_link_speed(_ext): the enabled set, or
+// the supported one when enabled says "all supported".
+func linkEnabled(enabled, supported uint8, all uint8) uint8 {
+	if enabled == all {
+		return supported
+	}
+	return enabled
+}
+
+type peerRate struct {
+	bit    uint8
+	active int
+	text   string
+}
+
+// checkPeer warns when the best rate both ends enable is not the active
+// one (validate_width, validate_speed, validate_extended_speed).
+func (s *portState) checkPeer(fn, what string, common uint8, active int, rates []peerRate) {
+	for _, r := range rates {
+		if common&r.bit == 0 {
+			continue
+		}
+		if active != r.active {
+			s.warn(fn, fmt.Sprintf("Peer ports operating at active %s %d rather than %d (%s)", what, active, r.active, r.text))
+		}
+		return
+	}
+}
+
+// warn is libibmad's IBWARN: a line on stderr.
+func (s *portState) warn(fn, msg string) {
+	s.res.Warnings = append(s.res.Warnings, msg)
+	fmt.Fprintf(s.env.IO.Err, "ibwarn: [%d] %s: %s\n", os.Getpid(), fn, msg)
+}
