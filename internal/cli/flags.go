@@ -29,6 +29,7 @@ type Common struct {
 	Debug    int
 	Version  bool
 	JSON     bool
+	Stats    bool
 
 	// From ibdiag.conf only.
 	SAKey  string
@@ -100,6 +101,7 @@ func addCommonFlags(fs *pflag.FlagSet, c *Common, exclude string) {
 		f.add(fs, c, f.short, f.long)
 	}
 	fs.BoolVar(&c.JSON, "json", false, "print the result as JSON")
+	fs.BoolVar(&c.Stats, "stats", false, "print how many MADs were sent, retried and lost to stderr at the end")
 	fs.SortFlags = false
 }
 

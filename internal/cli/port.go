@@ -36,7 +36,26 @@ func openEngine(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
 	if c.Debug > 0 {
 		opt.Trace = traceTo(env.IO.Err, c.Debug)
 	}
-	return rpc.New(port, opt), nil
+	eng := rpc.New(port, opt)
+	if c.Stats {
+		env.engines = append(env.engines, eng)
+	}
+	return eng, nil
+}
+
+// printStats reports the engines' MAD counts (--stats), after the command.
+func printStats(env *Env) {
+	var s rpc.Stats
+	for _, e := range env.engines {
+		es := e.Stats()
+		s.Sent += es.Sent
+		s.Retried += es.Retried
+		s.Lost += es.Lost
+		s.Unmatched += es.Unmatched
+	}
+	if len(env.engines) > 0 {
+		fmt.Fprintf(env.IO.Err, "ibtool: MADs sent %d, retried %d, lost %d, unmatched replies %d\n", s.Sent, s.Retried, s.Lost, s.Unmatched)
+	}
 }
 
 // selectLocal resolves -C/-P. Without them the transport picks its default

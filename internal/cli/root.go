@@ -29,6 +29,8 @@ type Env struct {
 	Transport umad.Opener
 	// verbosity is the running command's -v count, for error details.
 	verbosity int
+	// engines are the MAD engines opened with --stats.
+	engines []*rpc.Engine
 }
 
 // commandBuilders is filled by each command file's init function.
@@ -53,6 +55,7 @@ func run(args []string, env *Env) int {
 	}
 	root.SetArgs(argv)
 	cmd, err := root.ExecuteC()
+	printStats(env)
 	if err == nil || errors.Is(err, errVersionShown) {
 		return ExitOK
 	}

@@ -145,3 +145,15 @@ func TestSmpdumpDecode(t *testing.T) {
 		t.Fatalf("--json -p: %v %+v", err, r)
 	}
 }
+
+func TestStatsCountsMADs(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	r := runSim(f, "", "smpdump", "--stats", "-t", "50", "99", "0x11")
+	if !strings.Contains(r.Stderr, "ibtool: MADs sent 1, retried 0, lost 1") {
+		t.Fatalf("stderr %q", r.Stderr)
+	}
+	r = runSim(f, "", "smpdump", "--stats", "2", "0x11")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "ibtool: MADs sent 1, retried 0, lost 0") {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+}
