@@ -11,7 +11,7 @@ SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/
 SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all deps build test test-vm demo install clean
+.PHONY: all deps build test test-vm demo install clean bench
 
 all: build
 
@@ -35,6 +35,11 @@ test: deps
 # Verbs commands and the kernel umad transport in a SoftRoCE qemu guest.
 test-vm:
 	scripts/vm/test-vm.sh
+
+# Times ibtool against infiniband-diags on generated fat trees and writes
+# the results into docs/performance.md (see the method there).
+bench: deps build
+	$(GO) run ./cmd/ibbench -ibtool bin/ibtool -update docs/performance.md
 
 demo: deps build
 	scripts/demo.sh
