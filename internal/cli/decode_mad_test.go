@@ -247,7 +247,7 @@ func TestDecodeMADOtherClasses(t *testing.T) {
 			Name     string         `json:"attribute_name"`
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.MADs) != 1 || got.MADs[0].CCHeader["cc_key"] != float64(0x1234) ||
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.MADs) != 1 || got.MADs[0].CCHeader["cc_key"] != "0x0000000000001234" ||
 		got.MADs[0].Name != "Timestamp" {
 		t.Errorf("CC MAD: %v %+v", err, r)
 	}
@@ -331,7 +331,7 @@ func TestDecodeMADJSON(t *testing.T) {
 		t.Fatalf("%v: %+v", err, r)
 	}
 	m := got.MADs[0]
-	if m.Summary != "SubnAdmGetTable(PathRecord) status 0x0000 (success)" || m.SAHeader["component_mask"] != 48.0 ||
+	if m.Summary != "SubnAdmGetTable(PathRecord) status 0x0000 (success)" || m.SAHeader["component_mask"] != "0x0000000000000030" ||
 		strings.Join(m.CompMask, " ") != "DLID SLID" || m.Attribute["dlid"] != 7.0 || m.Attribute["slid"] != 2.0 {
 		t.Errorf("%+v", m)
 	}

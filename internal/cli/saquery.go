@@ -1521,15 +1521,7 @@ func saRecordJSON(d *mad.StructDesc, r []byte, showKeys bool, key, value string)
 	if s == nil || s.Unmarshal(saPad(r, d.Size)) != nil {
 		return json.RawMessage(strconv.Quote(hex.EncodeToString(r)))
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return json.RawMessage(strconv.Quote(hex.EncodeToString(r)))
-	}
-	if !showKeys {
-		for _, name := range saKeyFields(d) {
-			b = regexp.MustCompile(`"`+regexp.QuoteMeta(name)+`":("[^"]*"|[0-9]+)`).ReplaceAll(b, []byte(`"`+name+`":null`))
-		}
-	}
+	b := mad.JSON(s, showKeys)
 	if key != "" && len(b) > 1 && b[len(b)-1] == '}' {
 		v, _ := json.Marshal(value)
 		sep := ","
@@ -1539,21 +1531,6 @@ func saRecordJSON(d *mad.StructDesc, r []byte, showKeys bool, key, value string)
 		b = append(append(append(append(b[:len(b)-1:len(b)-1], sep...), strconv.Quote(key)+":"...), v...), '}')
 	}
 	return b
-}
-
-// saKeyFields lists the JSON names of d's key fields, nested ones too.
-func saKeyFields(d *mad.StructDesc) []string {
-	var names []string
-	for i := range d.Fields {
-		f := &d.Fields[i]
-		switch {
-		case f.Key:
-			names = append(names, f.JSONName)
-		case f.Hint == mad.HintStruct && f.Struct != nil:
-			names = append(names, saKeyFields(f.Struct)...)
-		}
-	}
-	return names
 }
 
 // --- the record dumps (saquery.c's dump_* functions) ---

@@ -545,7 +545,7 @@ func TestSaqueryJSONOnSim(t *testing.T) {
 		t.Errorf("--json -s: M_Key shown without -K: %v", pi)
 	}
 	_, recs = decode("-K", "-s")
-	if pi := recs[0]["port_info"].(map[string]any); pi["m_key"] != 0.0 {
+	if pi := recs[0]["port_info"].(map[string]any); pi["m_key"] != "0x0000000000000000" {
 		t.Errorf("--json -K -s: %v", pi)
 	}
 	out, _ = decode("-c")

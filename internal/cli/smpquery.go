@@ -47,7 +47,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -451,19 +450,7 @@ func (q *smpQuery) port() int { return *q.res.Port }
 
 // attrJSON is s as mad's JSON, with key fields null unless -K.
 func (q *smpQuery) attrJSON(s mad.Struct) json.RawMessage {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil
-	}
-	if !q.opts.ShowKeys {
-		for _, f := range s.Desc().Fields {
-			if f.Key {
-				re := regexp.MustCompile(`"` + regexp.QuoteMeta(f.JSONName) + `":[0-9]+`)
-				b = re.ReplaceAll(b, []byte(`"`+f.JSONName+`":null`))
-			}
-		}
-	}
-	return b
+	return mad.JSON(s, q.opts.ShowKeys)
 }
 
 func (q *smpQuery) dotted(s mad.Struct) string {

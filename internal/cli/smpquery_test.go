@@ -246,7 +246,7 @@ func TestSmpqueryJSON(t *testing.T) {
 		pi["port"] != 1.0 || info["lid"] != 2.0 || info["m_key"] != nil || info["port_state_text"] != "Active" {
 		t.Errorf("pi 2 1: %v", pi)
 	}
-	if info := run("-K", "pi", "2", "1")["port_info"].(map[string]any); info["m_key"] != 0.0 {
+	if info := run("-K", "pi", "2", "1")["port_info"].(map[string]any); info["m_key"] != "0x0000000000000000" {
 		t.Errorf("-K: m_key %v", info["m_key"])
 	}
 	ni := run("-D", "ni", "0,1")

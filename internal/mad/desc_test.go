@@ -134,7 +134,7 @@ func TestJSON(t *testing.T) {
 	got, _ = json.Marshal(pi)
 	for _, part := range []string{`"link_width_supported":3,"link_width_supported_names":["1X","4X"]`,
 		`"capability_mask":72,"capability_mask_names":["IsTrapSupported","IsSLMappingSupported"]`,
-		`"m_key":0,`, `"link_width_active":0,"link_width_active_text":"undefined (0)"`,
+		`"m_key":"0x0000000000000000",`, `"link_width_active":0,"link_width_active_text":"undefined (0)"`,
 		`"link_speed_ext_enabled2_names":[]`} {
 		if !strings.Contains(string(got), part) {
 			t.Errorf("PortInfo JSON lacks %s:\n%s", part, got)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 )
@@ -12,7 +13,9 @@ import (
 //
 // Keys are FieldDesc.JSONName (snake_case), in the description's order;
 // reserved bits are left out. Values:
-//   - dec, hex: JSON numbers (64-bit counters too)
+//   - dec: JSON numbers (64-bit counters too)
+//   - hex: JSON numbers; wider than 53 bits (keys, prefixes), "0x..."
+//     strings, since JSON readers hold numbers as doubles
 //   - guid: "0x%016x" strings
 //   - gid: IPv6 text ("fe80::2:c903:0:1234")
 //   - str: the text up to its first NUL
@@ -26,11 +29,20 @@ import (
 
 func marshalJSON(s Struct) ([]byte, error) {
 	var buf bytes.Buffer
-	writeJSONStruct(&buf, s.Desc(), Encode(s), 0)
+	writeJSONStruct(&buf, s.Desc(), Encode(s), 0, false)
 	return buf.Bytes(), nil
 }
 
-func writeJSONStruct(buf *bytes.Buffer, d *StructDesc, b []byte, base int) {
+// JSON encodes s as its MarshalJSON does, except that, unless showKeys, the
+// secret fields (M_Key, SM_Key, ...), nested ones included, are null: what
+// the commands print without -K.
+func JSON(s Struct, showKeys bool) []byte {
+	var buf bytes.Buffer
+	writeJSONStruct(&buf, s.Desc(), Encode(s), 0, !showKeys)
+	return buf.Bytes()
+}
+
+func writeJSONStruct(buf *bytes.Buffer, d *StructDesc, b []byte, base int, hideKeys bool) {
 	buf.WriteByte('{')
 	first := true
 	key := func(name string) {
@@ -47,7 +59,11 @@ func writeJSONStruct(buf *bytes.Buffer, d *StructDesc, b []byte, base int) {
 			continue
 		}
 		key(f.JSONName)
-		eachElem(buf, f, func(e int) { writeJSONValue(buf, f, b, base+f.Offset+e*f.Stride) })
+		if f.Key && hideKeys {
+			buf.WriteString("null")
+			continue
+		}
+		eachElem(buf, f, func(e int) { writeJSONValue(buf, f, b, base+f.Offset+e*f.Stride, hideKeys) })
 		switch f.Hint {
 		case HintEnum:
 			key(f.JSONName + "_text")
@@ -85,10 +101,10 @@ func eachElem(buf *bytes.Buffer, f *FieldDesc, write func(e int)) {
 	buf.WriteByte(']')
 }
 
-func writeJSONValue(buf *bytes.Buffer, f *FieldDesc, b []byte, off int) {
+func writeJSONValue(buf *bytes.Buffer, f *FieldDesc, b []byte, off int, hideKeys bool) {
 	switch f.Hint {
 	case HintStruct:
-		writeJSONStruct(buf, f.Struct, b, off)
+		writeJSONStruct(buf, f.Struct, b, off, hideKeys)
 	case HintGUID:
 		writeJSONString(buf, GUID(getBits(b, off, 64)).String())
 	case HintGID:
@@ -101,6 +117,14 @@ func writeJSONValue(buf *bytes.Buffer, f *FieldDesc, b []byte, off int) {
 		writeJSONString(buf, string(text))
 	case HintBytes:
 		writeJSONString(buf, hex.EncodeToString(b[off/8:(off+f.Width)/8]))
+	case HintHex:
+		if f.Width > 53 {
+			// JSON readers hold numbers as doubles: a 64-bit key or
+			// prefix would lose its low bits. Give it as a hex string.
+			writeJSONString(buf, fmt.Sprintf("0x%0*x", (f.Width+3)/4, getBits(b, off, f.Width)))
+			return
+		}
+		buf.WriteString(strconv.FormatUint(getBits(b, off, f.Width), 10))
 	default:
 		buf.WriteString(strconv.FormatUint(getBits(b, off, f.Width), 10))
 	}
