@@ -96,6 +96,7 @@ type Grouping struct {
 	// Chassis in libibnetdisc's order (the order they were found).
 	Chassis []*Chassis
 	info    map[*Node]*ChassisInfo
+	byGUID  map[uint64]*Chassis // the first chassis of each GUID
 	// listed mimics libibnetdisc looking chassis up in fabric->chassis,
 	// which is set only when the first GUID group is added.
 	listed bool
@@ -286,7 +287,7 @@ func at(t []int, i int) int {
 // every discovery and cache load, sets the external port numbers it
 // derives (Port.ExtNum) and returns the grouping.
 func GroupNodes(f *Fabric) *Grouping {
-	g := &Grouping{info: map[*Node]*ChassisInfo{}}
+	g := &Grouping{info: map[*Node]*ChassisInfo{}, byGUID: map[uint64]*Chassis{}}
 	switches := reversed(f.NodesOfType(NodeSwitch)) // libibnetdisc's lists run newest first
 	nodes := reversed(f.Nodes)
 
@@ -309,7 +310,7 @@ func GroupNodes(f *Fabric) *Grouping {
 			continue
 		}
 		ch := &Chassis{}
-		g.Chassis = append(g.Chassis, ch)
+		g.Chassis = append(g.Chassis, ch) // indexed once built: its GUID comes last
 		num++
 		ch.Num = int(num)
 		if !g.buildChassis(n, ch) {
@@ -317,6 +318,9 @@ func GroupNodes(f *Fabric) *Grouping {
 		}
 	}
 
+	for _, ch := range g.Chassis {
+		g.index(ch)
+	}
 	for _, n := range nodes {
 		if nodeVendor(n) == vendorVoltaire || n.SystemImageGUID() == 0 {
 			continue
@@ -324,7 +328,7 @@ func GroupNodes(f *Fabric) *Grouping {
 		if ch := g.findByGUID(n); ch != nil {
 			ch.nodeCount++
 		} else {
-			g.Chassis = append(g.Chassis, &Chassis{GUID: chassisGUIDOf(n), nodeCount: 1})
+			g.addChassis(&Chassis{GUID: chassisGUIDOf(n), nodeCount: 1})
 			g.listed = true
 		}
 	}
@@ -371,17 +375,25 @@ func (g *Grouping) failed() *Grouping {
 	return g
 }
 
+// addChassis appends a chassis to the list and to the GUID index, where
+// the first chassis of a GUID is the one a lookup finds, as in the list.
+func (g *Grouping) addChassis(ch *Chassis) {
+	g.Chassis = append(g.Chassis, ch)
+	g.index(ch)
+}
+
+func (g *Grouping) index(ch *Chassis) {
+	if _, ok := g.byGUID[ch.GUID]; !ok {
+		g.byGUID[ch.GUID] = ch
+	}
+}
+
+// findByGUID is find_chassisguid: the first chassis with n's chassis GUID.
 func (g *Grouping) findByGUID(n *Node) *Chassis {
 	if !g.listed {
 		return nil
 	}
-	guid := chassisGUIDOf(n)
-	for _, ch := range g.Chassis {
-		if ch.GUID == guid {
-			return ch
-		}
-	}
-	return nil
+	return g.byGUID[chassisGUIDOf(n)]
 }
 
 // chassisGUIDOf is libibnetdisc's get_chassisguid.

@@ -18,7 +18,7 @@ func (w *walker) complete(f *Fabric) (*Fabric, error) {
 	stop := w.startProgress()
 	routes := Routes(f)
 	for _, n := range f.Nodes {
-		o := &obsNode{guid: n.GUID, typ: n.Type, nports: n.NumPorts, path: routes[n], lid: nodeLID(n)}
+		o := &obsNode{guid: n.GUID, typ: n.Type, nports: n.NumPorts, path: routes[n], lid: nodeLID(n), dest: nodeDest(n.GUID)}
 		if o.path == nil && o.lid == 0 {
 			w.mu.Lock()
 			w.fail(n.GUID, nil, fmt.Sprintf("node %#016x", n.GUID), fmt.Errorf("no route known"))
@@ -53,14 +53,14 @@ func (w *walker) complete(f *Fabric) (*Fabric, error) {
 				if p == nil || p.PortInfo == nil {
 					continue
 				}
-				capPort := p.Info()
+				capPort := p.PortInfo
 				if n.Type == NodeSwitch {
 					capPort = nil
 					if p0 := n.Port(0); p0 != nil {
-						capPort = p0.Info()
+						capPort = p0.PortInfo
 					}
 				}
-				if !wantsMlnxExt(n.NodeInfo, p.Info(), capPort) {
+				if !wantsMlnxExt(n.NodeInfo, p.PortInfo, capPort) {
 					continue
 				}
 				w.async(func() {
@@ -73,7 +73,7 @@ func (w *walker) complete(f *Fabric) (*Fabric, error) {
 			}
 		}
 	}
-	w.wg.Wait()
+	w.run()
 	stop()
 	if err := w.ctx.Err(); err != nil {
 		return nil, err

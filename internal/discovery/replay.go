@@ -293,7 +293,7 @@ func (r *replayer) portInfo(s *replaySMP) {
 	node := s.node
 	blob := append([]byte(nil), data...)
 	blob[portInfoLocalPortOff] = byte(arrival)
-	pi := decodePortInfo(blob)
+	pi := rawPortInfo(blob)
 
 	port := node.Ports[s.mod]
 	if port == nil {
@@ -302,7 +302,7 @@ func (r *replayer) portInfo(s *replaySMP) {
 	}
 	port.PortInfo = blob
 	port.ExtNum = 0
-	port.BaseLID, port.LMC = pi.LID, pi.LMC
+	port.BaseLID, port.LMC = pi.lid(), pi.lmc()
 	if s.mod == 0 {
 		node.SMALID, node.SMALMC = port.BaseLID, port.LMC
 	} else if node.Type == NodeSwitch {
@@ -315,7 +315,7 @@ func (r *replayer) portInfo(s *replaySMP) {
 		if node.Type == NodeSwitch {
 			capPort = nil
 			if p0 := node.Ports[0]; p0 != nil {
-				capPort = decodePortInfo(p0.PortInfo)
+				capPort = p0.PortInfo
 			}
 		}
 		if ext = wantsMlnxExt(node.NodeInfo, pi, capPort); ext {
@@ -350,12 +350,12 @@ func (r *replayer) mlnxExt(s *replaySMP) {
 // follow is the end of libibnetdisc's PortInfo callback: queue a NodeInfo
 // request for whatever is behind the port, if it is to be followed.
 func (r *replayer) follow(path []byte, node *Node, port *Port) {
-	pi := decodePortInfo(port.PortInfo)
-	if port.Num == 0 || pi.PortPhysicalState != mad.PhysPortStateLinkUp {
+	pi := rawPortInfo(port.PortInfo)
+	if port.Num == 0 || pi.physState() != physLinkUp {
 		return
 	}
 	isFrom := node == r.f.From && port.Num == r.f.FromPort
-	if !(node.Type == NodeSwitch && port.Num != int(pi.LocalPortNum)) && !isFrom {
+	if !(node.Type == NodeSwitch && port.Num != pi.localPort()) && !isFrom {
 		return
 	}
 	var next []byte

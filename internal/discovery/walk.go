@@ -123,15 +123,22 @@ type walker struct {
 	lidMode bool
 	maxHops int
 
-	wg  sync.WaitGroup
 	mu  sync.Mutex // guards obs
 	obs *observations
+
+	// The work queue: queries wait here, first in first out, for one of
+	// the workers (see run).
+	qmu     sync.Mutex
+	qcond   *sync.Cond
+	queue   []func()
+	pending int // queued or running
 
 	mads, errs, ports atomic.Int64
 }
 
 func newWalker(ctx context.Context, eng *rpc.Engine, opts Options) *walker {
 	w := &walker{ctx: ctx, eng: eng, opt: opts, obs: newObservations(), maxHops: mad.MaxDRHops}
+	w.qcond = sync.NewCond(&w.qmu)
 	if opts.MaxHops > 0 && opts.MaxHops < w.maxHops {
 		w.maxHops = opts.MaxHops
 	}
@@ -195,6 +202,8 @@ type obsNode struct {
 	ndAsk bool
 	epi   map[int][]byte
 	epErr map[int]error
+	// dest and via are its engine window keys (nodeDest, probeDest).
+	dest, via string
 	// path is the shortest directed route known; lid the LID to reach the
 	// node by in LID mode (0 while unknown).
 	path []byte
@@ -215,13 +224,56 @@ func newObservations() *observations {
 
 func (n *obsNode) isSwitch() bool { return n.typ == NodeSwitch }
 
-// async runs f in a goroutine the walk waits for.
+// walkWorkers is how many queries run at once. The engine's windows bound
+// what is on the wire; the workers only have to keep them full. A pool,
+// not a goroutine per query: a big fabric has tens of thousands of
+// queries, and parked goroutines cost the garbage collector.
+const walkWorkers = 128
+
+// async queues f; run executes it.
 func (w *walker) async(f func()) {
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
+	w.qmu.Lock()
+	w.queue = append(w.queue, f)
+	w.pending++
+	w.qcond.Signal()
+	w.qmu.Unlock()
+}
+
+// run executes the queue with walkWorkers workers until it is empty and
+// nothing runs that could add to it.
+func (w *walker) run() {
+	var workers sync.WaitGroup
+	for range walkWorkers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			w.work()
+		}()
+	}
+	workers.Wait()
+}
+
+func (w *walker) work() {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	for {
+		for len(w.queue) == 0 && w.pending > 0 {
+			w.qcond.Wait()
+		}
+		if w.pending == 0 {
+			w.qcond.Broadcast()
+			return
+		}
+		f := w.queue[0]
+		w.queue[0] = nil
+		w.queue = w.queue[1:]
+		w.qmu.Unlock()
 		f()
-	}()
+		w.qmu.Lock()
+		if w.pending--; w.pending == 0 {
+			w.qcond.Broadcast()
+		}
+	}
 }
 
 // walk reads the local node and everything reachable from it.
@@ -237,7 +289,7 @@ func (w *walker) walk() error {
 	_ = ni.Unmarshal(blob)
 	w.obs.from, w.obs.fromPort = uint64(ni.NodeGUID), int(ni.LocalPortNum)
 	w.gotNodeInfo(local, portKey{}, false, blob)
-	w.wg.Wait()
+	w.run()
 	return nil
 }
 
@@ -287,15 +339,24 @@ func (w *walker) progress(done bool) Progress {
 // that no node gets more than the window whichever route reaches it.
 func nodeDest(guid uint64) string { return fmt.Sprintf("node %016x", guid) }
 
+// probeDest is the window key of the NodeInfo probes through a switch's
+// ports: every switch on a directed route handles the SMP in its SMA, and
+// the switch the probes fan out from sees them all.
+func probeDest(guid uint64) string { return fmt.Sprintf("via %016x", guid) }
+
 // get sends one SubnGet and returns the 64 attribute bytes. n is the node
 // addressed (nil for a node not known yet): it is reached by LID in LID
 // mode once its LID is known, falling back to the directed route path if
 // that gets no answer.
 func (w *walker) get(n *obsNode, path []byte, attr uint16, mod uint32) ([]byte, error) {
-	var dest string
+	return w.getVia(n, "", path, attr, mod)
+}
+
+// getVia is get with the per-destination window key of a probe.
+func (w *walker) getVia(n *obsNode, dest string, path []byte, attr uint16, mod uint32) ([]byte, error) {
 	var lid uint16
 	if n != nil {
-		dest = nodeDest(n.guid)
+		dest = n.dest
 		if w.lidMode {
 			w.mu.Lock()
 			lid = n.lid
@@ -352,9 +413,9 @@ func (w *walker) failAt(e obsError, path []byte, what string, err error) {
 
 // probe reads the NodeInfo of whatever is behind port from.port of node
 // from.guid, over path.
-func (w *walker) probe(path []byte, from portKey) {
+func (w *walker) probe(path []byte, from portKey, via string) {
 	w.async(func() {
-		blob, err := w.get(nil, path, mad.AttrNodeInfo, 0)
+		blob, err := w.getVia(nil, via, path, mad.AttrNodeInfo, 0)
 		if err != nil {
 			w.mu.Lock()
 			w.obs.probeErr[from] = err
@@ -382,7 +443,7 @@ func (w *walker) gotNodeInfo(path []byte, from portKey, hasFrom bool, blob []byt
 			ni: blob, niVia: map[int][]byte{},
 			pi: map[int][]byte{}, piErr: map[int]error{}, piAsk: map[int]bool{},
 			epi: map[int][]byte{}, epErr: map[int]error{},
-			path: path,
+			path: path, dest: nodeDest(guid), via: probeDest(guid),
 		}
 		w.obs.nodes[guid] = n
 	}
@@ -490,34 +551,23 @@ func (w *walker) portInfo(n *obsNode, port int) {
 	}
 	w.ports.Add(1)
 	n.pi[port] = blob
-	var pi mad.PortInfo
-	_ = pi.Unmarshal(blob)
-	if n.lid == 0 && validLID(pi.LID) && (port == 0 || !n.isSwitch()) {
-		n.lid = pi.LID
+	pi := rawPortInfo(blob)
+	if n.lid == 0 && validLID(pi.lid()) && (port == 0 || !n.isSwitch()) {
+		n.lid = pi.lid()
 	}
-	var cap0 *mad.PortInfo
+	capPort := pi
 	if n.isSwitch() {
-		cap0 = decodePortInfo(n.pi[0])
-	} else {
-		cap0 = &pi
+		capPort = n.pi[0]
 	}
-	epi := w.opt.Load&LoadMlnxExtPortInfo != 0 && wantsMlnxExt(n.ni, &pi, cap0)
+	epi := w.opt.Load&LoadMlnxExtPortInfo != 0 && wantsMlnxExt(n.ni, pi, capPort)
 	w.mu.Unlock()
 
 	if epi {
 		w.async(func() { w.mlnxExt(n, port) })
 	}
-	if port != 0 && pi.PortPhysicalState == mad.PhysPortStateLinkUp {
+	if port != 0 && pi.physState() == physLinkUp {
 		w.follow(n, port)
 	}
-}
-
-func decodePortInfo(b []byte) *mad.PortInfo {
-	var pi mad.PortInfo
-	if len(b) >= mad.PortInfoSize {
-		_ = pi.Unmarshal(b)
-	}
-	return &pi
 }
 
 func (w *walker) mlnxExt(n *obsNode, port int) {
@@ -555,26 +605,22 @@ func (w *walker) follow(n *obsNode, port int) {
 	w.obs.probing[key] = true
 	path := append(append(make([]byte, 0, len(n.path)+1), n.path...), byte(port))
 	w.mu.Unlock()
-	w.probe(path, key)
+	w.probe(path, key, n.via)
 }
 
 // wantsMlnxExt is libibnetdisc's test for asking a port for Mellanox's
 // extended PortInfo: a Mellanox device that knows it, the link up at QDR
 // and no extended speed active (so it may really be FDR10). capPort is
 // the port whose capability mask counts (port 0 of a switch).
-func wantsMlnxExt(nodeInfo []byte, pi, capPort *mad.PortInfo) bool {
-	var ni mad.NodeInfo
-	if len(nodeInfo) < mad.NodeInfoSize || ni.Unmarshal(nodeInfo) != nil {
+func wantsMlnxExt(nodeInfo rawNodeInfo, pi, capPort rawPortInfo) bool {
+	if !nodeInfo.ok() || !mlnxExtSupported(nodeInfo.vendorID(), nodeInfo.deviceID()) {
 		return false
 	}
-	if !mlnxExtSupported(ni.VendorID, ni.DeviceID) {
-		return false
+	espeed := uint8(0)
+	if capPort.capMask()&capExtendedSpeed != 0 {
+		espeed = pi.linkSpeedExtActive()
 	}
-	espeed := 0
-	if capPort != nil && capPort.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0 {
-		espeed = int(pi.LinkSpeedExtActive)
-	}
-	return pi.PortPhysicalState == mad.PhysPortStateLinkUp && pi.LinkSpeedActive == mad.LinkSpeedQDR && espeed == 0
+	return pi.physState() == physLinkUp && pi.linkSpeedActive() == speedQDR && espeed == 0
 }
 
 // mlnxExtSupported lists the devices libibnetdisc (infiniband-diags 44)
