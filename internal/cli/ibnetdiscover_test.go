@@ -312,3 +312,25 @@ func TestIbnetdiscoverMellanoxExtendedPortInfo(t *testing.T) {
 		})
 	}
 }
+
+// TestIbnetdiscoverWithoutSM: no subnet manager, so no LIDs and ports in
+// Init. The walk goes by directed route only; the output still matches.
+func TestIbnetdiscoverWithoutSM(t *testing.T) {
+	f := simfabric.StartOptsT(t, simfabric.Options{Topology: simfabric.TopologyPath("ibsim-2sw2path4hca2port.net"), NoSM: true})
+	for _, host := range []string{"", "Hca1"} {
+		for _, flags := range []string{"", "-p", "-s -m"} {
+			conformNorm(t, f, host, "ibnetdiscover", strings.Fields(flags)...)
+		}
+	}
+}
+
+func TestIbnetdiscoverNodeNameMap(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	file := filepath.Join(t.TempDir(), "names")
+	if err := os.WriteFile(file, []byte("0x200001 \"core switch\"\n0x100006 lone-host # comment\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range []string{"", "-p", "-l", "-g"} {
+		conformNorm(t, f, "", "ibnetdiscover", append([]string{"--node-name-map", file}, strings.Fields(flags)...)...)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -318,5 +319,33 @@ func TestLoadNames(t *testing.T) {
 	f.AddNode(&Node{GUID: 1})
 	if !f.Has(LoadNodeDesc) || f.Has(LoadMlnxExtPortInfo) {
 		t.Errorf("a fabric without Loaded should count as a cache's")
+	}
+}
+
+// TestDiscoverSurvivesRandomLoss: a fifth of the requests are lost, and
+// out of order too; with enough retries the fabric is the same as on a
+// perfect one.
+func TestDiscoverSurvivesRandomLoss(t *testing.T) {
+	want := dumpFabric(discover(t, fatTreeFake(3, 2, 3, 2), 1, Options{}))
+	f := fatTreeFake(3, 2, 3, 2)
+	f.delay = time.Millisecond
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(3, 4))
+	f.drop = func(*fakeNode, uint16, uint32) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.IntN(5) == 0
+	}
+	eng := rpc.New(f, rpc.Options{Timeout: 10 * time.Millisecond, Retries: 10, Window: 16, DestWindow: 4})
+	defer eng.Close()
+	fab, err := Discover(context.Background(), eng, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpFabric(fab); got != want {
+		t.Fatalf("with loss: %s", diffLines(want, got))
+	}
+	if eng.Stats().Retried == 0 {
+		t.Error("nothing was retried: the loss did not happen")
 	}
 }
