@@ -206,8 +206,13 @@ type obsNode struct {
 	dest, via string
 	// path is the shortest directed route known; lid the LID to reach the
 	// node by in LID mode (0 while unknown).
-	path []byte
-	lid  uint16
+	path  []byte
+	lid   uint16
+	noLID bool // a LID-routed query got no answer: DR only
+	lidOK bool // a LID-routed query was answered
+	// lidTest is closed when the first LID-routed query has decided
+	// between lidOK and noLID.
+	lidTest chan struct{}
 	// skipped are ports not followed because the route would have been
 	// too long; they are followed if a shorter route turns up.
 	skipped []int
@@ -354,20 +359,18 @@ func (w *walker) get(n *obsNode, path []byte, attr uint16, mod uint32) ([]byte, 
 
 // getVia is get with the per-destination window key of a probe.
 func (w *walker) getVia(n *obsNode, dest string, path []byte, attr uint16, mod uint32) ([]byte, error) {
-	var lid uint16
 	if n != nil {
 		dest = n.dest
-		if w.lidMode {
-			w.mu.Lock()
-			lid = n.lid
-			w.mu.Unlock()
-		}
-	}
-	if lid != 0 {
-		data, err := w.send(&rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod), Dest: dest})
-		var te *rpc.TimeoutError
-		if err == nil || !errors.As(err, &te) || w.ctx.Err() != nil {
-			return data, err
+		if lid, first := w.lidFor(n); lid != 0 {
+			data, err := w.send(&rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod), Dest: dest})
+			var te *rpc.TimeoutError
+			lost := err != nil && errors.As(err, &te) && w.ctx.Err() == nil
+			if first {
+				w.lidTested(n, !lost)
+			}
+			if !lost {
+				return data, err
+			}
 		}
 	}
 	return w.send(&rpc.Request{
@@ -375,6 +378,49 @@ func (w *walker) getVia(n *obsNode, dest string, path []byte, attr uint16, mod u
 		MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
 		Dest: dest,
 	})
+}
+
+// lidFor returns the LID to reach n by, 0 for a directed route. The first
+// LID-routed query to a node goes alone and decides for the others, which
+// wait: a node without a route to its LID (an SM still sweeping) costs one
+// timeout, not one per query.
+func (w *walker) lidFor(n *obsNode) (lid uint16, first bool) {
+	if !w.lidMode {
+		return 0, false
+	}
+	w.mu.Lock()
+	for {
+		switch {
+		case n.lid == 0 || n.noLID:
+			w.mu.Unlock()
+			return 0, false
+		case n.lidOK:
+			lid = n.lid
+			w.mu.Unlock()
+			return lid, false
+		case n.lidTest == nil:
+			n.lidTest = make(chan struct{})
+			lid = n.lid
+			w.mu.Unlock()
+			return lid, true
+		}
+		wait := n.lidTest
+		w.mu.Unlock()
+		select {
+		case <-wait:
+		case <-w.ctx.Done():
+			return 0, false
+		}
+		w.mu.Lock()
+	}
+}
+
+// lidTested records whether n answered by LID and lets the waiters go.
+func (w *walker) lidTested(n *obsNode, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n.lidOK, n.noLID = ok, !ok
+	close(n.lidTest)
 }
 
 func (w *walker) send(req *rpc.Request) ([]byte, error) {
@@ -552,7 +598,7 @@ func (w *walker) portInfo(n *obsNode, port int) {
 	w.ports.Add(1)
 	n.pi[port] = blob
 	pi := rawPortInfo(blob)
-	if n.lid == 0 && validLID(pi.lid()) && (port == 0 || !n.isSwitch()) {
+	if n.lid == 0 && !n.noLID && validLID(pi.lid()) && (port == 0 || !n.isSwitch()) {
 		n.lid = pi.lid()
 	}
 	capPort := pi

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/umad"
 )
 
 func engineOn(t *testing.T, f *fakeFabric, window int) *rpc.Engine {
@@ -348,4 +349,44 @@ func TestDiscoverSurvivesRandomLoss(t *testing.T) {
 	if eng.Stats().Retried == 0 {
 		t.Error("nothing was retried: the loss did not happen")
 	}
+}
+
+// TestDiscoverFallsBackToDR: LID-routed SMPs are lost (no routes), the
+// walk asks again over directed routes, once per node.
+func TestDiscoverFallsBackToDR(t *testing.T) {
+	f := fatTreeFake(2, 1, 2, 1)
+	lidLost := 0
+	var mu sync.Mutex
+	f.drop = func(n *fakeNode, attr uint16, mod uint32) bool { return false }
+	g := &lidDropper{fakeFabric: f, lost: &lidLost, mu: &mu}
+	eng := rpc.New(g, rpc.Options{Timeout: 10 * time.Millisecond, Retries: 1, Window: 8, DestWindow: 4})
+	defer eng.Close()
+	fab, err := Discover(context.Background(), eng, Options{Mode: ModeLID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fab.Errors) != 0 || len(fab.Nodes) != len(f.nodes) {
+		t.Fatalf("%d nodes, errors %v", len(fab.Nodes), fab.Errors)
+	}
+	// One LID-routed query per node finds out, in 2 attempts.
+	if lidLost == 0 || lidLost > 2*len(f.nodes) {
+		t.Errorf("%d LID-routed SMPs lost for %d nodes", lidLost, len(f.nodes))
+	}
+}
+
+// lidDropper loses every LID-routed SMP.
+type lidDropper struct {
+	*fakeFabric
+	lost *int
+	mu   *sync.Mutex
+}
+
+func (d *lidDropper) Send(p *umad.Packet) error {
+	if mad.Header(p.MAD).Class() == mad.ClassSubnLID {
+		d.mu.Lock()
+		*d.lost++
+		d.mu.Unlock()
+		return nil
+	}
+	return d.fakeFabric.Send(p)
 }
