@@ -56,7 +56,7 @@ or of a topology file). Options: -y/--m_key, -C/--Ca, -P/--Port, -t/--timeout,
 each followed by its value as a separate argument, -h/--help, and --json.`
 	// The scripts parse their arguments by hand; so do we.
 	cmd.DisableFlagParsing = true
-	cmd.RunE = func(c *cobra.Command, args []string) error { return runNodeLists(env, lists, args) }
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runNodeLists(env, name, lists, args) }
 	return cmd
 }
 
@@ -98,7 +98,7 @@ func parseNodeListArgs(args []string) (a nodeListArgs, ok bool) {
 	return a, true
 }
 
-func runNodeLists(env *Env, lists []nodeList, args []string) error {
+func runNodeLists(env *Env, name string, lists []nodeList, args []string) error {
 	a, ok := parseNodeListArgs(args)
 	if !ok {
 		for _, l := range lists {
@@ -171,7 +171,7 @@ func runNodeLists(env *Env, lists []nodeList, args []string) error {
 			fmt.Fprint(env.IO.Out, awkNodeList(l.typ, echoed))
 		}
 	}
-	reportWalkErrors(env, lists[len(lists)-1].name, fab, c.Verbose)
+	reportWalkErrors(env, name, fab, c.Verbose)
 	return nil
 }
 
