@@ -192,7 +192,11 @@ func openDiscoveryEngine(env *Env, c *Common, outstanding string) (*rpc.Engine, 
 			trace(ev)
 		}
 	}
-	return rpc.New(port, opt), nil
+	eng := rpc.New(port, opt)
+	if c.Stats {
+		env.engines = append(env.engines, eng)
+	}
+	return eng, nil
 }
 
 // discoverFabric loads the fabric from a cache or walks it.
