@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -153,50 +152,15 @@ type discoverOptions struct {
 	found       func(discovery.FoundEvent)
 }
 
-// simDiscoveryWindow bounds the SMPs in flight against ibsim. ibsim writes
-// each reply with a loop that retries at once while the client's socket
-// is full, and a Unix datagram socket holds only max_dgram_qlen (10)
-// datagrams: with more requests in flight than that, ibsim spins on the
-// CPU until we read, and everything slows down by an order of magnitude.
-const simDiscoveryWindow = 8
-
-// openDiscoveryEngine is openEngine with the window a walk wants: -o when
-// given (libibnetdisc's --outstanding_smps), else the engine's default, or
-// simDiscoveryWindow on the simulator. Retries are libibnetdisc's 3.
+// openDiscoveryEngine is openEngine with what a walk wants: -o as the
+// window when given (libibnetdisc's --outstanding_smps), and libibnetdisc's
+// 3 retries. The transport caps the window where it must (ibsim).
 func openDiscoveryEngine(env *Env, c *Common, outstanding string) (*rpc.Engine, error) {
-	ms, err := c.timeoutMS(DefaultTimeoutMS)
-	if err != nil {
-		return nil, err
-	}
-	local, err := selectLocal(env, c)
-	if err != nil {
-		return nil, err
-	}
-	port, err := env.Transport.Open(local.CA, local.Port)
-	if err != nil {
-		return nil, fmt.Errorf("can't open UMAD port (%s:%d): %w", orDefault(local.CA), max(local.Port, 0), err)
-	}
-	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: 3}
+	cfg := engineConfig{timeout: DefaultTimeoutMS * time.Millisecond, retries: 3}
 	if n, err := strconv.ParseUint(outstanding, 0, 16); err == nil && n > 0 {
-		opt.Window = int(n)
-	} else if env.Transport.Name() == "ibsim" {
-		opt.Window = simDiscoveryWindow
+		cfg.window = int(n)
 	}
-	if c.Debug > 0 {
-		// One event at a time: the walk reports from many goroutines.
-		var mu sync.Mutex
-		trace := traceTo(env.IO.Err, c.Debug)
-		opt.Trace = func(ev rpc.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			trace(ev)
-		}
-	}
-	eng := rpc.New(port, opt)
-	if c.Stats {
-		env.engines = append(env.engines, eng)
-	}
-	return eng, nil
+	return openEngine(env, c, cfg)
 }
 
 // discoverFabric loads the fabric from a cache or walks it.

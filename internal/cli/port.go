@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/endport"
@@ -15,6 +17,7 @@ import (
 type engineConfig struct {
 	timeout time.Duration
 	retries int // resends; negative for none
+	window  int // MADs in flight; 0 for the engine's default
 }
 
 // openEngine opens the local port chosen by -C/-P and starts the MAD engine
@@ -32,7 +35,7 @@ func openEngine(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("can't open UMAD port (%s:%d): %w", orDefault(local.CA), max(local.Port, 0), err)
 	}
-	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: cfg.retries}
+	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: cfg.retries, Window: cfg.window}
 	if c.Debug > 0 {
 		opt.Trace = traceTo(env.IO.Err, c.Debug)
 	}
@@ -83,17 +86,22 @@ func orDefault(ca string) string {
 }
 
 // traceTo prints one line per MAD event (-d); -dd adds the MAD decoded
-// field by field.
+// field by field. Events come from many goroutines: each is written whole.
 func traceTo(w io.Writer, level int) func(rpc.Event) {
+	var mu sync.Mutex
 	return func(ev rpc.Event) {
-		fmt.Fprintf(w, "ibtool: %-11s %s", ev.Kind, rpc.Describe(ev.Addr, ev.MAD))
+		var b strings.Builder
+		fmt.Fprintf(&b, "ibtool: %-11s %s", ev.Kind, rpc.Describe(ev.Addr, ev.MAD))
 		if ev.Attempt > 1 {
-			fmt.Fprintf(w, " attempt %d", ev.Attempt)
+			fmt.Fprintf(&b, " attempt %d", ev.Attempt)
 		}
-		fmt.Fprintf(w, " tid 0x%016x status 0x%04x\n", ev.MAD.TID(), ev.MAD.Status())
+		fmt.Fprintf(&b, " tid 0x%016x status 0x%04x\n", ev.MAD.TID(), ev.MAD.Status())
 		if level > 1 {
-			fmt.Fprint(w, rpc.DumpMAD(ev.MAD))
+			b.WriteString(rpc.DumpMAD(ev.MAD))
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		io.WriteString(w, b.String())
 	}
 }
 

@@ -94,9 +94,13 @@ func New(port umad.Port, opt Options) *Engine {
 	if opt.Window <= 0 {
 		opt.Window = DefaultWindow
 	}
+	if l, ok := port.(umad.InFlightLimiter); ok && opt.Window > l.MaxInFlight() {
+		opt.Window = l.MaxInFlight()
+	}
 	if opt.DestWindow <= 0 {
 		opt.DestWindow = DefaultDestWindow
 	}
+	opt.DestWindow = min(opt.DestWindow, opt.Window)
 	e := &Engine{
 		port:     port,
 		opt:      opt,

@@ -473,3 +473,13 @@ func (p *simConn) Serve(class, version uint8, oui uint32, methods ...uint8) erro
 	}
 	return nil
 }
+
+// simMaxInFlight bounds the requests in flight to ibsim. ibsim writes each
+// reply in a loop that retries at once while the client's socket is full,
+// and a Unix datagram socket queues only net.unix.max_dgram_qlen (10 by
+// default) datagrams: with more outstanding than that, ibsim spins on the
+// CPU until the client reads, and everything slows by an order of magnitude.
+const simMaxInFlight = 8
+
+// MaxInFlight is the simulator's safe window (see simMaxInFlight).
+func (p *simConn) MaxInFlight() int { return simMaxInFlight }

@@ -136,3 +136,9 @@ type Opener interface {
 type Server interface {
 	Serve(class, version uint8, oui uint32, methods ...uint8) error
 }
+
+// InFlightLimiter is implemented by ports that can only take so many
+// outstanding requests; the MAD engine keeps its window below the limit.
+type InFlightLimiter interface {
+	MaxInFlight() int
+}
