@@ -208,7 +208,8 @@ func report(printf func(string, ...any), fabric, name string, cs, ours []sample)
 	}
 	for _, s := range append(append([]sample{}, cs...), ours...) {
 		if s.failed != "" {
-			identical = "failed: " + s.failed
+			printf("| %s | %s | failed: %s |\n", fabric, name, s.failed)
+			return
 		}
 	}
 	wall := func(s sample) float64 { return s.wall.Seconds() }
