@@ -64,7 +64,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,37 +196,11 @@ func newPerfqueryCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-// perfFailure is a failed perfquery step: the C tool's IBEXIT message, and
-// what went wrong in our words.
-type perfFailure struct {
-	fn   string // the C function IBEXIT names under -d
-	cmsg string // the C tool's message, without "perfquery: iberror: failed: "
-	what string // what ibtool was doing ("" : cmsg says it)
-	err  error
-	// stderr is set when the C tool also writes to stderr for this failure
-	// (libibmad's ibwarn lines), so compat use explains it there too.
-	stderr bool
-	code   int // exit code as "ibtool perfquery"; 0 means ExitFailure
-}
-
-func (f *perfFailure) Error() string {
-	msg := f.what
-	if msg == "" {
-		msg = f.cmsg
-	}
-	if f.err == nil {
-		return msg
-	}
-	return msg + ": " + f.err.Error()
-}
-
-func (f *perfFailure) Unwrap() error { return f.err }
-
 // madFailure is a failed MAD: the C tool writes libibmad's "_do_madrpc
 // failed" warning to stderr for a lost MAD, nothing for a bad status.
-func madFailure(fn, cmsg, what string, err error) *perfFailure {
+func madFailure(fn, cmsg, what string, err error) *ibFailure {
 	var te *rpc.TimeoutError
-	return &perfFailure{fn: fn, cmsg: cmsg, what: what, err: err, stderr: errors.As(err, &te)}
+	return &ibFailure{fn: fn, cmsg: cmsg, what: what, err: err, stderr: errors.As(err, &te)}
 }
 
 // perfTarget is where the counters come from.
@@ -292,7 +265,7 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 	q := &perfQuery{env: env, opts: opts, ctx: context.Background(), mask: 0xffff, extMask: ^uint64(0), nargs: len(args)}
 	// -t is checked while the options are parsed, before anything else.
 	if _, err := opts.timeoutMS(DefaultTimeoutMS); err != nil {
-		return q.fail(&perfFailure{fn: "process_opt", cmsg: err.Error()})
+		return q.fail(&ibFailure{fn: "process_opt", cmsg: err.Error()})
 	}
 	if opts.MKey != "" {
 		k, err := endport.ParseUint(opts.MKey, 64)
@@ -327,7 +300,7 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 		if ca == "" {
 			ca = "(null)"
 		}
-		return q.fail(&perfFailure{fn: "main", cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", ca, orZero(opts.Port)), err: err, stderr: true})
+		return q.fail(&ibFailure{fn: "main", cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", ca, orZero(opts.Port)), err: err, stderr: true})
 	}
 	defer eng.Close()
 	q.eng = eng
@@ -351,7 +324,7 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 	allPortsLoop := false
 	if q.cap&mad.PerfCapMaskAllPortSelect == 0 && q.port == allPorts {
 		if !opts.allPorts {
-			return q.fail(&perfFailure{fn: "main", cmsg: "AllPortSelect not supported",
+			return q.fail(&ibFailure{fn: "main", cmsg: "AllPortSelect not supported",
 				what: fmt.Sprintf("port 255 (all ports): the PMA of %s has no AllPortSelect; use -a to add the ports up", q.target.Text)})
 		}
 		allPortsLoop = true
@@ -414,7 +387,7 @@ func (q *perfQuery) parsePorts(s string) error {
 			return err
 		}
 		if pmin >= pmax {
-			return &perfFailure{fn: "main", cmsg: "max port must be greater than min port in range", code: ExitUsage}
+			return &ibFailure{fn: "main", cmsg: "max port must be greater than min port in range", code: ExitUsage}
 		}
 		for p := pmin; p <= pmax; p++ {
 			q.ports = append(q.ports, p)
@@ -438,7 +411,7 @@ func (q *perfQuery) resolveTarget(args []string) error {
 	local, lerr := q.eng.Port().Info()
 	if len(args) == 0 {
 		if lerr != nil {
-			return &perfFailure{fn: "main", cmsg: "can't resolve self port (null)", what: "reading the local port", err: lerr, stderr: true}
+			return &ibFailure{fn: "main", cmsg: "can't resolve self port (null)", what: "reading the local port", err: lerr, stderr: true}
 		}
 		q.port = local.Num // perfquery.c's resolve_self: also with -a
 		q.target = perfTarget{LID: local.LID, Text: fmt.Sprintf("Lid %d", local.LID)}
@@ -447,7 +420,7 @@ func (q *perfQuery) resolveTarget(args []string) error {
 		return err
 	}
 	cantResolve := func(err error, code int) error {
-		return &perfFailure{fn: "main", cmsg: "can't resolve destination port " + args[0], err: err, stderr: code != ExitUsage, code: code}
+		return &ibFailure{fn: "main", cmsg: "can't resolve destination port " + args[0], err: err, stderr: code != ExitUsage, code: code}
 	}
 	t, err := endport.ParseTarget(args[0], opts.typeFlags())
 	if err != nil {
@@ -603,7 +576,7 @@ func (q *perfQuery) counters(allPortsLoop bool) error {
 			return madFailure("main", "smp query nodeinfo failed", "reading the NodeInfo of "+q.target.Text, err)
 		}
 		if ni.NumPorts == 0 {
-			return &perfFailure{fn: "main", cmsg: "smp query nodeinfo: num ports invalid", what: q.target.Text + " reports 0 ports"}
+			return &ibFailure{fn: "main", cmsg: "smp query nodeinfo: num ports invalid", what: q.target.Text + " reports 0 ports"}
 		}
 		start := 1
 		if ni.NodeType == mad.NodeTypeSwitch {
@@ -615,7 +588,7 @@ func (q *perfQuery) counters(allPortsLoop bool) error {
 				start = 0
 			}
 		} else if emulate && ni.NumPorts > 1 {
-			return &perfFailure{fn: "main", cmsg: "AllPortSelect not supported",
+			return &ibFailure{fn: "main", cmsg: "AllPortSelect not supported",
 				what:   fmt.Sprintf("-a on %s: a CA with %d ports counts only the port a MAD arrives on, so its ports cannot be added up through one LID; query each port's own LID", q.target.Text, ni.NumPorts),
 				stderr: true}
 		}
@@ -1041,38 +1014,17 @@ func perfCapNames(c mad.PerfCapMask) []string {
 // tool's IBEXIT line on stdout.
 func (q *perfQuery) fail(err error) error {
 	env, opts := q.env, q.opts
-	var f *perfFailure
+	var f *ibFailure
 	if !errors.As(err, &f) {
 		var ee *ExitError
 		if errors.As(err, &ee) {
 			return err // a usage error: cobra's usual report
 		}
-		f = &perfFailure{fn: "main", cmsg: err.Error()}
+		f = &ibFailure{fn: "main", cmsg: err.Error()}
 		err = f
 	}
 	if !opts.JSON {
 		fmt.Fprint(env.IO.Out, q.out.String())
 	}
-	if !env.Compat {
-		code := f.code
-		if code == 0 {
-			code = ExitFailure
-		}
-		return &ExitError{Code: code, Err: err}
-	}
-	if !opts.JSON {
-		if opts.Debug > 0 {
-			fmt.Fprintf(env.IO.Out, "perfquery: iberror: [pid %d] %s: failed: %s\n", os.Getpid(), f.fn, f.cmsg)
-		} else {
-			fmt.Fprintf(env.IO.Out, "perfquery: iberror: failed: %s\n", f.cmsg)
-		}
-	}
-	if (f.err != nil || f.what != "") && (f.stderr || opts.Verbose > 0 || opts.Errors || opts.Debug > 0 || opts.JSON) {
-		fmt.Fprintf(env.IO.Err, "perfquery: %v\n", f)
-		var d rpc.Detailer
-		if errors.As(f.err, &d) {
-			fmt.Fprint(env.IO.Err, d.Detail(opts.Verbose))
-		}
-	}
-	return &ExitError{Code: ExitFailure, Err: errSilent}
+	return reportIBExit(env, &opts.Common, "perfquery", f, err)
 }

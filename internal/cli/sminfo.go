@@ -39,7 +39,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -177,64 +176,6 @@ func runSminfo(env *Env, opts *sminfoOptions, args []string) error {
 // The rest of this file is shared by sminfo, ibaddr, ibportstate, ibping
 // and ibsysstat: failures reported the way infiniband-diags does, libibmad's
 // port ids, and SMPs with an M_Key.
-
-// ibFailure is a failed step: the C tool's IBEXIT message and the cause.
-type ibFailure struct {
-	cmsg string // IBEXIT's text, without "<tool>: iberror: failed: "
-	err  error  // what went wrong in our words; nil when cmsg says it all
-	fn   string // the C function that calls IBEXIT ("main" when empty), shown with -d
-	// stderr is set when the C tool writes to stderr for this failure too
-	// (libibmad's ibwarn lines), so compat use may explain it there.
-	stderr bool
-	code   int // exit code as "ibtool <cmd>"; 0 means ExitFailure
-}
-
-func (f *ibFailure) Error() string {
-	if f.err == nil {
-		return f.cmsg
-	}
-	return f.cmsg + ": " + f.err.Error()
-}
-
-func (f *ibFailure) Unwrap() error { return f.err }
-
-// ibFail reports a command's error. Usage errors and errors that are not
-// ibFailures pass through. In compat use an ibFailure prints the C tool's
-// IBEXIT line on stdout and exits 255 (the explanation goes to stderr when
-// the C tool writes there too, or with -v/-e/-d/--json); as "ibtool <cmd>"
-// it is one line on stderr with the failure's exit code.
-func ibFail(env *Env, c *Common, tool string, err error) error {
-	var f *ibFailure
-	if err == nil || !errors.As(err, &f) {
-		return err
-	}
-	if !env.Compat {
-		code := f.code
-		if code == 0 {
-			code = ExitFailure
-		}
-		return &ExitError{Code: code, Err: err}
-	}
-	if !c.JSON {
-		if c.Debug > 0 {
-			fn := f.fn
-			if fn == "" {
-				fn = "main"
-			}
-			fmt.Fprintf(env.IO.Out, "%s: iberror: [pid %d] %s: failed: %s\n", tool, os.Getpid(), fn, f.cmsg)
-		} else {
-			fmt.Fprintf(env.IO.Out, "%s: iberror: failed: %s\n", tool, f.cmsg)
-		}
-	}
-	if f.err != nil && (f.stderr || c.Verbose > 0 || c.Errors || c.Debug > 0 || c.JSON) {
-		fmt.Fprintf(env.IO.Err, "%s: %v\n", tool, f.err)
-		var d rpc.Detailer
-		if errors.As(f.err, &d) {
-			fmt.Fprint(env.IO.Err, d.Detail(c.Verbose))
-		}
-	}
-	return &ExitError{Code: ExitFailure, Err: errSilent}
-}
 
 // ibWarns says whether libibmad writes to stderr for a failed MAD: it does
 // for lost ones ("_do_madrpc failed"), not for a bad status (unless -e).

@@ -46,7 +46,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -135,25 +134,7 @@ func newSmpqueryCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-// smpFailure is a failed smpquery step: the C tool's message and the cause.
-type smpFailure struct {
-	cmsg string // the C tool's IBEXIT text, without "smpquery: iberror: failed: "
-	err  error  // what went wrong, in our words ("" cause: cmsg says it all)
-	// stderr is set when the C tool also writes to stderr for this failure
-	// (libibmad's ibwarn lines), so compat mode may explain it there.
-	stderr bool
-	code   int // exit code as "ibtool smpquery"; 0 means ExitFailure
-}
-
-func (f *smpFailure) Error() string {
-	if f.err == nil {
-		return f.cmsg
-	}
-	return f.cmsg + ": " + f.err.Error()
-}
-
-func (f *smpFailure) Unwrap() error { return f.err }
-
+// ibFailure is a failed smpquery step: the C tool's message and the cause.
 // smpTarget is the destination of smpquery's SMPs.
 type smpTarget struct {
 	Route  string `json:"route"` // "lid", "dr" or "combined"
@@ -231,7 +212,7 @@ func runSmpquery(env *Env, opts *smpqueryOptions, args []string) error {
 	opArg := args[0]
 	op := lookupSmpOp(opArg)
 	if op == nil {
-		return smpFail(env, opts, nil, &smpFailure{cmsg: fmt.Sprintf("operation '%s' not supported", opArg), code: ExitUsage})
+		return smpFail(env, opts, nil, &ibFailure{cmsg: fmt.Sprintf("operation '%s' not supported", opArg), code: ExitUsage})
 	}
 	q := &smpQuery{env: env, opts: opts, opName: opArg}
 	q.res.Operation = op.name
@@ -263,7 +244,7 @@ func runSmpquery(env *Env, opts *smpqueryOptions, args []string) error {
 	}
 
 	if _, err := opts.timeoutMS(DefaultTimeoutMS); err != nil {
-		return smpFail(env, opts, nil, &smpFailure{cmsg: err.Error()})
+		return smpFail(env, opts, nil, &ibFailure{cmsg: err.Error()})
 	}
 	eng, err := openEngine(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
 	if err != nil {
@@ -271,7 +252,7 @@ func runSmpquery(env *Env, opts *smpqueryOptions, args []string) error {
 		if errors.As(err, &ee) {
 			return err
 		}
-		return smpFail(env, opts, nil, &smpFailure{cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", orDefault(opts.CA), orZero(opts.Port)), err: err, stderr: true})
+		return smpFail(env, opts, nil, &ibFailure{cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", orDefault(opts.CA), orZero(opts.Port)), err: err, stderr: true})
 	}
 	defer eng.Close()
 	q.eng = eng
@@ -283,7 +264,7 @@ func runSmpquery(env *Env, opts *smpqueryOptions, args []string) error {
 	q.names = nodename.Open(opts.nodeNameMap, env.IO.Err)
 
 	if err := op.run(q); err != nil {
-		var f *smpFailure
+		var f *ibFailure
 		if errors.As(err, &f) && !f.bare() {
 			f.cmsg = fmt.Sprintf("operation %s: %s", q.opName, f.cmsg)
 		}
@@ -307,42 +288,21 @@ func orZero(s string) string {
 // (IBEXITs outside the operation functions).
 const bareFailure = "\x00bare"
 
-func (f *smpFailure) bare() bool { return strings.HasPrefix(f.cmsg, bareFailure) }
+func (f *ibFailure) bare() bool { return strings.HasPrefix(f.cmsg, bareFailure) }
 
 // smpFail reports a failure: the output so far, then, in compat use, the C
 // tool's IBEXIT line on stdout.
 func smpFail(env *Env, opts *smpqueryOptions, q *smpQuery, err error) error {
-	var f *smpFailure
+	var f *ibFailure
 	if !errors.As(err, &f) {
-		f = &smpFailure{cmsg: err.Error()}
+		f = &ibFailure{cmsg: err.Error()}
 		err = f
 	}
 	f.cmsg = strings.TrimPrefix(f.cmsg, bareFailure)
 	if q != nil && !opts.JSON {
 		fmt.Fprint(env.IO.Out, q.out.String())
 	}
-	if !env.Compat {
-		code := f.code
-		if code == 0 {
-			code = ExitFailure
-		}
-		return &ExitError{Code: code, Err: err}
-	}
-	if !opts.JSON {
-		if opts.Debug > 0 {
-			fmt.Fprintf(env.IO.Out, "smpquery: iberror: [pid %d] main: failed: %s\n", os.Getpid(), f.cmsg)
-		} else {
-			fmt.Fprintf(env.IO.Out, "smpquery: iberror: failed: %s\n", f.cmsg)
-		}
-	}
-	if f.err != nil && (f.stderr || opts.Verbose > 0 || opts.Errors || opts.Debug > 0 || opts.JSON) {
-		fmt.Fprintf(env.IO.Err, "smpquery: %v\n", f.err)
-		var d rpc.Detailer
-		if errors.As(f.err, &d) {
-			fmt.Fprint(env.IO.Err, d.Detail(opts.Verbose))
-		}
-	}
-	return &ExitError{Code: ExitFailure, Err: errSilent}
+	return reportIBExit(env, &opts.Common, "smpquery", f, err)
 }
 
 // resolveTarget parses the destination as resolve_portid_str does for the
@@ -350,7 +310,7 @@ func smpFail(env *Env, opts *smpqueryOptions, q *smpQuery, err error) error {
 func (q *smpQuery) resolveTarget(args []string) error {
 	opts := q.opts
 	cantResolve := func(err error) error {
-		return &smpFailure{cmsg: bareFailure + "can't resolve destination port " + strings.Join(args, " "), err: err, code: ExitUsage}
+		return &ibFailure{cmsg: bareFailure + "can't resolve destination port " + strings.Join(args, " "), err: err, code: ExitUsage}
 	}
 	if opts.combined {
 		lid, err := endport.ParseLID(args[0])
@@ -363,7 +323,7 @@ func (q *smpQuery) resolveTarget(args []string) error {
 		}
 		info, err := q.eng.Port().Info()
 		if err != nil {
-			f := cantResolve(fmt.Errorf("reading the local port: %w", err)).(*smpFailure)
+			f := cantResolve(fmt.Errorf("reading the local port: %w", err)).(*ibFailure)
 			f.code, f.stderr = ExitFailure, true
 			return f
 		}
@@ -391,7 +351,7 @@ func (q *smpQuery) resolveTarget(args []string) error {
 			lid, err = r.SMPLID(context.Background(), t)
 		}
 		if err != nil {
-			f := cantResolve(err).(*smpFailure)
+			f := cantResolve(err).(*ibFailure)
 			f.code, f.stderr = ExitFailure, true
 			return f
 		}
@@ -434,14 +394,14 @@ func (q *smpQuery) get(attr uint16, mod uint32, s mad.Struct, failMsg string) er
 				err = fmt.Errorf("%w; combined DR+LID routes need SMAs that forward them (ibsim drops them)", err)
 			}
 		}
-		return &smpFailure{cmsg: failMsg, err: err, stderr: true}
+		return &ibFailure{cmsg: failMsg, err: err, stderr: true}
 	}
 	// libibmad checks the 15 status bits below the DR direction bit.
 	if reply.MAD.Status()&^mad.DirectionBit != 0 {
-		return &smpFailure{cmsg: failMsg, err: &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}}
+		return &ibFailure{cmsg: failMsg, err: &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}}
 	}
 	if err := s.Unmarshal(reply.MAD.SMPData()); err != nil {
-		return &smpFailure{cmsg: failMsg, err: err, stderr: true}
+		return &ibFailure{cmsg: failMsg, err: err, stderr: true}
 	}
 	return nil
 }
@@ -522,7 +482,7 @@ func (q *smpQuery) portInfoExtended() error {
 		why = fmt.Sprintf("port info capability mask2 = 0x%x doesn't indicate PortInfoExtended support", pi.CapabilityMask2)
 	}
 	if why != "" {
-		return &smpFailure{cmsg: "port info extended not supported", err: errors.New(why), stderr: true}
+		return &ibFailure{cmsg: "port info extended not supported", err: errors.New(why), stderr: true}
 	}
 	var pie mad.PortInfoExtended
 	if err := q.get(mad.AttrPortInfoExtended, uint32(q.port()), &pie, "port info extended query failed"); err != nil {
@@ -560,7 +520,7 @@ func (q *smpQuery) pkeyTable() error {
 		return err
 	}
 	if port > int(ni.NumPorts) {
-		return &smpFailure{cmsg: "invalid port number", err: fmt.Errorf("port %d: the node has %d ports", port, ni.NumPorts)}
+		return &ibFailure{cmsg: "invalid port number", err: fmt.Errorf("port %d: the node has %d ports", port, ni.NumPorts)}
 	}
 	n := int(ni.PartitionCap)
 	if ni.NodeType == mad.NodeTypeSwitch && port != 0 {
@@ -600,7 +560,7 @@ func (q *smpQuery) sl2vlTable() error {
 		return err
 	}
 	if port > int(ni.NumPorts) {
-		return &smpFailure{cmsg: "invalid port number", err: fmt.Errorf("port %d: the node has %d ports", port, ni.NumPorts)}
+		return &ibFailure{cmsg: "invalid port number", err: fmt.Errorf("port %d: the node has %d ports", port, ni.NumPorts)}
 	}
 	fmt.Fprintf(&q.out, "# SL2VL table: %s\n#                 SL: |", q.target.Text)
 	for i := 0; i < 16; i++ {
