@@ -50,7 +50,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -432,19 +431,7 @@ func (s *portState) showMlnx(dest ibPortID, raw []byte, portnum int, into *json.
 
 // keyless is a structure's JSON with its keys null unless -K.
 func (s *portState) keyless(st mad.Struct) json.RawMessage {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return nil
-	}
-	if !s.opts.ShowKeys {
-		for _, f := range st.Desc().Fields {
-			if f.Key {
-				re := regexp.MustCompile(`"` + regexp.QuoteMeta(f.JSONName) + `":("[^"]*"|[0-9]+)`)
-				b = re.ReplaceAll(b, []byte(`"`+f.JSONName+`":null`))
-			}
-		}
-	}
-	return b
+	return mad.JSON(st, s.opts.ShowKeys)
 }
 
 // set builds and sends the SubnSet(PortInfo) (and, for fdr10, the
