@@ -1,0 +1,381 @@
+package cli
+
+// ibping: ping a port with the OFA ping vendor MAD (class 0x32, OUI
+// 0x001405), or answer such pings (-S), as infiniband-diags 44's ibping.
+//
+// Client: one Get a second (-f: back to back, without the per-reply
+// lines), -c of them (default: until interrupted). Each reply carries the
+// responder's "host.domain"; the output is the C tool's:
+//
+//	Pong from vm.(none) (Lid 3): time 0.028 ms
+//	...
+//	--- vm.(none) (Lid 3) ibping statistics ---
+//	2 packets transmitted, 2 received, 0% packet loss, time 2000 ms
+//	rtt min/avg/max = 0.025/0.026/0.028 ms
+//
+// SIGINT and SIGTERM end the run with the statistics and exit 0, as in the
+// C tool. (Under ibsim the simulator transport's own handler also closes
+// the port and exits 130.) A lost ping is a line on stderr (the C tool's
+// libibmad writes one too) and counts in the loss; the exit code is 0
+// whatever the loss.
+//
+// The ping travels on the SA's PathRecord path (SL, P_Key); for a LID the
+// SA has no path to, ibtool pings the LID directly (SL 0), as the C tool
+// always does, so an unreachable LID shows as loss.
+//
+// Server (-S): answers every request of the class whose OUI is -o's with
+// this host's "hostname.domainname" (glibc's gethostname and
+// getdomainname: "(none)" when no NIS domain is set), until interrupted.
+// The kernel delivers requests to a registered agent; ibsim only to a
+// client connected as SM on a node without one (SIM_SET_ISSM=1
+// SIM_HOST=<node>), which ibtool asks for and explains when missing.
+//
+// Times are real milliseconds with microsecond resolution. The C tool's
+// clock mixes units (seconds in microseconds plus nanoseconds / 10000), so
+// its times are about ten times too small, and a ping that crosses a
+// second boundary shows as about 1000 ms; ibtool does not copy that.
+//
+// Deliberate differences: -c and -o must be numbers; the server refuses to
+// start where requests cannot reach it (C registers and waits forever).
+//
+// JSON (--json, client): {"target" (portid2str), "host" (the first
+// responder's "host.domain"), "transmitted", "received", "loss_percent",
+// "time_ms", "rtt_min_us", "rtt_avg_us", "rtt_max_us", "pongs" [{"seq",
+// "host", "rtt_us"}, or {"seq", "error"} for a lost one]}.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+func init() { register(newIbpingCmd) }
+
+type ibpingOptions struct {
+	Common
+	count, oui    string
+	flood, server bool
+}
+
+func newIbpingCmd(env *Env) *cobra.Command {
+	opts := &ibpingOptions{}
+	cmd := toolCommand("ibping [options] <dest lid|guid>", "Ping a port with vendor MADs, or answer pings (-S)")
+	cmd.Example = `  ibping -c 3 12         # three pings to LID 12
+  ibping -G 0x2c9000100d051  # by port GUID, until interrupted
+  ibping -S              # answer pings on the local port`
+	fs := cmd.Flags()
+	fs.StringVarP(&opts.count, "count", "c", "", "stop after count packets")
+	fs.BoolVarP(&opts.flood, "flood", "f", false, "flood destination")
+	fs.StringVarP(&opts.oui, "oui", "o", "", "use specified OUI number")
+	fs.BoolVarP(&opts.server, "Server", "S", false, "start in server mode")
+	setupCommon(env, cmd, &opts.Common, "DKy")
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 && !opts.server {
+			return usageErrorf("expected <dest lid|guid> (or -S)")
+		}
+		return ibFail(env, &opts.Common, "ibping", runIbping(c.Context(), env, opts, args))
+	}
+	return cmd
+}
+
+// ibpingResult is ibping's JSON output.
+type ibpingResult struct {
+	Target      string       `json:"target"`
+	Host        string       `json:"host"`
+	Transmitted int          `json:"transmitted"`
+	Received    int          `json:"received"`
+	LossPercent int          `json:"loss_percent"`
+	TimeMS      int64        `json:"time_ms"`
+	RTTMinUS    int64        `json:"rtt_min_us"`
+	RTTAvgUS    int64        `json:"rtt_avg_us"`
+	RTTMaxUS    int64        `json:"rtt_max_us"`
+	Pongs       []ibpingPong `json:"pongs"`
+}
+
+type ibpingPong struct {
+	Seq   int    `json:"seq"`
+	Host  string `json:"host,omitempty"`
+	RTTUS int64  `json:"rtt_us,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	count := uint64(1<<32 - 1) // the C tool's ~0 as unsigned
+	if opts.count != "" {
+		n, err := endport.ParseUint(opts.count, 32)
+		if err != nil {
+			return usageErrorf("invalid count %q: %v", opts.count, err)
+		}
+		count = n
+	}
+	oui, err := vendorOUI(opts.oui)
+	if err != nil {
+		return err
+	}
+	eng, err := ibOpen(env, &opts.Common)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	if opts.server {
+		host := hostAndDomain(mad.OFAPingSize)
+		return vendorServe(ctx, eng, "ibping", mad.ClassVendorOFA, oui, func(req mad.Header) mad.Header {
+			reply := append(mad.Header(nil), req...)
+			method := req.Method()
+			if method == mad.MethodSet {
+				method = mad.MethodGet
+			}
+			if method != mad.MethodSend {
+				method |= mad.MethodResponse
+			}
+			vendorReplyHeader(reply, method)
+			data := reply[mad.Vendor2DataOffset:]
+			clear(data)
+			copy(data, host)
+			return reply
+		})
+	}
+
+	addr, target, err := vendorTarget(ctx, env, eng, &opts.Common, args[0])
+	if err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	res := ibpingResult{Target: target, Pongs: []ibpingPong{}}
+	var total, minRTT, maxRTT time.Duration
+	start := time.Now()
+loop:
+	for seq := uint64(1); seq <= count; seq++ {
+		res.Transmitted++
+		sent := time.Now()
+		reply, err := eng.Do(ctx, &rpc.Request{Addr: addr, MAD: vendorRequest(mad.ClassVendorOFA, mad.AttrOFAPing, oui)})
+		rtt := time.Since(sent)
+		if err == nil && reply.MAD.Status() != 0 {
+			err = &rpc.StatusError{Addr: addr, Req: reply.MAD, Reply: reply.MAD}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Transmitted--
+				break
+			}
+			fmt.Fprintf(env.IO.Err, "ibping: %v\n", err)
+			res.Pongs = append(res.Pongs, ibpingPong{Seq: int(seq), Error: err.Error()})
+		} else {
+			host := vendorString(reply.MAD)
+			if res.Host == "" {
+				res.Host = host
+			}
+			res.Received++
+			total += rtt
+			if minRTT == 0 || rtt < minRTT {
+				minRTT = rtt
+			}
+			maxRTT = max(maxRTT, rtt)
+			res.Pongs = append(res.Pongs, ibpingPong{Seq: int(seq), Host: host, RTTUS: rtt.Microseconds()})
+			if !opts.flood && !opts.JSON {
+				fmt.Fprintf(env.IO.Out, "Pong from %s (%s): time %s ms\n", host, target, msec(rtt.Microseconds()))
+			}
+		}
+		if opts.flood {
+			select {
+			case <-sigs:
+				break loop
+			case <-ctx.Done():
+				break loop
+			default:
+			}
+			continue
+		}
+		select { // the C tool sleeps after every ping, the last one too
+		case <-sigs:
+			break loop
+		case <-ctx.Done():
+			break loop
+		case <-time.After(time.Second):
+		}
+	}
+	res.TimeMS = time.Since(start).Milliseconds()
+	if lost := res.Transmitted - res.Received; lost != 0 {
+		res.LossPercent = lost * 100 / res.Transmitted
+	}
+	res.RTTMinUS, res.RTTMaxUS = minRTT.Microseconds(), maxRTT.Microseconds()
+	if res.Received > 0 {
+		res.RTTAvgUS = total.Microseconds() / int64(res.Received)
+	}
+	if opts.JSON {
+		return writeJSON(env.IO.Out, &res)
+	}
+	_, err = fmt.Fprintf(env.IO.Out, "\n--- %s (%s) ibping statistics ---\n"+
+		"%d packets transmitted, %d received, %d%% packet loss, time %d ms\n"+
+		"rtt min/avg/max = %s/%s/%s ms\n",
+		res.Host, target, res.Transmitted, res.Received, res.LossPercent, res.TimeMS,
+		msec(res.RTTMinUS), msec(res.RTTAvgUS), msec(res.RTTMaxUS))
+	return err
+}
+
+// msec prints microseconds as the C tools print milliseconds: "0.028".
+func msec(us int64) string { return fmt.Sprintf("%d.%03d", us/1000, us%1000) }
+
+// The rest of this file is shared with ibsysstat: the OFA vendor classes'
+// requests, replies and servers.
+
+// vendorOUI is -o: the OUI of the requests sent or served.
+func vendorOUI(s string) (uint32, error) {
+	if s == "" {
+		return mad.OUIOpenIB, nil
+	}
+	n, err := endport.ParseUint(s, 64)
+	if err != nil || n > 0xFFFFFF {
+		return 0, usageErrorf("invalid OUI %q: a number up to 0xffffff", s)
+	}
+	return uint32(n), nil
+}
+
+// vendorRequest builds a Get of a vendor range 2 class (class version 1)
+// with its OUI and an empty payload, as ib_vendor_call_via does.
+func vendorRequest(class uint8, attr uint16, oui uint32) mad.Header {
+	m := mad.NewRequest(class, 1, mad.MethodGet, attr, 0)
+	setOUI(m, oui)
+	return m
+}
+
+func setOUI(m mad.Header, oui uint32) {
+	var h mad.Vendor2Header
+	_ = h.Unmarshal(m)
+	h.OUI = oui
+	_ = h.Marshal(m)
+}
+
+func getOUI(m mad.Header) uint32 {
+	var h mad.Vendor2Header
+	if h.Unmarshal(m) != nil {
+		return 0
+	}
+	return h.OUI
+}
+
+// vendorString is the reply's data as the C tools print it: up to the
+// first NUL.
+func vendorString(m mad.Header) string {
+	if len(m) <= mad.Vendor2DataOffset {
+		return ""
+	}
+	data := m[mad.Vendor2DataOffset:]
+	if i := strings.IndexByte(string(data), 0); i >= 0 {
+		data = data[:i]
+	}
+	return string(data)
+}
+
+// vendorReplyHeader turns a received request into the header of its
+// reply, as libibmad's mad_encode does it: base and class version 1,
+// status 0, the method given, and the M_Key field (the first 8 bytes of
+// the RMPP header in these classes) zero. TID, attribute and OUI stay.
+func vendorReplyHeader(m mad.Header, method uint8) {
+	m[0], m[2], m[3] = 1, 1, method
+	m[4], m[5] = 0, 0
+	clear(m[24:32])
+}
+
+// vendorTarget resolves where ibping's and ibsysstat's GMPs go: the SA's
+// PathRecord path, or for a LID the SA has no path to, the LID itself (SL
+// 0, as the C tools always send them). The text is portid2str's ("Lid 3").
+func vendorTarget(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, arg string) (umad.Address, string, error) {
+	cantResolve := func(err error, code int) error {
+		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
+	}
+	t, err := endport.ParseTarget(arg, c.typeFlags())
+	if err != nil {
+		return umad.Address{}, "", cantResolve(err, ExitUsage)
+	}
+	r, err := newResolver(eng, c)
+	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return umad.Address{}, "", err
+		}
+		return umad.Address{}, "", cantResolve(err, ExitFailure)
+	}
+	p, err := r.GMP(ctx, t)
+	if err != nil {
+		if t.Kind != endport.ByLID {
+			return umad.Address{}, "", cantResolve(err, ExitFailure)
+		}
+		if c.Verbose > 0 {
+			fmt.Fprintf(env.IO.Err, "%s: %v; sending to LID %d directly\n", "ibtool", err, t.LID)
+		}
+		addr := umad.Address{LID: t.LID, QP: 1, QKey: umad.QP1QKey, PKeyIndex: uint16(c.PKeyIdx)}
+		return addr, fmt.Sprintf("Lid %d", t.LID), nil
+	}
+	return p.Addr, fmt.Sprintf("Lid %d", p.Addr.LID), nil
+}
+
+// vendorServe answers requests of a vendor class with the given OUI until
+// ctx ends or SIGINT/SIGTERM: reply builds the answer to one request.
+// Requests with another OUI get none (the kernel would not deliver them).
+func vendorServe(ctx context.Context, eng *rpc.Engine, tool string, class uint8, oui uint32, reply func(req mad.Header) mad.Header) error {
+	methods := make([]uint8, 0, 127)
+	for m := uint8(1); m < mad.MethodResponse; m++ {
+		methods = append(methods, m)
+	}
+	err := eng.Serve(class, 1, oui, methods, func(pkt *umad.Packet) mad.Header {
+		req := mad.Header(pkt.MAD)
+		if len(req) < mad.Size || getOUI(req) != oui {
+			return nil
+		}
+		return reply(req[:mad.Size])
+	})
+	if err != nil {
+		return &ibFailure{cmsg: fmt.Sprintf("can't serve class %d on this port", class), err: err, stderr: true}
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	select {
+	case <-ctx.Done():
+	case <-sigs:
+	}
+	return nil
+}
+
+// hostAndDomain is "hostname.domainname" as get_host_and_domain builds
+// it: the domain from getdomainname ("(none)" when there is no NIS
+// domain), no dot when it is empty, cut to fit size bytes with a NUL.
+func hostAndDomain(size int) string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "?hostname?"
+	}
+	host := unix.ByteSliceToString(u.Nodename[:])
+	if len(host) >= size-1 {
+		return host[:size-1]
+	}
+	domain := unix.ByteSliceToString(u.Domainname[:])
+	if domain == "" {
+		return host
+	}
+	s := host + "." + domain
+	if len(s) > size-1 {
+		s = s[:size-1]
+	}
+	return s
+}
