@@ -93,10 +93,14 @@ run() {
 	wait $cmd_pid || rc=$?
 	cmd_pid=
 	if [ $rc -ne 0 ]; then
-		echo "(note: 'ibtool $*' exited with $rc: not implemented yet, or failing)"
+		echo "(note: 'ibtool $*' exited with $rc)"
 	fi
 }
-run smpdump 2 0x11
+# The main job: discover the fabric, then look at it from a few sides.
+run ibnetdiscover
+run iblinkinfo
 run ibstat
-run smpquery nodeinfo 2
+run smpquery portinfo 2 1
+run perfquery 2 1
+run saquery 2
 echo
