@@ -5,10 +5,12 @@ package umad
 // ../shared/reference/ibsim-protocol.md §5; the layouts below were checked
 // against the kernel's include/uapi/rdma/ib_user_mad.h.
 //
-// No InfiniBand hardware exists where this is developed, so the path through
-// a real device is not exercised by the tests: they check the byte layouts,
-// the sysfs handling, the port choice, and the send/receive logic against a
-// fake device (a SOCK_SEQPACKET socket pair with faked ioctls).
+// No InfiniBand hardware exists where this is developed. The unit tests
+// check the byte layouts, the sysfs handling, the port choice, and the
+// send/receive logic against a fake device (a SOCK_SEQPACKET socket pair
+// with faked ioctls); make test-vm runs GMPs over QP1 through real umad
+// devices on SoftRoCE in a qemu guest. RoCE ports have no QP0 (no SMPs) and
+// no LIDs: GMPs there are addressed by GID, in a GRH.
 
 import (
 	"encoding/binary"
@@ -362,8 +364,27 @@ func (k *kernelOpener) Open(ca string, port int) (Port, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range cas {
+		if pi := findPort(&cas[i], num); cas[i].Name == name && pi != nil {
+			p.roce = IsRoCE(*pi)
+		}
+	}
 	return p, nil
 }
+
+// IsRoCE reports whether a port is RoCE (sysfs link_layer "Ethernet"):
+// GMPs only, on QP1, addressed by GID with a GRH; no QP0, no LIDs, no SM
+// and no SA.
+func IsRoCE(p PortInfo) bool { return p.LinkLayer == "Ethernet" }
+
+// Errors of RoCE ports, for errors.Is.
+var (
+	// ErrRoCENoQP0 is what registering an SMP agent on a RoCE port
+	// turns into: the kernel has no QP0 there and refuses it.
+	ErrRoCENoQP0 = errors.New("RoCE has no QP0, so no SMPs: subnet management needs an InfiniBand port")
+	// ErrRoCENeedsGID is sending a GMP without a GRH on a RoCE port.
+	ErrRoCENeedsGID = errors.New("RoCE has no LIDs or directed routes: address the port by GID")
+)
 
 // checkABI requires the umad ABI this transport speaks.
 func checkABI(sysRoot string) error {
@@ -553,6 +574,7 @@ type KernelPort struct {
 
 	ca      string
 	portNum int
+	roce    bool // Ethernet link layer: no QP0, every MAD needs a GRH
 	sysRoot string
 	path    string
 	ops     sysOps
@@ -621,6 +643,12 @@ func (k *KernelPort) agent(r regReq) (uint32, error) {
 		b = encodeRegReq(r)
 		err = k.ops.ioctl(k.fd, ioctlRegisterAgent, unsafe.Pointer(&b[0]))
 	}
+	if err != nil && r.QPN == 0 && k.roce {
+		// ib_mad has no QP0 on an Ethernet port and refuses SMI agents
+		// (EPROTONOSUPPORT).
+		return 0, fmt.Errorf("%s port %d: %w (the kernel refuses class 0x%02x agents on QP0: %v)",
+			k.ca, k.portNum, ErrRoCENoQP0, r.MgmtClass, err)
+	}
 	if err != nil {
 		what := ""
 		if r.MgmtClass >= classVendor2A && r.MgmtClass <= classVendor2Z && r.OUI == 0 {
@@ -644,7 +672,13 @@ func (k *KernelPort) Send(p *Packet) error {
 	if k.closed.Load() {
 		return ErrClosed
 	}
-	id, err := k.agent(agentFor(p.MAD))
+	r := agentFor(p.MAD)
+	if k.roce && r.QPN == 1 && p.Addr.GRH == nil {
+		// RoCE frames carry no LIDs: without a GRH the kernel cannot
+		// build an address handle (EINVAL). Say why instead.
+		return fmt.Errorf("%s port %d: %w", k.ca, k.portNum, ErrRoCENeedsGID)
+	}
+	id, err := k.agent(r)
 	if err != nil {
 		return err
 	}

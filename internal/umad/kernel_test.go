@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -322,6 +323,7 @@ type fakeKernel struct {
 	calls    []ioctlCall
 	nextID   uint32
 	noReg2   bool  // REGISTER_AGENT2 answers ENOTTY
+	noQP0    bool  // QP0 registrations answer EPROTONOSUPPORT, as on RoCE
 	openErr  error // error for open
 	pkeyErr  error // error for ENABLE_PKEY
 	recvSize int   // when > 0, read answers ENOSPC to buffers smaller than this
@@ -398,8 +400,14 @@ func (f *fakeKernel) ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
 		if f.noReg2 {
 			return unix.ENOTTY
 		}
+		if f.noQP0 && b[4] == 0 {
+			return unix.EPROTONOSUPPORT
+		}
 		fallthrough
 	case ioctlRegisterAgent:
+		if f.noQP0 && req == ioctlRegisterAgent && b[20] == 0 {
+			return unix.EPROTONOSUPPORT
+		}
 		binary.NativeEndian.PutUint32(b, f.nextID)
 		f.nextID++
 	}
@@ -602,6 +610,57 @@ func TestKernelPortSendRecv(t *testing.T) {
 	}
 	if err := p.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// A RoCE port (mlx5_1 in the fake sysfs): the kernel refuses QP0 agents,
+// which becomes ErrRoCENoQP0; a GMP without a GRH is refused before the
+// kernel sees it; a GMP with one goes out with LID 0 and the GRH.
+func TestKernelPortRoCE(t *testing.T) {
+	requireLittleEndian(t)
+	f := newFakeKernel(t)
+	f.noQP0 = true
+	p := openFake(t, f, testSysfs, "mlx5_1", 1)
+	defer p.Close()
+	f.takeCalls()
+
+	for _, class := range []byte{0x01, 0x81} {
+		err := p.Send(&Packet{Addr: Address{LID: PermissiveLID}, MAD: mad(class, 1, 0x01)})
+		want := fmt.Sprintf("mlx5_1 port 1: RoCE has no QP0, so no SMPs: subnet management needs an InfiniBand port "+
+			"(the kernel refuses class 0x%02x agents on QP0: protocol not supported)", class)
+		if !errors.Is(err, ErrRoCENoQP0) || err.Error() != want {
+			t.Errorf("SMP class 0x%02x on RoCE: %v; want %q", class, err, want)
+		}
+	}
+	f.takeCalls()
+
+	err := p.Send(&Packet{Addr: Address{LID: 3, QP: 1}, MAD: mad(0x32, 1, 0x01)})
+	if !errors.Is(err, ErrRoCENeedsGID) || err.Error() != "mlx5_1 port 1: RoCE has no LIDs or directed routes: address the port by GID" {
+		t.Errorf("GMP without GRH on RoCE: %v", err)
+	}
+	if c := f.takeCalls(); len(c) != 0 {
+		t.Errorf("a refused GMP registered an agent: %+v", c)
+	}
+
+	grh := &GRH{GID: testGID, GIDIndex: 0, HopLimit: 1}
+	if err := p.Send(&Packet{Addr: Address{QP: 1, QKey: QP1QKey, GRH: grh}, MAD: mad(0x32, 1, 0x01)}); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.takeCalls(); len(c) != 1 || c[0].req != ioctlRegisterAgent2 || c[0].arg[4] != 1 || c[0].arg[8] != 0x32 {
+		t.Errorf("GMP registration %+v; want one QP1 agent for class 0x32", c)
+	}
+	h, _ := f.readSent()
+	if want := (umadHdr{ID: 5, TimeoutMS: 1000, QPN: 1, QKey: QP1QKey, GRHPresent: 1, GID: testGID, HopLimit: 1}); h != want {
+		t.Errorf("GMP header %+v; want %+v", h, want)
+	}
+
+	// On InfiniBand the same refusal is no RoCE story.
+	f2 := newFakeKernel(t)
+	f2.noQP0 = true
+	ib := openFake(t, f2, testSysfs, "mlx4_0", 2)
+	defer ib.Close()
+	if err := ib.Send(&Packet{Addr: Address{LID: 2}, MAD: mad(0x01, 1, 0x01)}); err == nil || errors.Is(err, ErrRoCENoQP0) {
+		t.Errorf("IB port QP0 refusal: %v", err)
 	}
 }
 
