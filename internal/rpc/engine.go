@@ -235,6 +235,9 @@ func (r *Request) dest() string {
 	if r.Addr.LID == umad.PermissiveLID && r.MAD.Class() == mad.ClassSubnDR {
 		return fmt.Sprint("DR", r.MAD.InitialPath())
 	}
+	if r.Addr.LID == 0 && r.Addr.GRH != nil { // RoCE: GID only
+		return fmt.Sprint("GID", mad.GID(r.Addr.GRH.GID))
+	}
 	return fmt.Sprint("LID", r.Addr.LID)
 }
 
@@ -345,7 +348,16 @@ func (e *Engine) dispatch(pkt *umad.Packet) {
 			return
 		}
 		to := pkt.Addr
-		to.GRH = nil
+		// The reply takes the request's GRH back when it had one (a
+		// response to a request that came with a GRH carries one too),
+		// and on RoCE it must, since there are no LIDs. The transport
+		// gives the GRH as a send address: the requester's GID, the
+		// local GID index the request arrived on, its hop limit, class
+		// and flow label.
+		if g := pkt.Addr.GRH; g != nil {
+			grh := *g
+			to.GRH = &grh
+		}
 		if to.QP != 0 {
 			to.QKey = umad.QP1QKey
 		}
@@ -380,6 +392,9 @@ func (t *TimeoutError) Error() string {
 // Describe names a MAD and its destination for messages and traces.
 func Describe(a umad.Address, h mad.Header) string {
 	to := fmt.Sprintf("LID %d", a.LID)
+	if a.LID == 0 && a.GRH != nil { // RoCE: GID only
+		to = fmt.Sprint("GID ", mad.GID(a.GRH.GID))
+	}
 	if h.Class() == mad.ClassSubnDR {
 		to = "DR path " + mad.FormatDRPath(h.InitialPath())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -251,4 +252,50 @@ func TestServeAnswersUnsolicitedRequests(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatal("the handler's reply was not sent")
+}
+
+// A request that came with a GRH (always, on RoCE) is answered with it:
+// the requester's GID, the local GID index it arrived on, and its hop
+// limit, class and flow label. Without one, the reply has none.
+func TestServeRepliesWithTheRequestGRH(t *testing.T) {
+	sent := make(chan *umad.Packet, 2)
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet { sent <- p; return nil })
+	e := New(port, Options{})
+	defer e.Close()
+	err := e.Serve(0x32, 1, 0x001405, []uint8{mad.MethodGet}, func(req *umad.Packet) mad.Header {
+		r := append(mad.Header(nil), req.MAD...)
+		r[3] = mad.MethodGetResp
+		return r
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gid := [16]byte{0xfe, 0x80, 8: 0x7c, 9: 0xa0, 15: 0xc4}
+	for _, from := range []umad.Address{
+		{QP: 1, QKey: umad.QP1QKey, GRH: &umad.GRH{GID: gid, GIDIndex: 2, HopLimit: 1, TrafficClass: 3, FlowLabel: 5}},
+		{LID: 9, QP: 1, QKey: umad.QP1QKey, SL: 4, PKeyIndex: 1},
+	} {
+		req := mad.NewRequest(0x32, 1, mad.MethodGet, 0x0001, 0)
+		port.in <- &umad.Packet{Addr: from, MAD: req}
+		select {
+		case p := <-sent:
+			if !reflect.DeepEqual(p.Addr, from) || (from.GRH != nil && p.Addr.GRH == from.GRH) {
+				t.Errorf("reply to %+v went to %+v; want the same address, with a copy of the GRH", from, p.Addr)
+			}
+		case <-time.After(time.Second):
+			t.Fatal("the handler's reply was not sent")
+		}
+	}
+}
+
+func TestDescribeRoCEByGID(t *testing.T) {
+	gid := [16]byte{0xfe, 0x80, 15: 1}
+	a := umad.Address{QP: 1, GRH: &umad.GRH{GID: gid}}
+	h := mad.NewRequest(0x04, 1, mad.MethodGet, 0x0001, 0)
+	if got, want := Describe(a, h), "PerformanceGet(ClassPortInfo) GID fe80::1 mod 0x0"; got != want {
+		t.Errorf("Describe = %q, want %q", got, want)
+	}
+	if got, want := (&Request{Addr: a, MAD: h}).dest(), "GIDfe80::1"; got != want {
+		t.Errorf("dest = %q, want %q", got, want)
+	}
 }
