@@ -21,7 +21,10 @@ package cli
 //
 // The ping travels on the SA's PathRecord path (SL, P_Key); for a LID the
 // SA has no path to, ibtool pings the LID directly (SL 0), as the C tool
-// always does, so an unreachable LID shows as loss.
+// always does, so an unreachable LID shows as loss. On a RoCE port (no
+// SM, SA or LIDs) the target must be a GID, e.g. the peer's fe80:: GID,
+// and the ping goes straight to it in a GRH; the server answers with the
+// request's GRH mirrored.
 //
 // Server (-S): answers every request of the class whose OUI is -o's with
 // this host's "hostname.domainname" (glibc's gethostname and
@@ -127,6 +130,9 @@ func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string
 	oui, err := vendorOUI(opts.oui)
 	if err != nil {
 		return err
+	}
+	if !opts.server {
+		scopeLocalPort(&opts.Common, args[0])
 	}
 	eng, err := ibOpen(env, &opts.Common)
 	if err != nil {
@@ -299,6 +305,8 @@ func vendorReplyHeader(m mad.Header, method uint8) {
 // vendorTarget resolves where ibping's and ibsysstat's GMPs go: the SA's
 // PathRecord path, or for a LID the SA has no path to, the LID itself (SL
 // 0, as the C tools always send them). The text is portid2str's ("Lid 3").
+// On RoCE a GID is the only address (no SA, no LIDs): the text is then
+// "Gid fe80::...".
 func vendorTarget(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, arg string) (umad.Address, string, error) {
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
@@ -317,7 +325,7 @@ func vendorTarget(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, arg
 	}
 	p, err := r.GMP(ctx, t)
 	if err != nil {
-		if t.Kind != endport.ByLID {
+		if t.Kind != endport.ByLID || umad.IsRoCE(r.Local) {
 			return umad.Address{}, "", cantResolve(err, ExitFailure)
 		}
 		if c.Verbose > 0 {
@@ -325,6 +333,9 @@ func vendorTarget(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, arg
 		}
 		addr := umad.Address{LID: t.LID, QP: 1, QKey: umad.QP1QKey, PKeyIndex: uint16(c.PKeyIdx)}
 		return addr, fmt.Sprintf("Lid %d", t.LID), nil
+	}
+	if p.Addr.LID == 0 && p.Addr.GRH != nil { // RoCE: addressed by GID only
+		return p.Addr, "Gid " + endport.FormatGID(p.Addr.GRH.GID), nil
 	}
 	return p.Addr, fmt.Sprintf("Lid %d", p.Addr.LID), nil
 }

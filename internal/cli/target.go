@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -28,7 +29,8 @@ func parseTarget(c *Common, s string) (endport.Target, error) {
 }
 
 // newResolver builds the SA resolver on the engine's port; -s names the
-// SA's LID instead of the port's SM LID.
+// SA's LID instead of the port's SM LID. A RoCE port has no SM and no SA:
+// its resolver has no SA client and addresses GMPs by GID alone.
 func newResolver(eng *rpc.Engine, c *Common) (*sa.Resolver, error) {
 	local, err := eng.Port().Info()
 	if err != nil {
@@ -39,6 +41,9 @@ func newResolver(eng *rpc.Engine, c *Common) (*sa.Resolver, error) {
 		if smLID, err = endport.ParseLID(c.SMPort); err != nil {
 			return nil, usageErrorf("-s: %v", err)
 		}
+	}
+	if umad.IsRoCE(local) {
+		return &sa.Resolver{Local: local}, nil
 	}
 	client, err := sa.NewFromPort(eng, smLID, uint16(c.PKeyIdx))
 	if err != nil {
@@ -72,19 +77,42 @@ func smpRequest(ctx context.Context, eng *rpc.Engine, c *Common, t endport.Targe
 	return &rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(method, attr, mod)}, nil
 }
 
-// gmpPath resolves where a GMP to target goes, always through the SA's
-// PathRecord (right SL, P_Key index and lifetime); an empty target is the
-// local port.
+// gmpPath resolves where a GMP to target goes: on InfiniBand always
+// through the SA's PathRecord (right SL, P_Key index and lifetime), on
+// RoCE straight to the target GID; an empty target is the local port.
 func gmpPath(ctx context.Context, eng *rpc.Engine, c *Common, target string) (*sa.Path, error) {
 	r, err := newResolver(eng, c)
 	if err != nil {
 		return nil, err
 	}
-	t := endport.Target{Kind: endport.ByLID, LID: r.Local.LID}
+	t := r.LocalTarget()
 	if target != "" {
 		if t, err = parseTarget(c, target); err != nil {
 			return nil, err
 		}
 	}
 	return r.GMP(ctx, t)
+}
+
+// scopeLocalPort lets a scoped GID target ("fe80::1%rxe1/1") choose the
+// local port when neither -C nor -P does: a link-local GID (every RoCE
+// port has one, fe80:: and its MAC) only means something on one port, as
+// an IPv6 zone does. The scope is a CA name, or anything -P takes ("ca/port",
+// a port number, GUID or GID). The resolver checks that the two agree.
+func scopeLocalPort(c *Common, arg string) {
+	if c.CA != "" || c.Port != "" {
+		return
+	}
+	t, err := endport.ParseTarget(arg, c.typeFlags())
+	if err != nil || t.Local == "" {
+		return
+	}
+	_, numErr := endport.ParseUint(t.Local, 64)
+	_, guidErr := endport.ParseGUID(t.Local)
+	_, gidErr := endport.ParseGID(t.Local)
+	if strings.Contains(t.Local, "/") || numErr == nil || guidErr == nil || gidErr == nil {
+		c.Port = t.Local
+	} else {
+		c.CA = t.Local
+	}
 }
