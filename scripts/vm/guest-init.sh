@@ -12,6 +12,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
+hostname ibtool-vm
 # This busybox runs its own applets before anything in PATH: iproute2's ip
 # by its full name.
 IP=/usr/sbin/ip
@@ -124,6 +125,112 @@ if grep -q 'ibtool.capture=1' /proc/cmdline; then
 	capture rxe_devinfo.txt ibv_devinfo
 	capture rxe_devinfo_v.txt ibv_devinfo -v
 	capture rxe_devinfo.json ibtool ibv_devinfo --json
+fi
+
+# --- kernel umad transport: GMPs over QP1 (run at the end) ---------------------
+# RoCE has no QP0, SM, SA or LIDs: ibtool registers only the GMP classes it
+# uses and addresses the peer by its link-local GID (index 0; replies to
+# requests sent from the IPv4-mapped GIDs are not matched by ib_mad, see
+# shared/reference/softroce-vm.md). Clients run under a timeout so that a
+# hang fails fast; servers are stopped by their pid.
+MADTIME=30
+LL0=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
+# server CMD...: starts a MAD server in the background, output in
+# /tmp/srv.out, its pid in $srv.
+server() {
+	"$@" >/tmp/srv.out 2>&1 &
+	srv=$!
+	sleep 1 # registered long before that; no way to ask
+}
+# stop_server NAME: stops $srv; a server that died early is a failure.
+stop_server() {
+	if kill $srv 2>/dev/null; then
+		wait $srv 2>/dev/null
+	else
+		wait $srv
+		FAIL "$1 server exited early (exit $?)"
+		cat /tmp/srv.out
+	fi
+}
+# fails_one_line NAME PATTERN CMD...: CMD fails with one line matching
+# PATTERN.
+fails_one_line() {
+	name=$1 pat=$2
+	shift 2
+	timeout $MADTIME "$@" >/tmp/g.out 2>&1
+	gx=$?
+	if [ $gx != 0 ] && [ $gx != 124 ] && [ "$(wc -l </tmp/g.out)" = 1 ] && grep -q "$pat" /tmp/g.out; then
+		PASS "$name: one line, exit $gx: $(cat /tmp/g.out)"
+	else
+		FAIL "$name (exit $gx)"
+		cat /tmp/g.out
+	fi
+}
+gmp_checks() {
+	stamp "GMP checks: rxe0 GID 0 is $LL0"
+	server ibtool ibping -S -C rxe0 -P 1
+	timeout $MADTIME ibtool ibping -C rxe1 -P 1 -c 5 "$LL0" >/tmp/g.out 2>&1
+	gx=$?
+	stop_server "ibping -S"
+	cat /tmp/g.out
+	if [ $gx = 0 ] && [ "$(grep -c "^Pong from $(hostname).* (Gid fe80:" /tmp/g.out)" = 5 ] &&
+		grep -q '^5 packets transmitted, 5 received, 0% packet loss' /tmp/g.out; then
+		PASS "ibping -c 5 from rxe1 to rxe0's fe80:: GID, answered by ibping -S on rxe0: 5 of 5 pongs"
+	else
+		FAIL "ibping rxe1 -> ibping -S on rxe0 (exit $gx)"
+		cat /tmp/srv.out
+	fi
+
+	# The same GID scoped to rxe1, which picks the local port (without
+	# -C the default would be rxe0, the GID's own port); a scope that
+	# contradicts -C, or a LID, is a one-line error.
+	server ibtool ibping -S -C rxe0
+	timeout $MADTIME ibtool ibping -c 1 --json "$LL0%rxe1/1" >/tmp/g.out 2>&1
+	gx=$?
+	stop_server "ibping -S"
+	if [ $gx = 0 ] && grep -q '"received": 1' /tmp/g.out; then
+		PASS "ibping --json to the scoped GID $LL0%rxe1/1: 1 of 1 pongs"
+	else
+		FAIL "ibping --json to the scoped GID (exit $gx)"
+		cat /tmp/g.out /tmp/srv.out
+	fi
+	fails_one_line "ibping -C rxe0 to a GID scoped to rxe1" "scoped to local port" \
+		ibtool ibping -C rxe0 -c 1 "$LL0%rxe1/1"
+	fails_one_line "ibping to a LID on RoCE" "RoCE has no LIDs or directed routes: address the port by GID" \
+		ibtool ibping -C rxe1 -c 1 1
+
+	# PerfMgt over QP1: rxe has no PMA, so rxe0's kernel itself answers
+	# (status 0x000c), which proves the round trip.
+	fails_one_line "perfquery from rxe1 to rxe0's GID (answered by rxe0's kernel: no PMA)" "MAD status 0x000c" \
+		ibtool perfquery -C rxe1 "$LL0"
+
+	server ibtool ibsysstat -S -C rxe0
+	timeout $MADTIME ibtool ibsysstat -C rxe1 "$LL0" >/tmp/g.out 2>&1
+	px=$?
+	timeout $MADTIME ibtool ibsysstat -C rxe1 "$LL0" host >/tmp/g2.out 2>&1
+	hx=$?
+	timeout $MADTIME ibtool ibsysstat -C rxe1 "$LL0" cpu >/tmp/g3.out 2>&1
+	cx=$?
+	stop_server "ibsysstat -S"
+	cat /tmp/g.out /tmp/g2.out /tmp/g3.out
+	if [ $px = 0 ] && [ "$(cat /tmp/g.out)" = "sysstat ping succeeded" ] &&
+		[ $hx = 0 ] && grep -q "^$(hostname)" /tmp/g2.out &&
+		[ $cx = 0 ] && [ "$(grep -c '^cpu [0-9]' /tmp/g3.out)" = "$(grep -c '^processor' /proc/cpuinfo)" ]; then
+		PASS "ibsysstat ping, host and cpu from rxe1 to rxe0's fe80:: GID, answered by ibsysstat -S on rxe0"
+	else
+		FAIL "ibsysstat rxe1 -> ibsysstat -S on rxe0 (exits $px/$hx/$cx)"
+		cat /tmp/srv.out
+	fi
+
+	# SMPs: the kernel refuses QP0 agents on RoCE.
+	fails_one_line "smpquery on RoCE" "RoCE has no QP0" ibtool smpquery -C rxe0 nodeinfo 1
+	fails_one_line "smpquery -D on RoCE" "RoCE has no QP0" ibtool smpquery -C rxe0 -D nodeinfo 0
+}
+if grep -q 'ibtool.quick=1' /proc/cmdline; then
+	SKIP "device, bandwidth and verbs package checks (quick run)"
+	gmp_checks
+	stamp "all checks done"
+	finish
 fi
 
 # --- ibv_devices, ibv_devinfo ---------------------------------------------------
@@ -280,12 +387,6 @@ else
 fi
 stamp "verbs package tests done"
 
-# TODO(after the MAD engine issue lands): GMPs over QP1 through the kernel
-# umad transport, e.g. ibtool ibping against ibtool ibping -S between rxe0
-# and rxe1, and perfquery. Use the fe80:: GIDs (index 0): replies to
-# requests sent on the IPv4-mapped GIDs are not matched by ib_mad (see
-# shared/reference/softroce-vm.md). Register only the GMP class: RoCE has no
-# QP0.
-echo "TODO GMPs over QP1 (ibping, perfquery) via the kernel umad transport: after the MAD engine issue"
+gmp_checks
 stamp "all checks done"
 finish

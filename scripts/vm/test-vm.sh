@@ -10,7 +10,9 @@
 # ${XDG_CACHE_HOME:-$HOME/.cache}/ibtool-vm), builds the initramfs in a
 # temporary directory and kills qemu after $IBTOOL_VM_TIMEOUT seconds
 # (default 300). Exits non-zero when a check fails. Everything about the
-# guest setup follows shared/reference/softroce-vm.md.
+# guest setup follows shared/reference/softroce-vm.md. IBTOOL_VM_QUICK=1
+# skips the bandwidth runs and the verbs package tests (for iterating on
+# the other checks).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -170,6 +172,7 @@ say "initramfs $(($(stat -c %s "$work/initrd.cpio") / 1048576)) MiB ready after 
 log=$work/console.log
 append="console=ttyS0 tsc=reliable clocksource=tsc panic=-1 quiet loglevel=3"
 [ -n "${IBTOOL_VM_CAPTURE:-}" ] && append="$append ibtool.capture=1"
+[ -n "${IBTOOL_VM_QUICK:-}" ] && append="$append ibtool.quick=1"
 say "booting the guest (timeout ${vm_timeout}s)"
 timeout -k 5 "$vm_timeout" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
