@@ -107,6 +107,9 @@ func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []
 	if err != nil {
 		return err
 	}
+	if len(args) > 0 {
+		scopeLocalPort(&opts.Common, args[0]) // "GID%rxe1/1" picks the local port
+	}
 	eng, err := ibOpen(env, &opts.Common)
 	if err != nil {
 		return err
