@@ -1,0 +1,992 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/sa"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// iblinkinfo: every link of the fabric, switch by switch, as
+// infiniband-diags 44's iblinkinfo prints it. The walk is the shared
+// parallel discovery; a partial scan (-S/-G/-D, or -n) runs libibnetdisc's
+// own walk from its start (discovery.Scan), since what it reaches depends
+// on that walk's bookkeeping.
+
+// --diffcheck keys of iblinkinfo (iblinkinfo.c DIFF_FLAG_*).
+const (
+	lkDiffPort     = 0x01
+	lkDiffState    = 0x02
+	lkDiffLID      = 0x04
+	lkDiffNodeDesc = 0x08
+	lkDiffDefault  = lkDiffPort | lkDiffState
+)
+
+type iblinkinfoOptions struct {
+	Common
+	guid, drPath                     string
+	guidSet, drSet                   bool
+	all, down, line, additional      bool
+	hops                             string
+	nodeNameMap, loadCache, diffFile string
+	filterDown                       string
+	diffFlags                        int
+	outstanding                      string
+	onlyType                         int // 0, or the node type of --switches-only/--cas-only (the last wins)
+	useSA                            bool
+	discovery                        string
+}
+
+func init() { register(newIblinkinfoCmd) }
+
+// lastStringFlag stores its value in a shared variable, so that of -S and
+// -G the last one given wins, as in the C tool.
+type lastStringFlag struct {
+	dst *string
+	set *bool
+}
+
+func (f *lastStringFlag) String() string { return "" }
+func (f *lastStringFlag) Type() string   { return "port_guid" }
+func (f *lastStringFlag) Set(s string) error {
+	*f.dst, *f.set = s, true
+	return nil
+}
+
+// onlyFlag is --switches-only/--cas-only: the last one given wins.
+type onlyFlag struct {
+	dst *int
+	val int
+}
+
+func (f *onlyFlag) String() string { return "false" }
+func (f *onlyFlag) Type() string   { return "bool" }
+func (f *onlyFlag) Set(s string) error {
+	if s == "true" {
+		*f.dst = f.val
+	}
+	return nil
+}
+
+// lkDiffCheckFlag is iblinkinfo's --diffcheck.
+type lkDiffCheckFlag struct{ dst *int }
+
+func (f *lkDiffCheckFlag) String() string { return "" }
+func (f *lkDiffCheckFlag) Type() string   { return "key(s)" }
+func (f *lkDiffCheckFlag) Set(s string) error {
+	v := 0
+	for _, k := range strings.Split(s, ",") {
+		switch strings.ToLower(k) {
+		case "":
+		case "port":
+			v |= lkDiffPort
+		case "state":
+			v |= lkDiffState
+		case "lid":
+			v |= lkDiffLID
+		case "nodedesc":
+			v |= lkDiffNodeDesc
+		default:
+			return fmt.Errorf("invalid diff check key: %s", k)
+		}
+	}
+	*f.dst = v
+	return nil
+}
+
+func newIblinkinfoCmd(env *Env) *cobra.Command {
+	opts := &iblinkinfoOptions{diffFlags: lkDiffDefault}
+	cmd := toolCommand("iblinkinfo [options]", "Show every link of the fabric, switch by switch")
+	cmd.Long = `Report the link of every port of the fabric (or of one switch), as
+infiniband-diags' iblinkinfo does: width, speed, state, the node at the other
+end, and what the link could run at. The fabric is discovered with many SMPs in
+parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
+--json prints the same nodes and ports as a document (docs/discovery.md).`
+	cmd.Args = cobra.ArbitraryArgs // the C tool ignores extra arguments
+	fs := cmd.Flags()
+	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file")
+	fs.VarP(&lastStringFlag{&opts.guid, &opts.guidSet}, "switch", "S", "start partial scan at the port specified by <port_guid> (hex format)")
+	fs.VarP(&lastStringFlag{&opts.guid, &opts.guidSet}, "port-guid", "G", "(same as -S)")
+	fs.VarP(&lastStringFlag{&opts.drPath, &opts.drSet}, "Direct", "D", "start partial scan at the port specified by <dr_path>")
+	fs.BoolVarP(&opts.all, "all", "a", false, "print all nodes found in a partial fabric scan")
+	fs.StringVarP(&opts.hops, "hops", "n", "", "Number of hops to include away from specified node")
+	fs.BoolVarP(&opts.down, "down", "d", false, "print only down links")
+	fs.BoolVarP(&opts.line, "line", "l", false, "(line mode) print all information for each link on a single line")
+	fs.BoolVarP(&opts.additional, "additional", "p", false, "print additional port settings (PktLifeTime, HoqLife, VLStallCount)")
+	fs.StringVar(&opts.loadCache, "load-cache", "", "filename of ibnetdiscover cache to load")
+	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
+	fs.Var(&lkDiffCheckFlag{&opts.diffFlags}, "diffcheck", "specify checks to execute for --diff (port,state,lid,nodedesc)")
+	fs.StringVar(&opts.filterDown, "filterdownports", "", "filename of ibnetdiscover cache to filter downports")
+	fs.StringVarP(&opts.outstanding, "outstanding_smps", "o", "", "specify the number of outstanding SMP's which should be issued during the scan")
+	fl := fs.VarPF(&onlyFlag{&opts.onlyType, discovery.NodeSwitch}, "switches-only", "", "Output only switches")
+	fl.NoOptDefVal = "true"
+	fl = fs.VarPF(&onlyFlag{&opts.onlyType, discovery.NodeCA}, "cas-only", "", "Output only CAs")
+	fl.NoOptDefVal = "true"
+	fs.BoolVar(&opts.useSA, "sa", false, "read the fabric from the SA's records instead of walking it with SMPs")
+	fs.StringVar(&opts.discovery, "discovery", "", "LID or DR: how SMPs reach known nodes (default: LID when the local port is Active); SA: as --sa")
+	setupCommon(env, cmd, &opts.Common, "aDdGgKLlnpRS")
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runIblinkinfo(env, opts) }
+	return cmd
+}
+
+// exitWith prints msg to stderr and ends the command with code, as the C
+// tool's fprintf + exit(code).
+func exitWith(env *Env, code int, format string, args ...any) error {
+	fmt.Fprintf(env.IO.Err, format+"\n", args...)
+	return &ExitError{Code: code, Err: errSilent}
+}
+
+// ibwarn prints libibmad's IBWARN line ("ibwarn: [pid] func: msg").
+func ibwarn(env *Env, fn, format string, args ...any) {
+	fmt.Fprintf(env.IO.Err, "ibwarn: [%d] %s: %s\n", os.Getpid(), fn, fmt.Sprintf(format, args...))
+}
+
+// parseCDRPath is libibmad's str2drpath: comma-separated numbers read with
+// atoi (so "abc" is 0 and "8x" is 8), each cut to a byte; an empty string
+// is no path (ok false).
+func parseCDRPath(s string) ([]byte, bool) {
+	if s == "" {
+		return nil, false
+	}
+	var path []byte
+	for {
+		item, rest, more := strings.Cut(s, ",")
+		v, _ := saStrtol(atoiPrefix(item))
+		path = append(path, byte(v))
+		if !more || rest == "" {
+			break
+		}
+		s = rest
+	}
+	return path, true
+}
+
+// atoiPrefix keeps what atoi reads of s: blanks, a sign and decimal digits.
+func atoiPrefix(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
+		i++
+	}
+	j := i
+	if j < len(s) && (s[j] == '+' || s[j] == '-') {
+		j++
+	}
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == i || (j == i+1 && (s[i] == '+' || s[i] == '-')) {
+		return "0"
+	}
+	return s[i:j]
+}
+
+func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
+	c := &opts.Common
+	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
+		return err
+	}
+	useSA := opts.useSA
+	switch strings.ToUpper(opts.discovery) {
+	case "", "LID", "DR":
+	case "SA":
+		useSA = true
+	default:
+		return usageErrorf("invalid --discovery %q: LID, DR or SA", opts.discovery)
+	}
+	if opts.useSA && opts.discovery != "" && !strings.EqualFold(opts.discovery, "SA") {
+		return usageErrorf("--sa and --discovery %s contradict each other", opts.discovery)
+	}
+	var mkey uint64
+	if c.MKey != "" {
+		k, err := endport.ParseUint(c.MKey, 64)
+		if err != nil {
+			return usageErrorf("invalid M_Key %q: %v", c.MKey, err)
+		}
+		mkey = k
+	}
+	hops := 0
+	if opts.hops != "" {
+		v, _ := saStrtoul(opts.hops)
+		hops = int(int32(v))
+	}
+	names := nodename.Open(opts.nodeNameMap, env.IO.Err)
+
+	if opts.drSet && opts.loadCache != "" {
+		return exitWith(env, 1, "Cannot specify cache and direct route path")
+	}
+
+	// The MAD port: the C tool opens it first, even to read a cache; we
+	// need it only to talk to the fabric.
+	var eng *rpc.Engine
+	if opts.loadCache == "" {
+		var err error
+		cfg := engineConfig{timeout: DefaultTimeoutMS * 1e6, retries: 3}
+		if n, err := endport.ParseUint(opts.outstanding, 16); err == nil && n > 0 {
+			cfg.window = int(n)
+		}
+		if eng, err = openEngine(env, c, cfg); err != nil {
+			return exitWith(env, 1, "Failed to open %s port %d: %v", orDefault(c.CA), max(portNum(c.Port), 0), err)
+		}
+		defer eng.Close()
+	}
+	ctx := context.Background()
+
+	// Resolve the start of a partial scan.
+	resolved := false
+	var from []byte
+	fromLID := false
+	var dr []byte
+	if opts.drSet {
+		var ok bool
+		if dr, ok = parseCDRPath(opts.drPath); ok {
+			resolved, from = true, dr
+		} else {
+			ibwarn(env, "main", "Failed to resolve %s; attempting full scan", opts.drPath)
+		}
+	} else if opts.guidSet && eng != nil && !useSA {
+		guid, _ := saStrtoul(opts.guid)
+		path, err := routeToPortGUID(ctx, env, eng, c, guid, mkey)
+		if err != nil {
+			ibwarn(env, "main", "Failed to resolve %s; attempting full scan\n", opts.guid)
+		} else {
+			resolved, from, fromLID = true, path, true
+		}
+	}
+	var startNI []byte
+	if !opts.all && opts.drSet && eng != nil && !useSA {
+		path := dr
+		if path == nil {
+			path = []byte{0}
+		}
+		ni, err := smpGet(ctx, eng, path, mad.AttrNodeInfo, 0, mkey)
+		if err != nil {
+			ibwarn(env, "mad_rpc", "_do_madrpc failed; dport (DR path slid 65535; dlid 65535; %s)", mad.FormatDRPath(path))
+			return exitWith(env, 1, "Failed to get local Node Info")
+		}
+		startNI = ni
+	}
+
+	var diffFab, filterFab *discovery.Fabric
+	if opts.diffFile != "" {
+		var err error
+		if diffFab, err = loadFabricCache(opts.diffFile); err != nil {
+			return fmt.Errorf("loading cached fabric for diff failed: %w", err)
+		}
+	}
+	if opts.filterDown != "" {
+		var err error
+		if filterFab, err = loadFabricCache(opts.filterDown); err != nil {
+			return fmt.Errorf("loading cached fabric for filterdownports failed: %w", err)
+		}
+	}
+
+	var fab *discovery.Fabric
+	switch {
+	case opts.loadCache != "":
+		var err error
+		if fab, err = loadFabricCache(opts.loadCache); err != nil {
+			return exitWith(env, 1, "loading cached fabric failed: %v", err)
+		}
+	case useSA:
+		var err error
+		if fab, err = discoverSA(ctx, eng, c); err != nil {
+			return exitWith(env, 1, "discover failed: %v", err)
+		}
+	default:
+		scanOpts := discovery.ScanOptions{MKey: mkey, MaxHops: hops, Load: discovery.LoadAll}
+		if !c.MlxEPI {
+			scanOpts.Load &^= discovery.LoadMlnxExtPortInfo
+		}
+		if resolved {
+			if scanOpts.MaxHops == 0 {
+				scanOpts.MaxHops = 1
+			}
+			scanOpts.From, scanOpts.FromLID = from, fromLID
+			f, err := discovery.Scan(ctx, eng, scanOpts)
+			if err != nil {
+				ibwarn(env, "main", "Partial fabric scan failed; attempting full scan\n")
+			} else {
+				fab = f
+			}
+		}
+		if fab == nil {
+			var err error
+			if scanOpts.MaxHops > 0 {
+				scanOpts.From, scanOpts.FromLID = nil, false
+				fab, err = discovery.Scan(ctx, eng, scanOpts)
+			} else {
+				fab, err = discoverWith(ctx, env, eng, c, opts.discovery, mkey)
+			}
+			if err != nil {
+				return exitWith(env, 1, "discover failed: %v", err)
+			}
+		}
+	}
+
+	lp := &linkPrinter{names: names, line: opts.line, additional: opts.additional, down: opts.down,
+		filter: filterFab, warn: env.IO.Err}
+	switch {
+	case !opts.all && opts.guidSet:
+		guid, _ := saStrtoul(opts.guid)
+		n := findPortNode(fab, guid)
+		if n != nil && (opts.onlyType == 0 || n.Type == opts.onlyType) {
+			lp.one(n, diffFab, fab, opts)
+		} else {
+			fmt.Fprintf(env.IO.Err, "Failed to find port: %s\n", opts.guid)
+		}
+	case !opts.all && opts.drSet:
+		var n *discovery.Node
+		if startNI != nil {
+			var ni mad.NodeInfo
+			_ = ni.Unmarshal(startNI)
+			n = findPortNode(fab, uint64(ni.PortGUID))
+		} else if opts.loadCache == "" && useSA && dr != nil {
+			n = nodeAtDRPath(fab, dr)
+		}
+		if n != nil && (opts.onlyType == 0 || n.Type == opts.onlyType) {
+			lp.one(n, diffFab, fab, opts)
+		} else {
+			fmt.Fprintf(env.IO.Err, "Failed to find port: %s\n", opts.drPath)
+		}
+	default:
+		if diffFab != nil {
+			lp.diff(nil, diffFab, fab, opts)
+		} else {
+			nodes := allNodes(fab)
+			if opts.onlyType != 0 {
+				nodes = typeList(fab, opts.onlyType)
+			}
+			for _, n := range nodes {
+				lp.node(n, "")
+			}
+		}
+	}
+	if c.JSON {
+		if err := writeJSON(env.IO.Out, lp.document(fab)); err != nil {
+			return err
+		}
+	} else {
+		w := bufio.NewWriter(env.IO.Out)
+		lp.render(w)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	reportWalkErrors(env, "iblinkinfo", fab, c.Verbose)
+	return nil
+}
+
+// portNum is -P as a number, for messages.
+func portNum(s string) int {
+	v, _ := saStrtoul(s)
+	return int(v)
+}
+
+// smpGet reads one attribute over a directed route.
+func smpGet(ctx context.Context, eng *rpc.Engine, path []byte, attr uint16, mod uint32, mkey uint64) ([]byte, error) {
+	req := &rpc.Request{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: mad.NewDRSMP(mad.MethodGet, attr, mod, path)}
+	if mkey != 0 {
+		for i := 0; i < 8; i++ {
+			req.MAD[24+i] = byte(mkey >> (56 - 8*i))
+		}
+	}
+	reply, err := eng.Do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if reply.MAD.Status()&^mad.DirectionBit != 0 {
+		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
+	}
+	return append([]byte(nil), reply.MAD.SMPData()...), nil
+}
+
+// routeToPortGUID is how the C tool reaches -S/-G: the SA's PathRecord
+// gives the port's LID; the route a LID-routed SMP takes to it is then
+// followed switch by switch.
+func routeToPortGUID(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, guid uint64, mkey uint64) ([]byte, error) {
+	if guid == 0 {
+		return nil, errors.New("no GUID")
+	}
+	r, err := newResolver(eng, c)
+	if err != nil {
+		return nil, err
+	}
+	gid := mad.GID(endport.GIDFromGUID(guid))
+	p, err := r.PathTo(ctx, 0, &gid)
+	if err != nil {
+		return nil, err
+	}
+	return discovery.RouteToLID(ctx, eng, p.Addr.LID, mkey)
+}
+
+// discoverWith is the full walk on an open engine.
+func discoverWith(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, mode string, mkey uint64) (*discovery.Fabric, error) {
+	opts := discovery.Options{Load: discovery.LoadAll, MKey: mkey}
+	if !c.MlxEPI {
+		opts.Load &^= discovery.LoadMlnxExtPortInfo
+	}
+	switch strings.ToUpper(mode) {
+	case "LID":
+		opts.Mode = discovery.ModeLID
+	case "DR":
+		opts.Mode = discovery.ModeDR
+	}
+	if st := progressLine(env); st != nil {
+		opts.Progress = st
+	}
+	return discovery.Discover(ctx, eng, opts)
+}
+
+// discoverSA reads the fabric from the SA's tables (--sa).
+func discoverSA(ctx context.Context, eng *rpc.Engine, c *Common) (*discovery.Fabric, error) {
+	r, err := newResolver(eng, c)
+	if err != nil {
+		return nil, err
+	}
+	return discovery.DiscoverSA(ctx, r.SA, discovery.SALocal{PortGUID: r.Local.PortGUID, PortNum: r.Local.Num})
+}
+
+// saNoRecords tells an SA query that found nothing.
+func saNoRecords(err error) bool { return errors.Is(err, sa.ErrNoRecords) }
+
+// findPortNode is ibnd_find_port_guid(...)->node: the node owning a port
+// with that GUID (a switch's ports all carry its port GUID).
+func findPortNode(f *discovery.Fabric, guid uint64) *discovery.Node {
+	for _, n := range allNodes(f) {
+		for _, p := range n.Ports {
+			if p != nil && p.GUID == guid && (p.PortInfo != nil || f.MADs == 0) {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+// nodeAtDRPath follows a directed route over the fabric's links from
+// where it was discovered (ibnd_find_port_dr).
+func nodeAtDRPath(f *discovery.Fabric, path []byte) *discovery.Node {
+	n := f.From
+	for _, hop := range path[1:] {
+		if n == nil {
+			return nil
+		}
+		if hop == 0 {
+			continue
+		}
+		p := n.Port(int(hop))
+		if p == nil || p.Remote == nil {
+			return nil
+		}
+		n = p.Remote.Node
+	}
+	return n
+}
+
+// linkEvent is one thing iblinkinfo prints: a node header or a port line.
+type linkEvent struct {
+	prefix string
+	node   *discovery.Node
+	port   *discovery.Port // nil: the node's header
+}
+
+// linkPrinter collects what iblinkinfo prints, as events, so that text
+// and JSON say the same.
+type linkPrinter struct {
+	names                  *nodename.Map
+	line, additional, down bool
+	filter                 *discovery.Fabric
+	warn                   io.Writer
+	events                 []linkEvent
+}
+
+// header is print_node_header: printed once per node and call site
+// (*printed counts), never in line mode.
+func (lp *linkPrinter) header(n *discovery.Node, printed *int, prefix string) {
+	if printed != nil && *printed != 0 {
+		return
+	}
+	lp.events = append(lp.events, linkEvent{prefix: prefix, node: n})
+	if printed != nil {
+		*printed++
+	}
+}
+
+// node is print_node: the header and every port (only Down ones with -d).
+func (lp *linkPrinter) node(n *discovery.Node, prefix string) {
+	printed := 0
+	for i := 1; i <= n.NumPorts; i++ {
+		p := n.Port(i)
+		if p == nil {
+			continue
+		}
+		if !lp.down || p.Info().PortState == mad.PortStateDown {
+			lp.header(n, &printed, prefix)
+			lp.port(n, p, prefix)
+		}
+	}
+}
+
+// port is print_port's filter: a Down port that is Down in the
+// --filterdownports cache too is not shown.
+func (lp *linkPrinter) port(n *discovery.Node, p *discovery.Port, prefix string) {
+	if lp.filter != nil && p.Info().PortState == mad.PortStateDown {
+		if fn := lp.filter.Node(n.GUID); fn != nil && p.Num <= fn.NumPorts {
+			if fp := fn.Port(p.Num); fp != nil && fp.Info().PortState == mad.PortStateDown {
+				return
+			}
+		}
+	}
+	lp.events = append(lp.events, linkEvent{prefix: prefix, node: n, port: p})
+}
+
+// one prints (or diffs) a single node, for -S/-G/-D.
+func (lp *linkPrinter) one(n *discovery.Node, diffFab, fab *discovery.Fabric, opts *iblinkinfoOptions) {
+	if diffFab != nil {
+		lp.diff(n, diffFab, fab, opts)
+		return
+	}
+	lp.node(n, "")
+}
+
+// diff is diff_node: what changed from the --diff cache (fabric 1, "<")
+// to now (fabric 2, ">"). Given a node (of the current fabric), only that
+// node, compared with itself first, as the C tool does.
+func (lp *linkPrinter) diff(node *discovery.Node, orig, cur *discovery.Fabric, opts *iblinkinfoOptions) {
+	pass := func(f1, f2 *discovery.Fabric, flags int, p1, p2 string) {
+		iter := func(n1 *discovery.Node) { lp.diffNode(n1, f2, flags, p1, p2) }
+		switch {
+		case node != nil:
+			iter(node)
+		case opts.onlyType != 0:
+			for _, n := range typeList(f1, opts.onlyType) {
+				iter(n)
+			}
+		default:
+			for _, n := range allNodes(f1) {
+				iter(n)
+			}
+		}
+	}
+	if node != nil {
+		pass(cur, cur, opts.diffFlags, "< ", "> ")
+	} else {
+		pass(orig, cur, opts.diffFlags, "< ", "> ")
+	}
+	pass(cur, orig, opts.diffFlags&^(lkDiffPort|lkDiffState|lkDiffLID|lkDiffNodeDesc), "> ", "< ")
+}
+
+func (lp *linkPrinter) diffNode(n1 *discovery.Node, f2 *discovery.Fabric, flags int, p1, p2 string) {
+	n2 := f2.Node(n1.GUID)
+	if n2 == nil {
+		lp.node(n1, p1)
+		return
+	}
+	if flags&(lkDiffPort|lkDiffState|lkDiffLID|lkDiffNodeDesc) == 0 {
+		return
+	}
+	printed := 0
+	if (n1.Type == discovery.NodeSwitch && flags&lkDiffLID != 0 && n1.SMALID != n2.SMALID) ||
+		(flags&lkDiffNodeDesc != 0 && descBytes(n1) != descBytes(n2)) {
+		// The C tool passes no counter here and crashes on it (unless -l);
+		// we print both headers and go on.
+		lp.header(n1, nil, p1)
+		lp.header(n2, nil, p2)
+		printed++
+	}
+	if n1.NumPorts != n2.NumPorts {
+		lp.header(n1, &printed, "")
+		lp.events = append(lp.events, linkEvent{prefix: fmt.Sprintf("%snumports = %d\n", p1, n1.NumPorts)},
+			linkEvent{prefix: fmt.Sprintf("%snumports = %d\n", p2, n2.NumPorts)})
+		return
+	}
+	for i := 1; i <= n1.NumPorts; i++ {
+		a, b := n1.Port(i), n2.Port(i)
+		if a == nil && b == nil {
+			continue
+		}
+		out := false
+		if flags&lkDiffPort != 0 {
+			switch {
+			case a == nil || b == nil:
+				out = true
+			case (a.Remote != nil) != (b.Remote != nil):
+				out = true
+			case a.Remote != nil && a.Remote.GUID != b.Remote.GUID:
+				out = true
+			}
+		}
+		if flags&lkDiffState != 0 && a != nil && b != nil && a.Info().PortState != b.Info().PortState {
+			out = true
+		}
+		both := a != nil && b != nil && a.Remote != nil && b.Remote != nil
+		if flags&lkDiffPort != 0 && flags&lkDiffLID != 0 && both && a.Remote.BaseLID != b.Remote.BaseLID {
+			out = true
+		}
+		if flags&lkDiffPort != 0 && flags&lkDiffNodeDesc != 0 && both && descBytes(a.Remote.Node) != descBytes(b.Remote.Node) {
+			out = true
+		}
+		if out && a != nil {
+			lp.header(n1, &printed, "")
+			lp.port(n1, a, p1)
+		}
+		if out && b != nil {
+			lp.header(n1, &printed, "")
+			lp.port(n2, b, p2)
+		}
+	}
+}
+
+// linkTexts are the parts of one port line.
+type linkTexts struct {
+	width, speed, state, phys string
+	down                      bool
+	hoq, vlStall              uint8
+	maxWidth, maxSpeed        string // get_max_msg's "Could be ..." texts
+}
+
+// capInfo is the PortInfo whose CapabilityMask counts for p: port 0's on a
+// switch (nil when the switch has no port 0), p's own elsewhere.
+func capInfo(p *discovery.Port) *mad.PortInfo {
+	if p.Node.Type == discovery.NodeSwitch {
+		if p0 := p.Node.Port(0); p0 != nil {
+			return p0.Info()
+		}
+		return nil
+	}
+	return p.Info()
+}
+
+func mlnxExt(p *discovery.Port) mad.MlnxExtPortInfo {
+	var x mad.MlnxExtPortInfo
+	if len(p.MlnxExtPortInfo) >= mad.MlnxExtPortInfoSize {
+		_ = x.Unmarshal(p.MlnxExtPortInfo)
+	}
+	return x
+}
+
+const capExtSpeeds = uint32(mad.PortCapMaskExtendedSpeeds)
+
+// texts computes print_port's link texts.
+func (lp *linkPrinter) texts(p *discovery.Port) linkTexts {
+	pi := p.Info()
+	iwidth, ispeed := pi.LinkWidthActive, pi.LinkSpeedActive
+	fdr10 := mlnxExt(p).LinkSpeedActive&1 != 0
+	var espeed mad.LinkSpeedExt
+	if ci := capInfo(p); ci != nil {
+		if ci.CapabilityMask&capExtSpeeds != 0 {
+			espeed = pi.LinkSpeedExtActive
+		}
+	} else {
+		ispeed, iwidth = 0, 0
+	}
+	t := linkTexts{state: pi.PortState.String(), phys: pi.PortPhysicalState.String(),
+		down: pi.PortState == mad.PortStateDown, hoq: pi.HOQLife, vlStall: pi.VLStallCount}
+	if !t.down {
+		switch {
+		case espeed != 0:
+			t.speed = espeed.String()
+		case fdr10:
+			t.speed = "10.0 Gbps (FDR10)"
+		default:
+			t.speed = ispeed.String()
+		}
+		t.width = iwidth.String()
+	}
+	if p.Remote != nil {
+		t.maxWidth, t.maxSpeed = maxMsg(p)
+	}
+	return t
+}
+
+// maxWidth is get_max_width: the widest width of a set, 1X if none.
+func maxWidth(set uint8) mad.LinkWidth {
+	switch {
+	case set&8 != 0:
+		return mad.LinkWidth12X
+	case set&4 != 0:
+		return mad.LinkWidth8X
+	case set&2 != 0:
+		return mad.LinkWidth4X
+	case set&0x10 != 0:
+		return mad.LinkWidth2X
+	}
+	return mad.LinkWidth1X
+}
+
+// highestBit is get_max: the highest bit set, 1 if none.
+func highestBit(v uint8) uint8 {
+	r := uint8(1)
+	for v >>= 1; v != 0; v >>= 1 {
+		r <<= 1
+	}
+	return r
+}
+
+// maxMsg is get_max_msg: what a linked port could run at when both ends
+// support more than it does.
+func maxMsg(p *discovery.Port) (width, speed string) {
+	pi, rpi := p.Info(), p.Remote.Info()
+	mw := maxWidth(pi.LinkWidthSupported & rpi.LinkWidthSupported)
+	if mw&pi.LinkWidthActive == 0 {
+		width = "Could be " + mw.String()
+	}
+	var capMask, remCap uint32
+	if ci := capInfo(p); ci != nil {
+		capMask = ci.CapabilityMask
+	}
+	if ci := capInfo(p.Remote); ci != nil {
+		remCap = ci.CapabilityMask
+	}
+	if capMask&capExtSpeeds != 0 && remCap&capExtSpeeds != 0 &&
+		pi.LinkSpeedExtSupported != 0 && rpi.LinkSpeedExtSupported != 0 {
+		ms := highestBit(pi.LinkSpeedExtSupported & rpi.LinkSpeedExtSupported)
+		if ms&uint8(pi.LinkSpeedExtActive) == 0 {
+			speed = "Could be " + mad.LinkSpeedExt(ms).String()
+		}
+		return width, speed
+	}
+	if mlnxExt(p).LinkSpeedSupported&1 != 0 && mlnxExt(p.Remote).LinkSpeedSupported&1 != 0 {
+		if mlnxExt(p).LinkSpeedActive&1 == 0 {
+			if pi.LinkSpeedActive == mad.LinkSpeedQDR {
+				speed = "Could be FDR10 (Found link at QDR but expected speed is FDR10)"
+			} else {
+				speed = "Could be FDR10"
+			}
+		}
+		return width, speed
+	}
+	ms := highestBit(pi.LinkSpeedSupported & rpi.LinkSpeedSupported)
+	if ms&uint8(pi.LinkSpeedActive) == 0 {
+		speed = "Could be " + mad.LinkSpeed(ms).String()
+	}
+	return width, speed
+}
+
+func (lp *linkPrinter) name(n *discovery.Node) string {
+	return lp.names.Name(n.GUID, string(n.NodeDesc))
+}
+
+func nodeTypeStr(t int) string {
+	switch t {
+	case discovery.NodeSwitch:
+		return "Switch"
+	case discovery.NodeCA:
+		return "CA"
+	case discovery.NodeRouter:
+		return "Router"
+	}
+	return "??"
+}
+
+// headerGUID is the GUID a switch's header shows: port 0's.
+func headerGUID(n *discovery.Node) uint64 {
+	if p0 := n.Port(0); p0 != nil {
+		return p0.GUID
+	}
+	return uint64(n.Info().PortGUID)
+}
+
+func extText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
+}
+
+// remoteLIDOf is the LID iblinkinfo shows for the far end of a link.
+func remoteLIDOf(r *discovery.Port) uint16 {
+	if r.BaseLID != 0 {
+		return r.BaseLID
+	}
+	return r.Node.SMALID
+}
+
+// render writes the events as the C tool prints them.
+func (lp *linkPrinter) render(w *bufio.Writer) {
+	for _, ev := range lp.events {
+		switch {
+		case ev.node == nil:
+			w.WriteString(ev.prefix) // a "numports = N" line
+		case ev.port == nil:
+			if lp.line {
+				continue
+			}
+			if ev.node.Type == discovery.NodeSwitch {
+				fmt.Fprintf(w, "%s%s: 0x%016x %s:\n", ev.prefix, nodeTypeStr(ev.node.Type), headerGUID(ev.node), lp.name(ev.node))
+			} else {
+				fmt.Fprintf(w, "%s%s: %s:\n", ev.prefix, nodeTypeStr(ev.node.Type), lp.name(ev.node))
+			}
+		default:
+			lp.renderPort(w, ev)
+		}
+	}
+}
+
+func (lp *linkPrinter) renderPort(w *bufio.Writer, ev linkEvent) {
+	n, p := ev.node, ev.port
+	t := lp.texts(p)
+	var link string
+	if !t.down {
+		link = fmt.Sprintf("(%3s %18s %6s/%8s)", t.width, t.speed, t.state, t.phys)
+		if lp.additional {
+			link += fmt.Sprintf(" (HOQ:%d VL_Stall:%d)", t.hoq, t.vlStall)
+		}
+	} else {
+		link = fmt.Sprintf("(              %6s/%8s)", t.state, t.phys)
+	}
+	var remote string
+	if r := p.Remote; r != nil {
+		guidStr := ""
+		if lp.line {
+			guidStr = fmt.Sprintf("0x%016x ", r.GUID)
+		}
+		full := fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", guidStr, remoteLIDOf(r), r.Num, extText(r.ExtNum),
+			lp.name(r.Node), t.maxWidth, t.maxSpeed)
+		remote = full
+		if len(full) > 255 { // snprintf into 256 bytes
+			remote = full[:255]
+			if len(full) > 256 {
+				fmt.Fprintln(lp.warn, "WARN: string buffer overflow")
+			}
+		}
+	} else if t.down {
+		remote = "           [  ] \"\" ( )\n"
+	} else {
+		remote = "    \"Port not available\"\n"
+	}
+	if lp.line {
+		fmt.Fprintf(w, "%s0x%016x \"%30s\" ", ev.prefix, p.GUID, lp.name(n))
+	} else {
+		fmt.Fprintf(w, "%s      ", ev.prefix)
+	}
+	if n.Type != discovery.NodeSwitch {
+		if !lp.line {
+			fmt.Fprintf(w, "0x%016x ", p.GUID)
+		}
+		fmt.Fprintf(w, "%6d %4d[%2s] ==%s==>  %s", p.BaseLID, p.Num, extText(p.ExtNum), link, remote)
+	} else {
+		fmt.Fprintf(w, "%6d %4d[%2s] ==%s==>  %s", n.SMALID, p.Num, extText(p.ExtNum), link, remote)
+	}
+}
+
+// The JSON form (docs/discovery.md, "iblinkinfo").
+type linkInfoDoc struct {
+	Nodes  []linkNodeDoc `json:"nodes"`
+	Errors []walkErrDoc  `json:"errors"`
+}
+
+type linkNodeDoc struct {
+	// Side is set in --diff output: "cache" for what the --diff cache
+	// has, "fabric" for what the fabric (or --load-cache) has now.
+	Side        string        `json:"side,omitempty"`
+	GUID        string        `json:"guid"`
+	Type        string        `json:"type"`
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	PortGUID    string        `json:"port_guid,omitempty"`
+	LID         *uint16       `json:"lid,omitempty"`
+	NumPorts    int           `json:"num_ports"`
+	Ports       []linkPortDoc `json:"ports"`
+}
+
+type linkPortDoc struct {
+	Side          string         `json:"side,omitempty"`
+	Port          int            `json:"port"`
+	ExternalPort  int            `json:"external_port,omitempty"`
+	GUID          string         `json:"guid"`
+	LID           uint16         `json:"lid"`
+	State         string         `json:"state"`
+	PhysicalState string         `json:"physical_state"`
+	Width         string         `json:"width,omitempty"`
+	Speed         string         `json:"speed,omitempty"`
+	HOQLife       *uint8         `json:"hoq_life,omitempty"`
+	VLStallCount  *uint8         `json:"vl_stall_count,omitempty"`
+	CouldBeWidth  string         `json:"could_be_width,omitempty"`
+	CouldBeSpeed  string         `json:"could_be_speed,omitempty"`
+	Remote        *linkRemoteDoc `json:"remote,omitempty"`
+}
+
+type linkRemoteDoc struct {
+	NodeGUID     string `json:"node_guid"`
+	Type         string `json:"type"`
+	Name         string `json:"name"`
+	Port         int    `json:"port"`
+	ExternalPort int    `json:"external_port,omitempty"`
+	GUID         string `json:"guid"`
+	LID          uint16 `json:"lid"`
+}
+
+func sideOf(prefix string) string {
+	switch prefix {
+	case "< ":
+		return "cache"
+	case "> ":
+		return "fabric"
+	}
+	return ""
+}
+
+// document is the events as JSON: a node entry for each header, the
+// ports that follow it under it (a port of another node gets an entry of
+// its own, as in line mode, where there are no headers).
+func (lp *linkPrinter) document(f *discovery.Fabric) linkInfoDoc {
+	doc := linkInfoDoc{Nodes: []linkNodeDoc{}, Errors: []walkErrDoc{}}
+	var cur *linkNodeDoc
+	var curNode *discovery.Node
+	newNode := func(n *discovery.Node, prefix string) {
+		d := linkNodeDoc{Side: sideOf(prefix), GUID: hexGUID(n.GUID), Type: nodeTypeJSON(n.Type), Name: lp.name(n),
+			Description: nodename.CleanDesc(string(n.NodeDesc)), NumPorts: n.NumPorts, Ports: []linkPortDoc{}}
+		if n.Type == discovery.NodeSwitch {
+			lid := n.SMALID
+			d.LID, d.PortGUID = &lid, hexGUID(headerGUID(n))
+		}
+		doc.Nodes = append(doc.Nodes, d)
+		cur, curNode = &doc.Nodes[len(doc.Nodes)-1], n
+	}
+	for _, ev := range lp.events {
+		switch {
+		case ev.node == nil:
+			continue
+		case ev.port == nil:
+			newNode(ev.node, ev.prefix)
+			continue
+		}
+		if curNode == nil || curNode.GUID != ev.node.GUID {
+			newNode(ev.node, "")
+		}
+		p := ev.port
+		t := lp.texts(p)
+		pd := linkPortDoc{Side: sideOf(ev.prefix), Port: p.Num, ExternalPort: p.ExtNum, GUID: hexGUID(p.GUID),
+			LID: p.BaseLID, State: t.state, PhysicalState: t.phys, Width: t.width, Speed: t.speed,
+			CouldBeWidth: strings.TrimPrefix(t.maxWidth, "Could be "), CouldBeSpeed: strings.TrimPrefix(t.maxSpeed, "Could be ")}
+		if ev.node.Type == discovery.NodeSwitch {
+			pd.LID = ev.node.SMALID
+		}
+		if lp.additional && !t.down {
+			hoq, vl := t.hoq, t.vlStall
+			pd.HOQLife, pd.VLStallCount = &hoq, &vl
+		}
+		if r := p.Remote; r != nil {
+			pd.Remote = &linkRemoteDoc{NodeGUID: hexGUID(r.Node.GUID), Type: nodeTypeJSON(r.Node.Type), Name: lp.name(r.Node),
+				Port: r.Num, ExternalPort: r.ExtNum, GUID: hexGUID(r.GUID), LID: remoteLIDOf(r)}
+		}
+		cur.Ports = append(cur.Ports, pd)
+	}
+	for _, e := range f.Errors {
+		doc.Errors = append(doc.Errors, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
+	}
+	return doc
+}

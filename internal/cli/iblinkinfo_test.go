@@ -1,0 +1,337 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// libibnetdisc logs an internal error when a walk reads a CA's PortInfo a
+// second time (a partial scan that backs up from a CA): noise that says
+// nothing about the fabric, which ibtool does not repeat.
+var libibnetdiscNoise = regexp.MustCompile(`(?m)^\./libibnetdisc/ibnetdisc\.c:\d+; (Duplicate Port: Port with guid|Error Occurred when trying to insert new port guid) .*\n`)
+
+// conformLinks runs a command with both tools on a fabric and compares
+// them, the C tool's libibnetdisc noise aside.
+func conformLinks(t *testing.T, f *simfabric.Fabric, host, tool string, args ...string) {
+	t.Helper()
+	simfabric.RequireTools(t, tool)
+	c := f.RunC(context.Background(), host, tool, args...)
+	c.Stderr = libibnetdiscNoise.ReplaceAllString(c.Stderr, "")
+	ours := runSim(f, host, append([]string{tool}, args...)...)
+	simfabric.Compare(t, fmt.Sprintf("[%s] %s %s", host, tool, strings.Join(args, " ")), c, ours, simfabric.DropSimNoise)
+}
+
+// partialScans picks the starts of partial scans on a fabric seen from
+// host: -D to a few switches and CAs (and the local node), -S to a few CA
+// ports (a -S to a switch makes the C tool hang under ibsim: it routes
+// by LID, then directed, which ibsim drops).
+func partialScans(t *testing.T, f *simfabric.Fabric, host string) []string {
+	t.Helper()
+	r := runSim(f, host, "ibnetdiscover", "--json")
+	var doc fabricDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("%v: %s", err, r.Stdout)
+	}
+	var sws, cas []nodeDoc
+	for _, n := range doc.Nodes {
+		if n.Type == "switch" {
+			sws = append(sws, n)
+		} else {
+			cas = append(cas, n)
+		}
+	}
+	starts := []string{"-D 0"}
+	pick := func(ns []nodeDoc, k int) []nodeDoc {
+		if len(ns) <= k {
+			return ns
+		}
+		return append(append([]nodeDoc(nil), ns[:k-1]...), ns[len(ns)-1])
+	}
+	for _, n := range append(pick(sws, 3), pick(cas, 2)...) {
+		if n.DRPath != "" && n.DRPath != "0" {
+			starts = append(starts, "-D "+n.DRPath)
+		}
+	}
+	for _, n := range pick(cas, 2) {
+		starts = append(starts, "-S "+n.Ports[0].GUID)
+	}
+	return starts
+}
+
+// TestIblinkinfoMatchesInfinibandDiags compares every output form of
+// iblinkinfo with infiniband-diags 44 on every shared topology, from
+// several attach points, full and partial scans.
+func TestIblinkinfoMatchesInfinibandDiags(t *testing.T) {
+	flagSets := []string{"", "-l", "-p", "-d", "--switches-only", "--cas-only", "-l -p -d", "-n 1", "-n 2", "-o 4 --cas-only -l"}
+	for _, tc := range discoveryTopologies {
+		t.Run(tc.topology, func(t *testing.T) {
+			f := sharedFabric(t, tc.topology)
+			for i, host := range tc.hosts {
+				for _, flags := range flagSets {
+					conformLinks(t, f, host, "iblinkinfo", strings.Fields(flags)...)
+				}
+				if i > 1 {
+					continue
+				}
+				for _, start := range partialScans(t, f, host) {
+					for _, flags := range []string{"", "-a", "-a -n 2", "-l --switches-only"} {
+						conformLinks(t, f, host, "iblinkinfo", strings.Fields(start+" "+flags)...)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestIblinkinfoPartialScanOddities: directed routes read as libibmad
+// reads them, a route through a CA, a route nowhere.
+func TestIblinkinfoPartialScanOddities(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	for _, args := range []string{"-D abc", "-D 1,8", "-D 0,,8", "-D 0,8x", "-D ,8", "-D 0,8,1", "-D 0,8,1 -a",
+		"-D 0,4 -a", "-D 0,8,1,4", "-D 0,9", "-S xyz", "-S 0x100004 -a", "-S 0x100004 --switches-only",
+		"-G 0x100007", "-D 0,8 -S 0x100004", "-D 0,8 --cas-only", "-a", "-n abc"} {
+		conformLinks(t, f, "", "iblinkinfo", strings.Fields(args)...)
+	}
+}
+
+// TestIblinkinfoSwitchByGUID: the C tool hangs on -S of a switch under
+// ibsim (see partialScans), so -S is checked against the C tool's -D along
+// the route LID routing takes, which is what it scans on a real fabric.
+func TestIblinkinfoSwitchByGUID(t *testing.T) {
+	f := sharedFabric(t, "fattree-50.net")
+	r := runSim(f, "", "ibnetdiscover", "--json")
+	var doc fabricDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	port, err := umad.NewSim(umad.SimConfig{SockName: f.SockName()}).Open("", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := rpc.New(port, rpc.Options{Timeout: time.Second, Retries: 2})
+	defer eng.Close()
+	for _, n := range doc.Nodes {
+		if n.Type != "switch" {
+			continue
+		}
+		path, err := discovery.RouteToLID(context.Background(), eng, *n.LID, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", n.Name, err)
+		}
+		for _, flags := range []string{"", "-a", "-a -n 2"} {
+			byGUID := runSim(f, "", append([]string{"iblinkinfo", "-S", n.GUID}, strings.Fields(flags)...)...)
+			c := f.RunC(context.Background(), "", "iblinkinfo", append([]string{"-D", mad.FormatDRPath(path)}, strings.Fields(flags)...)...)
+			if byGUID.Code != 0 || byGUID.Stdout != c.Stdout || byGUID.Stdout == "" {
+				t.Errorf("-S %s %s differs from the C tool's -D %s:\n%s", n.GUID, flags, mad.FormatDRPath(path),
+					simfabric.UnifiedDiff("C -D", "ibtool -S", c.Stdout, byGUID.Stdout))
+			}
+		}
+	}
+}
+
+// writeCCache writes a cache of a fabric with the C ibnetdiscover.
+func writeCCache(t *testing.T, f *simfabric.Fabric, file string) {
+	t.Helper()
+	if r := f.RunC(context.Background(), "", "ibnetdiscover", "--cache", file); r.Code != 0 {
+		t.Fatalf("ibnetdiscover --cache: %v", r)
+	}
+}
+
+// TestIblinkinfoCachesMatchInfinibandDiags: --load-cache, --diff in both
+// directions with every --diffcheck, --filterdownports, on caches of
+// fabrics that share GUIDs (fattree-50 and the torus). The C tool crashes
+// on a node whose description or switch LID differs (print_node_header
+// without a counter) unless -l is given; those are compared in line mode
+// only.
+func TestIblinkinfoCachesMatchInfinibandDiags(t *testing.T) {
+	dir := t.TempDir()
+	caches := map[string]string{}
+	for _, topo := range []string{"fattree-50.net", "torus-3x3.net", "ibsim-2sw2path4hca2port.net"} {
+		caches[topo] = filepath.Join(dir, topo+".cache")
+		writeCCache(t, sharedFabric(t, topo), caches[topo])
+	}
+	f := sharedFabric(t, "tiny.net") // the C tool opens a port even to read a cache
+	for _, file := range caches {
+		for _, flags := range []string{"", "-l", "-d -p", "--switches-only", "--filterdownports " + file} {
+			conformLinks(t, f, "", "iblinkinfo", append([]string{"--load-cache", file}, strings.Fields(flags)...)...)
+		}
+	}
+	for _, pair := range [][2]string{{"fattree-50.net", "torus-3x3.net"}, {"torus-3x3.net", "fattree-50.net"}, {"fattree-50.net", "fattree-50.net"}} {
+		base := []string{"--load-cache", caches[pair[0]], "--diff", caches[pair[1]]}
+		for _, check := range []string{"", "port", "state", "lid", "port,state", "PORT,Lid", "nodedesc", "port,nodedesc", "port,state,lid,nodedesc"} {
+			args := base
+			if check != "" {
+				args = append(append([]string(nil), base...), "--diffcheck", check)
+			}
+			conformLinks(t, f, "", "iblinkinfo", append(args, "-l")...)
+			if !strings.Contains(check, "nodedesc") {
+				conformLinks(t, f, "", "iblinkinfo", args...)
+				conformLinks(t, f, "", "iblinkinfo", append(args, "--cas-only")...)
+			}
+		}
+	}
+}
+
+// TestIblinkinfoAfterALinkGoesDown: caches before and after an Unlink on a
+// fabric of our own, then every view of the change.
+func TestIblinkinfoAfterALinkGoesDown(t *testing.T) {
+	f := simfabric.StartT(t, "tiny.net")
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before.cache"), filepath.Join(dir, "after.cache")
+	writeCCache(t, f, before)
+	if _, err := f.Console(`Unlink "Hca2"[1]`); err != nil {
+		t.Fatal(err)
+	}
+	writeCCache(t, f, after)
+	for _, args := range []string{"", "-d", "-d -l", "--diff " + before, "--diff " + before + " --diffcheck port",
+		"--diff " + before + " --diffcheck state", "--diff " + before + " --diffcheck port,lid",
+		"--load-cache " + after + " --diff " + before, "--load-cache " + before + " --diff " + after,
+		"--filterdownports " + before, "--filterdownports " + after, "-d --filterdownports " + after,
+		"--diff " + before + " -D 0", "--diff " + before + " --switches-only", "--diff " + before + " -l",
+		"--load-cache " + before + " -S 0x200001 -a", "-D 0,4", "-S 0x100001"} {
+		conformLinks(t, f, "", "iblinkinfo", strings.Fields(args)...)
+	}
+	r := runSim(f, "", "iblinkinfo", "--diff", before)
+	if !strings.Contains(r.Stdout, "< CA: Hca2:\n") || !strings.Contains(r.Stdout, ">            1    4[  ] ==(                Down/ Polling)==>") {
+		t.Errorf("the lost link is not in the diff:\n%s", r.Stdout)
+	}
+}
+
+// TestIblinkinfoWhenPartsDoNotAnswer: a port that drops every MAD; the
+// rest prints as the C tool prints it, the failure is summarised.
+func TestIblinkinfoWhenPartsDoNotAnswer(t *testing.T) {
+	f := simfabric.StartT(t, "tiny.net")
+	if _, err := f.Console(`Error "Switch1"[8] 100`); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{"", "-l", "-n 1", "-D 0 -a", "-D 0,8"} {
+		conformLinks(t, f, "", "iblinkinfo", strings.Fields(args)...)
+	}
+	r := runSim(f, "", "iblinkinfo", "--json")
+	var doc linkInfoDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Errors) != 1 || doc.Errors[0].DRPath != "0,8" {
+		t.Errorf("--json: %v %+v", err, doc.Errors)
+	}
+}
+
+func TestIblinkinfoFailures(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	// Exit codes and stderr classes as the C tool's.
+	// (IBEXIT's message goes to stdout in the C tool, to stderr in ours:
+	// -t 0, a --diff or --filterdownports cache that does not load.)
+	for _, args := range []string{"-g", "-R", "--diffcheck foo", "--load-cache " + missing,
+		"-D 0,8 --load-cache " + missing, "-D 0,8,1,4", "--bogus"} {
+		conformLinks(t, f, "", "iblinkinfo", strings.Fields(args)...)
+	}
+	for _, tc := range []struct {
+		args string
+		code int
+		msg  string
+	}{
+		{"--diffcheck sw", ExitUsage, "invalid diff check key: sw"},
+		{"--load-cache " + missing, 1, "loading cached fabric failed"},
+		{"--diff " + missing, ExitFailure, "loading cached fabric for diff failed"},
+		{"--filterdownports " + missing, ExitFailure, "loading cached fabric for filterdownports failed"},
+		{"-t 0", ExitFailure, `Invalid timeout "0"`},
+		{"-D 0,8 --load-cache x", 1, "Cannot specify cache and direct route path"},
+		{"-D 0,8,1,4", 1, "Failed to get local Node Info"},
+		{"--discovery XY", ExitUsage, `invalid --discovery "XY"`},
+		{"--sa --discovery DR", ExitUsage, "contradict"},
+		{"-C mlx5_9", 1, "Failed to open mlx5_9 port 0"},
+	} {
+		r := runSim(f, "", append([]string{"iblinkinfo"}, strings.Fields(tc.args)...)...)
+		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, r.Code, r.Stderr, r.Stdout, tc.code, tc.msg)
+		}
+	}
+	// -S of a port nobody has: the C tool's warning, then a full scan.
+	r := runSim(f, "", "iblinkinfo", "-S", "0x1234")
+	if r.Code != 0 || r.Stdout != "" || !strings.Contains(r.Stderr, "Failed to resolve 0x1234; attempting full scan") ||
+		!strings.Contains(r.Stderr, "Failed to find port: 0x1234") {
+		t.Errorf("-S 0x1234: %+v", r)
+	}
+}
+
+func TestIblinkinfoNodeNameMap(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	m := filepath.Join(t.TempDir(), "map")
+	if err := os.WriteFile(m, []byte("0x200001 \"second switch\"\n0x100006 hca-three # c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range []string{"", "-l", "-D 0,8"} {
+		conformLinks(t, f, "", "iblinkinfo", append([]string{"--node-name-map", m}, strings.Fields(flags)...)...)
+	}
+}
+
+func TestIblinkinfoJSON(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	r := runSim(f, "", "iblinkinfo", "--json", "-p")
+	var doc linkInfoDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
+		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
+	}
+	if len(doc.Nodes) != 5 || doc.Nodes[0].Name != "Hca3" || doc.Nodes[1].Type != "switch" || len(doc.Nodes[1].Ports) != 4 {
+		t.Fatalf("nodes: %+v", doc.Nodes)
+	}
+	sw2 := doc.Nodes[1]
+	p1, p2 := sw2.Ports[0], sw2.Ports[1]
+	if sw2.LID == nil || *sw2.LID != 7 || p1.Width != "4X" || p1.Speed != "2.5 Gbps" || p1.State != "Active" ||
+		p1.CouldBeWidth != "12X" || p1.CouldBeSpeed != "10.0 Gbps" || p1.HOQLife == nil || p1.Remote == nil ||
+		p1.Remote.Name != "Hca3" || p1.Remote.LID != 4 || p1.Remote.GUID != "0x0000000000100007" {
+		t.Errorf("Switch2 port 1: %+v %+v", p1, p1.Remote)
+	}
+	if p2.State != "Down" || p2.PhysicalState != "Polling" || p2.Width != "" || p2.Remote != nil || p2.HOQLife != nil {
+		t.Errorf("Switch2 port 2: %+v", p2)
+	}
+	// -d and --cas-only shape the document as they shape the text.
+	r = runSim(f, "", "iblinkinfo", "--json", "-d", "--switches-only")
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Nodes) != 2 || len(doc.Nodes[0].Ports) != 2 {
+		t.Errorf("-d --switches-only: %v %+v", err, doc.Nodes)
+	}
+}
+
+// TestIblinkinfoOnAGeneratedFatTree: a 1000-node three-level fat tree
+// (gen_topo.py preset S1000), full and partial scans.
+func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 1000-node fabric")
+	}
+	simfabric.RequireSim(t, true)
+	gen := filepath.Join("..", "..", "..", "shared", "tools", "gen_topo.py")
+	if _, err := os.Stat(gen); err != nil {
+		t.Skipf("no gen_topo.py: %v", err)
+	}
+	net, err := exec.Command("python3", gen, "preset", "S1000").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags, err := exec.Command("python3", gen, "preset", "S1000", "--print-ibsim-flags").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := filepath.Join(t.TempDir(), "S1000.net")
+	if err := os.WriteFile(topo, net, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := simfabric.StartOptsT(t, simfabric.Options{Topology: topo, IbsimFlags: strings.Fields(string(flags)),
+		StartTimeout: 10 * time.Minute, RunTimeout: 5 * time.Minute})
+	for _, args := range []string{"", "-l -p", "--switches-only -d", "-n 2", "-D 0,1 -a", "-D 0,1,19 -a -n 2"} {
+		conformLinks(t, f, "node0002", "iblinkinfo", strings.Fields(args)...)
+	}
+}
