@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,12 +10,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -333,5 +336,243 @@ func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
 		StartTimeout: 10 * time.Minute, RunTimeout: 5 * time.Minute})
 	for _, args := range []string{"", "-l -p", "--switches-only -d", "-n 2", "-D 0,1 -a", "-D 0,1,19 -a -n 2"} {
 		conformLinks(t, f, "node0002", "iblinkinfo", strings.Fields(args)...)
+	}
+}
+
+// ---------------------------------------------------------------------
+// --sa against a fake SA: ibsim has no RMPP (a GetTable reply is one MAD,
+// cut after 200 bytes of records), so the SA walk is tested on a port
+// that answers GetTable as a real SA does, in RMPP segments that the
+// engine acknowledges and reassembles.
+// ---------------------------------------------------------------------
+
+// rmppSA is a local port on a fabric whose SA holds a fabric's records.
+type rmppSA struct {
+	tables map[uint16][]mad.Struct
+	local  umad.PortInfo
+
+	mu    sync.Mutex
+	xfers map[uint64][][]byte // GetTable replies in segments, by TID
+	next  map[uint64]int      // the next segment of each to send
+	smps  int                 // SMPs sent: --sa must send none
+	segs  int                 // segments sent
+	ch    chan *umad.Packet
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (s *rmppSA) Name() string                 { return "fake" }
+func (s *rmppSA) CAs() ([]umad.CA, error)      { return nil, nil }
+func (s *rmppSA) Info() (umad.PortInfo, error) { return s.local, nil }
+func (s *rmppSA) Open(string, int) (umad.Port, error) {
+	s.ch, s.done, s.once = make(chan *umad.Packet, 4096), make(chan struct{}), sync.Once{}
+	return s, nil
+}
+func (s *rmppSA) Close() error { s.once.Do(func() { close(s.done) }); return nil }
+func (s *rmppSA) Recv(deadline time.Time) (*umad.Packet, error) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case p := <-s.ch:
+		return p, nil
+	case <-s.done:
+		return nil, umad.ErrClosed
+	case <-t.C:
+		return nil, umad.ErrTimeout
+	}
+}
+
+func (s *rmppSA) Send(pkt *umad.Packet) error {
+	req := append(mad.Header(nil), pkt.MAD...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if req.Class() != mad.ClassSubnAdm {
+		s.smps++
+		s.ch <- &umad.Packet{Addr: pkt.Addr, MAD: req, Status: umad.StatusTimeout}
+		return nil
+	}
+	attr := binary.BigEndian.Uint16(req[16:])
+	switch {
+	case req[25] == 2: // an RMPP ACK: send the segments it opens
+		tid := req.TID()
+		segs := s.xfers[tid]
+		acked, last := int(binary.BigEndian.Uint32(req[28:])), int(binary.BigEndian.Uint32(req[32:]))
+		for i := max(acked, s.next[tid]); i < min(last, len(segs)); i++ {
+			s.send(pkt.Addr, segs[i])
+			s.next[tid] = i + 1
+		}
+	case req.Method() == mad.MethodGetTable:
+		var data []byte
+		stride := 0
+		for _, rec := range s.match(attr, req) {
+			stride = (len(rec) + 7) &^ 7
+			data = append(data, append(rec, make([]byte, stride-len(rec))...)...)
+		}
+		segs := saSegments(req, data, stride)
+		s.xfers[req.TID()], s.next[req.TID()] = segs, 1
+		s.send(pkt.Addr, segs[0]) // the window is one segment until the first ACK
+	case req.Method() == mad.MethodGet:
+		reply := append(mad.Header(nil), req[:256]...)
+		reply[3] = mad.MethodGetResp
+		recs := s.match(attr, req)
+		switch len(recs) {
+		case 1:
+			copy(reply[sa.DataOffset:], recs[0])
+		case 0:
+			binary.BigEndian.PutUint16(reply[4:], 0x0300) // ERR_NO_RECORDS
+		default:
+			binary.BigEndian.PutUint16(reply[4:], 0x0500) // too many records
+		}
+		s.send(pkt.Addr, reply)
+	}
+	return nil
+}
+
+func (s *rmppSA) send(addr umad.Address, m []byte) {
+	s.segs++
+	s.ch <- &umad.Packet{Addr: addr, MAD: append([]byte(nil), m...)}
+}
+
+// match returns the records matching the query's component mask.
+func (s *rmppSA) match(attr uint16, req mad.Header) [][]byte {
+	mask := binary.BigEndian.Uint64(req[48:])
+	var out [][]byte
+	for _, rec := range s.tables[attr] {
+		d := rec.Desc()
+		q := d.New()
+		_ = q.Unmarshal(append(append([]byte(nil), req[sa.DataOffset:]...), make([]byte, d.Size)...))
+		ok := true
+		for _, path := range mad.CompMaskFields(d, mask) {
+			a, err1 := mad.Get(rec, path)
+			b, err2 := mad.Get(q, path)
+			ok = ok && err1 == nil && err2 == nil && a == b
+		}
+		if ok {
+			out = append(out, mad.Encode(rec))
+		}
+	}
+	return out
+}
+
+// saSegments cuts a GetTableResp payload into RMPP DATA segments (IBA
+// 13.6.2.1, 15.2.1.1): each with the SA header and up to 200 data bytes.
+func saSegments(req mad.Header, data []byte, stride int) [][]byte {
+	const chunk = 200
+	n := max(1, (len(data)+chunk-1)/chunk)
+	var segs [][]byte
+	for i := 0; i < n; i++ {
+		m := make([]byte, 256)
+		copy(m, req[:sa.DataOffset])
+		m[3] = mad.MethodGetTable | mad.MethodResponse
+		binary.BigEndian.PutUint16(m[4:], 0)
+		part := data[min(i*chunk, len(data)):min((i+1)*chunk, len(data))]
+		copy(m[sa.DataOffset:], part)
+		m[24], m[25] = 1, 1 // RMPP version 1, DATA
+		flags := byte(1)    // Active
+		if i == 0 {
+			flags |= 2
+			binary.BigEndian.PutUint32(m[32:], uint32(n*20+len(data)))
+		}
+		if i == n-1 {
+			flags |= 4
+			binary.BigEndian.PutUint32(m[32:], uint32(20+len(part)))
+		}
+		m[26] = flags
+		binary.BigEndian.PutUint32(m[28:], uint32(i+1))
+		binary.BigEndian.PutUint16(m[44:], uint16(stride/8))
+		segs = append(segs, m)
+	}
+	return segs
+}
+
+// rmppSAOf is what OpenSM's SA holds for a fabric (a NodeRecord per end
+// port, a PortInfoRecord per port, a LinkRecord per link end, a
+// SwitchInfoRecord per switch), attached at the port discovery started
+// at.
+func rmppSAOf(f *discovery.Fabric) *rmppSA {
+	s := &rmppSA{tables: map[uint16][]mad.Struct{}, xfers: map[uint64][][]byte{}, next: map[uint64]int{}}
+	add := func(attr uint16, r mad.Struct) { s.tables[attr] = append(s.tables[attr], r) }
+	lidOf := func(p *discovery.Port) uint16 {
+		if p.Node.Type == discovery.NodeSwitch {
+			return p.Node.SMALID
+		}
+		return p.BaseLID
+	}
+	for _, n := range f.Nodes {
+		nodeRec := func(p *discovery.Port) {
+			r := &mad.NodeRecord{LID: lidOf(p)}
+			_ = r.NodeInfo.Unmarshal(n.NodeInfo)
+			r.NodeInfo.PortGUID, r.NodeInfo.LocalPortNum = mad.GUID(p.GUID), uint8(p.Num)
+			_ = r.NodeDescription.Unmarshal(n.NodeDesc)
+			add(mad.AttrNodeRecord, r)
+		}
+		if n.Type == discovery.NodeSwitch {
+			nodeRec(n.Port(0))
+			r := &mad.SwitchInfoRecord{LID: n.SMALID}
+			_ = r.SwitchInfo.Unmarshal(n.SwitchInfo)
+			add(mad.AttrSwitchInfoRecord, r)
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.PortInfo == nil {
+				continue
+			}
+			if n.Type != discovery.NodeSwitch {
+				nodeRec(p)
+			}
+			r := &mad.PortInfoRecord{EndPortLID: lidOf(p), PortNum: uint8(p.Num)}
+			_ = r.PortInfo.Unmarshal(p.PortInfo)
+			add(mad.AttrPortInfoRecord, r)
+			if p.Remote != nil {
+				add(mad.AttrLinkRecord, &mad.LinkRecord{FromLID: lidOf(p), FromPort: uint8(p.Num), ToPort: uint8(p.Remote.Num), ToLID: lidOf(p.Remote)})
+			}
+		}
+	}
+	from := f.From.Port(f.FromPort)
+	if from == nil { // a cache does not say which port of a CA
+		for _, p := range f.From.Ports {
+			if p != nil && p.Remote != nil {
+				from = p
+				break
+			}
+		}
+	}
+	s.local = umad.PortInfo{CA: "fake0", Num: from.Num, LID: lidOf(from), SMLID: 1, State: 4, PhysState: 5,
+		PortGUID: from.GUID, GIDPrefix: 0xfe80000000000000}
+	if f.From.Type == discovery.NodeSwitch {
+		s.local.Num = 0
+	}
+	return s
+}
+
+// TestIblinkinfoFromTheSA: the SA walk prints what the SMP walk prints,
+// and sends no SMP.
+func TestIblinkinfoFromTheSA(t *testing.T) {
+	dir := t.TempDir()
+	for _, topo := range []string{"tiny.net", "ibsim-2sw2path4hca2port.net", "fattree-50.net", "torus-3x3.net"} {
+		f := sharedFabric(t, topo)
+		file := filepath.Join(dir, topo+".cache")
+		writeCCache(t, f, file)
+		fab, err := loadFabricCache(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := rmppSAOf(fab)
+		for _, flags := range []string{"", "-l -p", "--switches-only -d", "-S " + hexGUID(s.local.PortGUID)} {
+			want := runSim(f, "", append([]string{"iblinkinfo", "--load-cache", file}, strings.Fields(flags)...)...)
+			for _, sel := range []string{"--sa", "--discovery=SA"} {
+				s = rmppSAOf(fab)
+				got := runWith(s, append([]string{"ibtool", "iblinkinfo", sel}, strings.Fields(flags)...)...)
+				if got.code != 0 || got.stdout != want.Stdout || got.stderr != "" {
+					t.Errorf("%s: iblinkinfo %s %s: exit %d, stderr %q\n%s", topo, sel, flags, got.code, got.stderr,
+						simfabric.UnifiedDiff("SMP walk", "SA walk", want.Stdout, got.stdout))
+				}
+				if s.smps != 0 || len(s.xfers) != 4 {
+					t.Errorf("%s: %d SMPs, %d GetTable queries; want none and 4", topo, s.smps, len(s.xfers))
+				}
+				if topo == "fattree-50.net" && s.segs < 20 {
+					t.Errorf("%s: only %d segments: the tables should need many", topo, s.segs)
+				}
+			}
+		}
 	}
 }
