@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/rpc"
+)
+
+// subnet_diff: python-rdma's comparison of a saved fabric with the
+// current one (or with another saved one). The files are libibnetdisc
+// caches (ibnetdiscover --cache), not python-rdma's pickles.
+
+type subnetDiffOptions struct {
+	Common
+	nodeNameMap, discovery, outstanding string
+	useSA                               bool
+}
+
+// ExitDifferent is subnet_diff's exit code when the fabrics differ (as
+// diff(1) does).
+const ExitDifferent = 1
+
+func init() { register(newSubnetDiffCmd) }
+
+func newSubnetDiffCmd(env *Env) *cobra.Command {
+	opts := &subnetDiffOptions{}
+	cmd := toolCommand("subnet_diff [options] REFERENCE [CURRENT]", "Compare a saved fabric with the current one")
+	cmd.Long = `Compare a fabric saved earlier (REFERENCE, a cache file written by
+ibnetdiscover --cache) with the fabric as it is now: discovered from the local
+port, or read from the cache file CURRENT. Reported: the end ports (port GUIDs)
+and nodes (node GUIDs) only one side has, the links only one side has, the
+links both have whose width or speed differs, and the LIDs that lead to a
+different end port. The exit status is 0 when nothing differs, 1 when
+something does (--json prints the same as a document).`
+	cmd.Args = argsBetween(1, 2)
+	fs := cmd.Flags()
+	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file (names in the report)")
+	fs.BoolVar(&opts.useSA, "sa", false, "read the current fabric from the SA's records instead of walking it with SMPs")
+	fs.StringVar(&opts.discovery, "discovery", "", "LID, DR or SA: how the current fabric is discovered")
+	fs.StringVarP(&opts.outstanding, "outstanding_smps", "o", "", "SMPs in flight during the walk")
+	setupCommon(env, cmd, &opts.Common, "DGL")
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runSubnetDiff(env, opts, args) }
+	return cmd
+}
+
+func runSubnetDiff(env *Env, opts *subnetDiffOptions, args []string) error {
+	c := &opts.Common
+	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
+		return err
+	}
+	mode := strings.ToUpper(opts.discovery)
+	switch mode {
+	case "", "LID", "DR":
+	case "SA":
+		opts.useSA = true
+	default:
+		return usageErrorf("invalid --discovery %q: LID, DR or SA", opts.discovery)
+	}
+	var mkey uint64
+	if c.MKey != "" {
+		k, err := endport.ParseUint(c.MKey, 64)
+		if err != nil {
+			return usageErrorf("invalid M_Key %q: %v", c.MKey, err)
+		}
+		mkey = k
+	}
+	names := nodename.Open(opts.nodeNameMap, env.IO.Err)
+	ref, err := loadFabricCache(args[0])
+	if err != nil {
+		return fmt.Errorf("reference %s: %w", args[0], err)
+	}
+	var cur *discovery.Fabric
+	if len(args) > 1 {
+		if cur, err = loadFabricCache(args[1]); err != nil {
+			return fmt.Errorf("current %s: %w", args[1], err)
+		}
+	} else {
+		cfg := engineConfig{timeout: DefaultTimeoutMS * 1e6, retries: 3}
+		if n, err := endport.ParseUint(opts.outstanding, 16); err == nil && n > 0 {
+			cfg.window = int(n)
+		}
+		eng, err := openEngine(env, c, cfg)
+		if err != nil {
+			return err
+		}
+		defer eng.Close()
+		if cur, err = currentFabric(env, eng, c, opts, mkey); err != nil {
+			return fmt.Errorf("discovering the current fabric: %w", err)
+		}
+	}
+	d := discovery.Compare(ref, cur, func(p *discovery.Port) discovery.LinkRate {
+		w, s := portRate(p)
+		return discovery.LinkRate{Width: w, Speed: s}
+	})
+	r := &diffReport{d: d, ref: ref, cur: cur, names: names}
+	if c.JSON {
+		err = writeJSON(env.IO.Out, r.document())
+	} else {
+		w := bufio.NewWriter(env.IO.Out)
+		r.text(w)
+		err = w.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		reportWalkErrors(env, "subnet_diff", cur, c.Verbose)
+	}
+	if !d.Same() {
+		return &ExitError{Code: ExitDifferent, Err: errSilent}
+	}
+	return nil
+}
+
+func currentFabric(env *Env, eng *rpc.Engine, c *Common, opts *subnetDiffOptions, mkey uint64) (*discovery.Fabric, error) {
+	ctx := context.Background()
+	if opts.useSA {
+		return discoverSA(ctx, eng, c)
+	}
+	return discoverWith(ctx, env, eng, c, opts.discovery, mkey)
+}
+
+// portRate is a port's width and speed as ibnetdiscover prints them
+// ("4x", "EDR").
+func portRate(p *discovery.Port) (width, speed string) {
+	pi := p.Info()
+	var capMask uint32
+	if ci := capInfo(p); ci != nil {
+		capMask = ci.CapabilityMask
+	}
+	return widthCompat(uint32(pi.LinkWidthActive)), speedText(uint32(pi.LinkSpeedActive), extSpeed(pi, capMask), fdr10Of(p))
+}
+
+// diffReport renders a FabricDiff.
+type diffReport struct {
+	d        *discovery.FabricDiff
+	ref, cur *discovery.Fabric
+	names    *nodename.Map
+}
+
+// nodeOfPort finds the node owning an end port GUID, or with that node
+// GUID, in either fabric (the current one first).
+func (r *diffReport) nodeOf(guid uint64) *discovery.Node {
+	for _, f := range []*discovery.Fabric{r.cur, r.ref} {
+		if n := f.Node(guid); n != nil {
+			return n
+		}
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				if p != nil && p.GUID == guid {
+					return n
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *diffReport) nameOf(guid uint64) string {
+	if n := r.nodeOf(guid); n != nil {
+		return r.names.Name(n.GUID, string(n.NodeDesc))
+	}
+	return ""
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (r *diffReport) text(w *bufio.Writer) {
+	d := r.d
+	guidLine := func(g uint64) string { return fmt.Sprintf("0x%016x \"%s\"", g, r.nameOf(g)) }
+	section := func(what, whats string, cur, ref int, curOnly, refOnly []string) {
+		fmt.Fprintf(w, "Current subnet has %d %s, reference subnet has %d %s\n", cur, plural(cur, what, whats), ref, plural(ref, what, whats))
+		if len(curOnly) == 0 {
+			fmt.Fprintf(w, " All %s in the current subnet are in the reference subnet.\n", whats)
+		} else {
+			fmt.Fprintf(w, " Current subnet has %d %s that the reference subnet does not have:\n", len(curOnly), plural(len(curOnly), what, whats))
+			for _, l := range curOnly {
+				fmt.Fprintf(w, "   %s\n", l)
+			}
+		}
+		if len(refOnly) == 0 {
+			fmt.Fprintf(w, " All %s in the reference subnet are in the current subnet.\n", whats)
+		} else {
+			fmt.Fprintf(w, " Reference subnet has %d %s that the current subnet does not have:\n", len(refOnly), plural(len(refOnly), what, whats))
+			for _, l := range refOnly {
+				fmt.Fprintf(w, "   %s\n", l)
+			}
+		}
+	}
+	guids := func(gs []uint64) []string {
+		var out []string
+		for _, g := range gs {
+			out = append(out, guidLine(g))
+		}
+		return out
+	}
+	links := func(ls []discovery.LinkRef) []string {
+		var out []string
+		for _, l := range ls {
+			out = append(out, r.linkText(l))
+		}
+		return out
+	}
+	section("end port", "end ports", d.CurrentEndPorts, d.ReferenceEndPorts, guids(d.CurrentOnlyEndPorts), guids(d.ReferenceOnlyEndPorts))
+	section("node", "nodes", d.CurrentNodes, d.ReferenceNodes, guids(d.CurrentOnlyNodes), guids(d.ReferenceOnlyNodes))
+	section("link", "links", d.CurrentLinks, d.ReferenceLinks, links(d.CurrentOnlyLinks), links(d.ReferenceOnlyLinks))
+	if len(d.RateChanges) == 0 {
+		fmt.Fprintf(w, " All links in both subnets have the same width and speed in both.\n")
+	} else {
+		fmt.Fprintf(w, " %d %s a different width or speed (current, reference):\n", len(d.RateChanges),
+			plural(len(d.RateChanges), "link has", "links have"))
+		for _, c := range d.RateChanges {
+			fmt.Fprintf(w, "   %s: %s, %s\n", r.linkText(c.Link), c.Current, c.Reference)
+		}
+	}
+	fmt.Fprintf(w, "Current subnet has %d %s, reference subnet has %d %s\n", d.CurrentLIDs, plural(d.CurrentLIDs, "LID", "LIDs"),
+		d.ReferenceLIDs, plural(d.ReferenceLIDs, "LID", "LIDs"))
+	if len(d.LIDChanges) == 0 {
+		fmt.Fprintf(w, " All LIDs lead to the same end ports in both subnets.\n")
+	} else {
+		fmt.Fprintf(w, " %d %s to different end ports (LID: current, reference):\n", len(d.LIDChanges),
+			plural(len(d.LIDChanges), "LID leads", "LIDs lead"))
+		side := func(g uint64) string {
+			if g == 0 {
+				return fmt.Sprintf("%-18s", "-")
+			}
+			return fmt.Sprintf("0x%016x", g)
+		}
+		for _, c := range d.LIDChanges {
+			fmt.Fprintf(w, "   %5d: %s %s\n", c.LID, side(c.Current), side(c.Reference))
+		}
+	}
+}
+
+func (r *diffReport) linkText(l discovery.LinkRef) string {
+	return fmt.Sprintf("%s \"%s\" <=> %s \"%s\"", l.A, r.nameOf(l.A.GUID), l.B, r.nameOf(l.B.GUID))
+}
+
+// The JSON form (docs/discovery.md, "subnet_diff").
+type subnetDiffDoc struct {
+	Same      bool            `json:"same"`
+	Current   subnetCountsDoc `json:"current"`
+	Reference subnetCountsDoc `json:"reference"`
+	EndPorts  guidSetDiffDoc  `json:"end_ports"`
+	Nodes     guidSetDiffDoc  `json:"nodes"`
+	Links     linkSetDiffDoc  `json:"links"`
+	Rates     []rateChangeDoc `json:"rate_changes"`
+	LIDs      []lidChangeDoc  `json:"lid_changes"`
+	Errors    []walkErrDoc    `json:"errors"`
+}
+
+type subnetCountsDoc struct {
+	EndPorts int `json:"end_ports"`
+	Nodes    int `json:"nodes"`
+	Links    int `json:"links"`
+	LIDs     int `json:"lids"`
+}
+
+type guidDoc struct {
+	GUID string `json:"guid"`
+	Name string `json:"name"`
+}
+
+type guidSetDiffDoc struct {
+	CurrentOnly   []guidDoc `json:"current_only"`
+	ReferenceOnly []guidDoc `json:"reference_only"`
+}
+
+type portEndDoc struct {
+	GUID string `json:"guid"`
+	Port int    `json:"port"`
+	Name string `json:"name"`
+}
+
+type linkEndsDoc struct {
+	A portEndDoc `json:"a"`
+	B portEndDoc `json:"b"`
+}
+
+type linkSetDiffDoc struct {
+	CurrentOnly   []linkEndsDoc `json:"current_only"`
+	ReferenceOnly []linkEndsDoc `json:"reference_only"`
+}
+
+type rateDoc struct {
+	Width string `json:"width"`
+	Speed string `json:"speed"`
+}
+
+type rateChangeDoc struct {
+	Link      linkEndsDoc `json:"link"`
+	Current   rateDoc     `json:"current"`
+	Reference rateDoc     `json:"reference"`
+}
+
+type lidChangeDoc struct {
+	LID       uint16 `json:"lid"`
+	Current   string `json:"current,omitempty"`
+	Reference string `json:"reference,omitempty"`
+}
+
+func (r *diffReport) document() subnetDiffDoc {
+	d := r.d
+	guids := func(gs []uint64) []guidDoc {
+		out := []guidDoc{}
+		for _, g := range gs {
+			out = append(out, guidDoc{GUID: hexGUID(g), Name: r.nameOf(g)})
+		}
+		return out
+	}
+	link := func(l discovery.LinkRef) linkEndsDoc {
+		return linkEndsDoc{
+			A: portEndDoc{GUID: hexGUID(l.A.GUID), Port: l.A.Num, Name: r.nameOf(l.A.GUID)},
+			B: portEndDoc{GUID: hexGUID(l.B.GUID), Port: l.B.Num, Name: r.nameOf(l.B.GUID)},
+		}
+	}
+	links := func(ls []discovery.LinkRef) []linkEndsDoc {
+		out := []linkEndsDoc{}
+		for _, l := range ls {
+			out = append(out, link(l))
+		}
+		return out
+	}
+	doc := subnetDiffDoc{
+		Same:      d.Same(),
+		Current:   subnetCountsDoc{d.CurrentEndPorts, d.CurrentNodes, d.CurrentLinks, d.CurrentLIDs},
+		Reference: subnetCountsDoc{d.ReferenceEndPorts, d.ReferenceNodes, d.ReferenceLinks, d.ReferenceLIDs},
+		EndPorts:  guidSetDiffDoc{guids(d.CurrentOnlyEndPorts), guids(d.ReferenceOnlyEndPorts)},
+		Nodes:     guidSetDiffDoc{guids(d.CurrentOnlyNodes), guids(d.ReferenceOnlyNodes)},
+		Links:     linkSetDiffDoc{links(d.CurrentOnlyLinks), links(d.ReferenceOnlyLinks)},
+		Rates:     []rateChangeDoc{},
+		LIDs:      []lidChangeDoc{},
+		Errors:    []walkErrDoc{},
+	}
+	for _, c := range d.RateChanges {
+		doc.Rates = append(doc.Rates, rateChangeDoc{Link: link(c.Link),
+			Current: rateDoc{c.Current.Width, c.Current.Speed}, Reference: rateDoc{c.Reference.Width, c.Reference.Speed}})
+	}
+	for _, c := range d.LIDChanges {
+		lc := lidChangeDoc{LID: c.LID}
+		if c.Current != 0 {
+			lc.Current = hexGUID(c.Current)
+		}
+		if c.Reference != 0 {
+			lc.Reference = hexGUID(c.Reference)
+		}
+		doc.LIDs = append(doc.LIDs, lc)
+	}
+	for _, e := range r.cur.Errors {
+		doc.Errors = append(doc.Errors, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
+	}
+	return doc
+}
