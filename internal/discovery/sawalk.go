@@ -156,6 +156,9 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 		}
 	}
 	if obs.from == 0 {
+		if len(t.nodes) <= 1 && len(t.links) > 0 {
+			return nil, errTablesCut
+		}
 		return nil, fmt.Errorf("the SA has no NodeRecord of the local port %#016x", local.PortGUID)
 	}
 	for _, r := range t.ports {
@@ -180,6 +183,7 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 			}
 		}
 	}
+	unknown := 0
 	for _, r := range t.links {
 		if len(r) < mad.LinkRecordSize {
 			continue
@@ -187,13 +191,21 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 		from, ok1 := byLID[binary.BigEndian.Uint16(r)]
 		to, ok2 := byLID[binary.BigEndian.Uint16(r[4:])]
 		if !ok1 || !ok2 {
+			unknown++
 			continue
 		}
 		a, b := portKey{from.guid, int(r[2])}, portKey{to.guid, int(r[3])}
 		obs.links[a], obs.links[b] = b, a
 	}
+	if unknown > 0 && len(t.nodes) <= 1 {
+		return nil, errTablesCut
+	}
 	return obs, nil
 }
+
+// errTablesCut is what a GetTable cut to one MAD looks like: links
+// between nodes the SA has no NodeRecord of.
+var errTablesCut = errors.New("the SA's tables are cut short: it has links but one NodeRecord (an SA without RMPP, such as ibsim's, sends only the first MAD of a table)")
 
 // ErrNodeNotFound is returned by NodeSA when the SA has no node with the
 // GUID asked for.

@@ -201,3 +201,19 @@ func TestNodeSA(t *testing.T) {
 		t.Errorf("unknown node: %v", err)
 	}
 }
+
+// Under ibsim a GetTable reply is one MAD: one NodeRecord, a few links.
+func TestDiscoverSAOnTablesCutToOneMAD(t *testing.T) {
+	f, _, _, _, _, _ := tinyFake()
+	smp := discover(t, f, 8, Options{})
+	for _, local := range []uint64{0x200000, 0x100001} {
+		sa := saFakeOf(smp, 1)
+		for attr, recs := range sa.tables {
+			size := len(mad.Encode(recs[0]))
+			sa.tables[attr] = recs[:min(len(recs), 200/((size+7)&^7))]
+		}
+		if _, err := DiscoverSA(context.Background(), sa, SALocal{PortGUID: local}); !errors.Is(err, errTablesCut) {
+			t.Errorf("local %x: %v", local, err)
+		}
+	}
+}
