@@ -510,6 +510,34 @@ type linkPrinter struct {
 	filter                 *discovery.Fabric
 	warn                   io.Writer
 	events                 []linkEvent
+
+	pis   map[*discovery.Port]*mad.PortInfo // decoded once: a big fabric has many ports
+	nameC map[*discovery.Node]string
+}
+
+// info is p's PortInfo, decoded once.
+func (lp *linkPrinter) info(p *discovery.Port) *mad.PortInfo {
+	if pi, ok := lp.pis[p]; ok {
+		return pi
+	}
+	if lp.pis == nil {
+		lp.pis = map[*discovery.Port]*mad.PortInfo{}
+	}
+	pi := p.Info()
+	lp.pis[p] = pi
+	return pi
+}
+
+// capInfo is the PortInfo whose CapabilityMask counts for p: port 0's on a
+// switch (nil when the switch has no port 0), p's own elsewhere.
+func (lp *linkPrinter) capInfo(p *discovery.Port) *mad.PortInfo {
+	if p.Node.Type == discovery.NodeSwitch {
+		if p0 := p.Node.Port(0); p0 != nil {
+			return lp.info(p0)
+		}
+		return nil
+	}
+	return lp.info(p)
 }
 
 // header is print_node_header: printed once per node and call site
@@ -532,7 +560,7 @@ func (lp *linkPrinter) node(n *discovery.Node, prefix string) {
 		if p == nil {
 			continue
 		}
-		if !lp.down || p.Info().PortState == mad.PortStateDown {
+		if !lp.down || lp.info(p).PortState == mad.PortStateDown {
 			lp.header(n, &printed, prefix)
 			lp.port(n, p, prefix)
 		}
@@ -542,7 +570,7 @@ func (lp *linkPrinter) node(n *discovery.Node, prefix string) {
 // port is print_port's filter: a Down port that is Down in the
 // --filterdownports cache too is not shown.
 func (lp *linkPrinter) port(n *discovery.Node, p *discovery.Port, prefix string) {
-	if lp.filter != nil && p.Info().PortState == mad.PortStateDown {
+	if lp.filter != nil && lp.info(p).PortState == mad.PortStateDown {
 		if fn := lp.filter.Node(n.GUID); fn != nil && p.Num <= fn.NumPorts {
 			if fp := fn.Port(p.Num); fp != nil && fp.Info().PortState == mad.PortStateDown {
 				return
@@ -657,8 +685,7 @@ type linkTexts struct {
 	maxWidth, maxSpeed        string // get_max_msg's "Could be ..." texts
 }
 
-// capInfo is the PortInfo whose CapabilityMask counts for p: port 0's on a
-// switch (nil when the switch has no port 0), p's own elsewhere.
+// capInfo is linkPrinter.capInfo without the decoded PortInfo cache.
 func capInfo(p *discovery.Port) *mad.PortInfo {
 	if p.Node.Type == discovery.NodeSwitch {
 		if p0 := p.Node.Port(0); p0 != nil {
@@ -681,11 +708,11 @@ const capExtSpeeds = uint32(mad.PortCapMaskExtendedSpeeds)
 
 // texts computes print_port's link texts.
 func (lp *linkPrinter) texts(p *discovery.Port) linkTexts {
-	pi := p.Info()
+	pi := lp.info(p)
 	iwidth, ispeed := pi.LinkWidthActive, pi.LinkSpeedActive
 	fdr10 := mlnxExt(p).LinkSpeedActive&1 != 0
 	var espeed mad.LinkSpeedExt
-	if ci := capInfo(p); ci != nil {
+	if ci := lp.capInfo(p); ci != nil {
 		if ci.CapabilityMask&capExtSpeeds != 0 {
 			espeed = pi.LinkSpeedExtActive
 		}
@@ -706,7 +733,7 @@ func (lp *linkPrinter) texts(p *discovery.Port) linkTexts {
 		t.width = iwidth.String()
 	}
 	if p.Remote != nil {
-		t.maxWidth, t.maxSpeed = maxMsg(p)
+		t.maxWidth, t.maxSpeed = lp.maxMsg(p)
 	}
 	return t
 }
@@ -737,17 +764,17 @@ func highestBit(v uint8) uint8 {
 
 // maxMsg is get_max_msg: what a linked port could run at when both ends
 // support more than it does.
-func maxMsg(p *discovery.Port) (width, speed string) {
-	pi, rpi := p.Info(), p.Remote.Info()
+func (lp *linkPrinter) maxMsg(p *discovery.Port) (width, speed string) {
+	pi, rpi := lp.info(p), lp.info(p.Remote)
 	mw := maxWidth(pi.LinkWidthSupported & rpi.LinkWidthSupported)
 	if mw&pi.LinkWidthActive == 0 {
 		width = "Could be " + mw.String()
 	}
 	var capMask, remCap uint32
-	if ci := capInfo(p); ci != nil {
+	if ci := lp.capInfo(p); ci != nil {
 		capMask = ci.CapabilityMask
 	}
-	if ci := capInfo(p.Remote); ci != nil {
+	if ci := lp.capInfo(p.Remote); ci != nil {
 		remCap = ci.CapabilityMask
 	}
 	if capMask&capExtSpeeds != 0 && remCap&capExtSpeeds != 0 &&
@@ -776,7 +803,15 @@ func maxMsg(p *discovery.Port) (width, speed string) {
 }
 
 func (lp *linkPrinter) name(n *discovery.Node) string {
-	return lp.names.Name(n.GUID, string(n.NodeDesc))
+	if s, ok := lp.nameC[n]; ok {
+		return s
+	}
+	if lp.nameC == nil {
+		lp.nameC = map[*discovery.Node]string{}
+	}
+	s := lp.names.Name(n.GUID, string(n.NodeDesc))
+	lp.nameC[n] = s
+	return s
 }
 
 func nodeTypeStr(t int) string {
