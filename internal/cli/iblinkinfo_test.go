@@ -576,3 +576,16 @@ func TestIblinkinfoFromTheSA(t *testing.T) {
 		}
 	}
 }
+
+// TestIblinkinfoWithoutSM: no subnet manager, so no LIDs and no SA: the
+// walk goes by directed route, -S cannot be resolved (a warning, then a
+// full scan), ports show Initialize.
+func TestIblinkinfoWithoutSM(t *testing.T) {
+	f := simfabric.StartOptsT(t, simfabric.Options{Topology: simfabric.TopologyPath("tiny.net"), NoSM: true})
+	for _, args := range []string{"", "-l -p", "-D 0,8 -a", "-S 0x100004", "-n 1"} {
+		conformLinks(t, f, "", "iblinkinfo", strings.Fields(args)...)
+	}
+	if r := runSim(f, "", "iblinkinfo"); !strings.Contains(r.Stdout, "Initialize/  LinkUp)==>") {
+		t.Errorf("ports are not in Init:\n%s", r.Stdout)
+	}
+}
