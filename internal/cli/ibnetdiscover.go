@@ -49,6 +49,7 @@ type ibnetdiscoverOptions struct {
 	diffFlags                            int
 	outstanding                          string
 	discovery                            string
+	useSA                                bool
 }
 
 func init() { register(newIbnetdiscoverCmd) }
@@ -138,7 +139,8 @@ What does not answer is summarised on stderr and left out of the output.`
 	fs.BoolVarP(&opts.ports, "ports", "p", false, "obtain a ports report")
 	fs.BoolVarP(&opts.reportHops, "max_hops", "m", false, "report max hops discovered by the library")
 	fs.StringVarP(&opts.outstanding, "outstanding_smps", "o", "", "specify the number of outstanding SMP's which should be issued during the scan (default: the engine's window)")
-	fs.StringVar(&opts.discovery, "discovery", "", "route SMPs to known nodes by LID or DR (default: LID when the local port is Active)")
+	fs.StringVar(&opts.discovery, "discovery", "", "LID or DR: how SMPs reach known nodes (default: LID when the local port is Active); SA: as --sa")
+	fs.BoolVar(&opts.useSA, "sa", false, "read the fabric from the SA's records instead of walking it with SMPs")
 	setupCommon(env, cmd, &opts.Common, "DGKLs")
 	cmd.RunE = func(c *cobra.Command, args []string) error { return runIbnetdiscover(env, opts, args) }
 	return cmd
@@ -148,6 +150,7 @@ What does not answer is summarised on stderr and left out of the output.`
 type discoverOptions struct {
 	loadCache   string
 	mode        string
+	sa          bool // --sa: from the SA's records (python-rdma's --discovery SA)
 	outstanding string // -o: SMPs in flight, "" for the default
 	found       func(discovery.FoundEvent)
 }
@@ -176,14 +179,30 @@ func discoverFabric(env *Env, c *Common, do discoverOptions) (*discovery.Fabric,
 	if !c.MlxEPI {
 		opts.Load &^= discovery.LoadMlnxExtPortInfo
 	}
-	switch strings.ToUpper(do.mode) {
+	mode := strings.ToUpper(do.mode)
+	if do.sa && mode != "" && mode != "SA" {
+		return nil, usageErrorf("--sa reads the SA's records: it cannot be combined with --discovery %s", do.mode)
+	}
+	if do.sa || mode == "SA" {
+		eng, err := openDiscoveryEngine(env, c, do.outstanding)
+		if err != nil {
+			return nil, err
+		}
+		defer eng.Close()
+		f, err := discoverSA(context.Background(), eng, c)
+		if err != nil {
+			return nil, fmt.Errorf("discover failed: %w", err)
+		}
+		return f, nil
+	}
+	switch mode {
 	case "":
 	case "LID":
 		opts.Mode = discovery.ModeLID
 	case "DR":
 		opts.Mode = discovery.ModeDR
 	default:
-		return nil, usageErrorf("invalid --discovery %q: LID or DR", do.mode)
+		return nil, usageErrorf("invalid --discovery %q: LID, DR or SA", do.mode)
 	}
 	if c.MKey != "" {
 		k, err := endport.ParseUint(c.MKey, 64)
@@ -265,7 +284,7 @@ func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error
 		}
 	}
 	var progress strings.Builder
-	do := discoverOptions{loadCache: opts.loadCache, mode: opts.discovery, outstanding: opts.outstanding}
+	do := discoverOptions{loadCache: opts.loadCache, mode: opts.discovery, sa: opts.useSA, outstanding: opts.outstanding}
 	if opts.show {
 		do.found = func(ev discovery.FoundEvent) { progress.WriteString(foundLine(ev)) }
 	}

@@ -188,7 +188,8 @@ func TestIbnetdiscoverFailures(t *testing.T) {
 	}{
 		{"--diffcheck sw,foo", ExitUsage, "invalid diff check key: foo"},
 		{"--bogus", ExitUsage, "unknown flag: --bogus"},
-		{"--discovery SA", ExitUsage, `invalid --discovery "SA"`},
+		{"--discovery XY", ExitUsage, `invalid --discovery "XY"`},
+		{"--sa --discovery DR", ExitUsage, "cannot be combined with --discovery DR"},
 		{"-t 0", ExitFailure, `Invalid timeout "0"`},
 		{"-C mlx5_0", ExitFailure, `CA "mlx5_0" not found`},
 	} {

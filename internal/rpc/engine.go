@@ -146,7 +146,7 @@ func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
 	tid := e.nextTID.Add(1)
 	msg.SetTID(uint64(tid))
 	// Room for a window of RMPP segments besides the one reply.
-	ch := make(chan *umad.Packet, rmppWindow+1)
+	ch := make(chan *umad.Packet, replyBuffer(msg))
 	e.mu.Lock()
 	e.pending[tid] = ch
 	e.mu.Unlock()
@@ -183,6 +183,16 @@ func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
 			return nil, &TimeoutError{What: Describe(req.Addr, msg), Attempts: attempt, Timeout: timeout, Addr: req.Addr, Req: msg}
 		}
 	}
+}
+
+// replyBuffer is how many packets a request's reply can be: a window of
+// RMPP segments for the classes that use RMPP, one otherwise (a late
+// duplicate is dropped, not queued).
+func replyBuffer(msg mad.Header) int {
+	if usesRMPP(msg.Class()) {
+		return rmppWindow + 1
+	}
+	return 1
 }
 
 // awaitReply waits for the reply to one attempt, reassembling it when it
@@ -232,13 +242,14 @@ func (r *Request) dest() string {
 	if r.Dest != "" {
 		return r.Dest
 	}
+	// Keys are built without fmt: this runs for every MAD.
 	if r.Addr.LID == umad.PermissiveLID && r.MAD.Class() == mad.ClassSubnDR {
-		return fmt.Sprint("DR", r.MAD.InitialPath())
+		return "D" + string(r.MAD.InitialPath())
 	}
 	if r.Addr.LID == 0 && r.Addr.GRH != nil { // RoCE: GID only
-		return fmt.Sprint("GID", mad.GID(r.Addr.GRH.GID))
+		return "G" + string(r.Addr.GRH.GID[:])
 	}
-	return fmt.Sprint("LID", r.Addr.LID)
+	return string([]byte{'L', byte(r.Addr.LID >> 8), byte(r.Addr.LID)})
 }
 
 // acquire takes a slot in the global window and in dest's window.

@@ -295,7 +295,9 @@ func TestDescribeRoCEByGID(t *testing.T) {
 	if got, want := Describe(a, h), "PerformanceGet(ClassPortInfo) GID fe80::1 mod 0x0"; got != want {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}
-	if got, want := (&Request{Addr: a, MAD: h}).dest(), "GIDfe80::1"; got != want {
-		t.Errorf("dest = %q, want %q", got, want)
+	other := umad.Address{QP: 1, GRH: &umad.GRH{GID: [16]byte{0xfe, 0x80, 15: 2}}}
+	if (&Request{Addr: a, MAD: h}).dest() == (&Request{Addr: other, MAD: h}).dest() ||
+		(&Request{Addr: a, MAD: h}).dest() != (&Request{Addr: a, MAD: h}).dest() {
+		t.Errorf("destinations by GID must be keyed by the GID")
 	}
 }

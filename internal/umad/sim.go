@@ -155,6 +155,9 @@ type simConn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	release   func()
+
+	recvMu  sync.Mutex
+	recvBuf []byte // Recv's frame buffer: one reader at a time
 }
 
 var simClientSeq atomic.Uint32
@@ -346,7 +349,12 @@ func (p *simConn) Send(pkt *Packet) error {
 // Recv reads the next frame. Bytes beyond the frame's length are zeroed:
 // ibsim passes through whatever the sender left there.
 func (p *simConn) Recv(deadline time.Time) (*Packet, error) {
-	buf := make([]byte, simFrameSize+64)
+	p.recvMu.Lock()
+	defer p.recvMu.Unlock()
+	if p.recvBuf == nil {
+		p.recvBuf = make([]byte, simFrameSize+64)
+	}
+	buf := p.recvBuf
 	for {
 		if err := p.data.SetReadDeadline(deadline); err != nil {
 			return nil, p.closedOr(err)
