@@ -150,7 +150,7 @@ What does not answer is summarised on stderr and left out of the output.`
 type discoverOptions struct {
 	loadCache   string
 	mode        string
-	sa          bool // --sa: from the SA's records (python-rdma's --discovery SA)
+	sa          bool   // --sa: from the SA's records (python-rdma's --discovery SA)
 	outstanding string // -o: SMPs in flight, "" for the default
 	found       func(discovery.FoundEvent)
 }
