@@ -318,7 +318,7 @@ func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
 	simfabric.RequireSim(t, true)
 	gen := filepath.Join("..", "..", "..", "shared", "tools", "gen_topo.py")
 	if _, err := os.Stat(gen); err != nil {
-		t.Skipf("no gen_topo.py: %v", err)
+		simfabric.Missing(t, fmt.Errorf("no gen_topo.py (../shared/tools): %v", err))
 	}
 	net, err := exec.Command("python3", gen, "preset", "S1000").Output()
 	if err != nil {

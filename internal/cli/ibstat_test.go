@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
@@ -392,10 +394,10 @@ func ibstatusScript(t *testing.T, root string) string {
 	t.Helper()
 	src, err := os.ReadFile("/usr/sbin/ibstatus")
 	if err != nil {
-		t.Skipf("infiniband-diags' ibstatus script is not installed: %v", err)
+		simfabric.Missing(t, fmt.Errorf("infiniband-diags' ibstatus script is not installed: %v", err))
 	}
 	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
+		simfabric.Missing(t, err)
 	}
 	s := strings.ReplaceAll(string(src), "/sys/class/infiniband", root+"/class/infiniband")
 	path := filepath.Join(t.TempDir(), "ibstatus")
