@@ -77,8 +77,7 @@ type Engine struct {
 }
 
 type destSlot struct {
-	sem   chan struct{}
-	users int
+	sem chan struct{}
 }
 
 // New starts an engine on port. Close stops it and closes the port.
@@ -129,11 +128,11 @@ func (e *Engine) Close() error {
 // a non-zero MAD status is returned as a reply, not an error: callers decide
 // what a status means.
 func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
-	release, err := e.acquire(ctx, req.dest())
+	slot, err := e.acquire(ctx, req.dest())
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer e.release(slot)
 
 	timeout, retries := e.opt.Timeout, e.opt.Retries
 	if req.Timeout > 0 {
@@ -253,36 +252,34 @@ func (r *Request) dest() string {
 }
 
 // acquire takes a slot in the global window and in dest's window.
-func (e *Engine) acquire(ctx context.Context, dest string) (func(), error) {
+func (e *Engine) acquire(ctx context.Context, dest string) (*destSlot, error) {
+	// Slots stay once made: a fabric has a bounded number of
+	// destinations, and making one per MAD costs more than keeping them.
 	e.mu.Lock()
 	d := e.dests[dest]
 	if d == nil {
 		d = &destSlot{sem: make(chan struct{}, e.opt.DestWindow)}
 		e.dests[dest] = d
 	}
-	d.users++
 	e.mu.Unlock()
-	drop := func() {
-		e.mu.Lock()
-		if d.users--; d.users == 0 {
-			delete(e.dests, dest)
-		}
-		e.mu.Unlock()
-	}
 	select {
 	case d.sem <- struct{}{}:
 	case <-ctx.Done():
-		drop()
 		return nil, ctx.Err()
 	}
 	select {
 	case e.window <- struct{}{}:
 	case <-ctx.Done():
 		<-d.sem
-		drop()
 		return nil, ctx.Err()
 	}
-	return func() { <-e.window; <-d.sem; drop() }, nil
+	return d, nil
+}
+
+// release gives back the slots acquire took.
+func (e *Engine) release(d *destSlot) {
+	<-e.window
+	<-d.sem
 }
 
 // readLoop hands every received MAD to the request waiting for its TID.
