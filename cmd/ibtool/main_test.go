@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
@@ -99,5 +100,35 @@ func TestSymlinkMatchesCTool(t *testing.T) {
 		ctx := context.Background()
 		simfabric.Compare(t, "smpdump "+strings.Join(args, " "),
 			f.RunC(ctx, "", "smpdump", args...), f.Run(ctx, "", link, args...), simfabric.DropSimNoise)
+	}
+}
+
+// TestIbpingStopsCleanlyOnSIGINT checks that Ctrl-C ends ibping the way the
+// C tool does (statistics, exit 0) even though the simulator transport
+// otherwise closes its ports and exits 130 on SIGINT.
+func TestIbpingStopsCleanlyOnSIGINT(t *testing.T) {
+	f := simfabric.StartT(t, "tiny.net")
+	bin := buildIbtool(t)
+	server := exec.Command(bin, "ibping", "-S")
+	server.Env = append(f.Env("Hca2"), "SIM_SET_ISSM=1")
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	client := exec.Command(bin, "ibping", "3") // Hca2's LID in tiny.net
+	client.Env = f.Env("Hca1")
+	var out strings.Builder
+	client.Stdout = &out
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	client.Process.Signal(os.Interrupt)
+	err := client.Wait()
+	if err != nil || !strings.Contains(out.String(), "--- ") || !strings.Contains(out.String(), "Pong from") {
+		t.Errorf("client after SIGINT: %v, output:\n%s", err, out.String())
+	}
+	server.Process.Signal(os.Interrupt)
+	if err := server.Wait(); err != nil {
+		t.Errorf("server after SIGINT: %v", err)
 	}
 }

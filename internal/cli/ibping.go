@@ -165,6 +165,7 @@ func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	defer umad.HandleSignals()() // ends with our statistics, not exit 130
 
 	res := ibpingResult{Target: target, Pongs: []ibpingPong{}}
 	var total, minRTT, maxRTT time.Duration
@@ -361,6 +362,7 @@ func vendorServe(ctx context.Context, eng *rpc.Engine, tool string, class uint8,
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	defer umad.HandleSignals()() // ends with our statistics, not exit 130
 	select {
 	case <-ctx.Done():
 	case <-sigs:
