@@ -53,6 +53,7 @@ func TestTopLevelCommandLine(t *testing.T) {
 		{[]string{"--nosuchflag"}, 2, "", "unknown flag"},
 		{[]string{"smpdump", "--nosuchflag"}, 2, "", "unknown flag: --nosuchflag"},
 		{[]string{"smpdump", "-V"}, 0, "", "smpdump BUILD VERSION:"},
+		{[]string{"smpdump", "-h"}, 0, "Usage:", ""},
 	} {
 		out, errOut, code := runBin(t, bin, tc.args...)
 		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.inErr) {
@@ -79,8 +80,13 @@ func TestInstallLinksAndArgv0Dispatch(t *testing.T) {
 	if _, errOut, code := runBin(t, bin, "install-links", dir); code != 0 {
 		t.Fatalf("second install-links: exit %d: %s", code, errOut)
 	}
+	// Through the link, -h is the C tools' usage: stderr, exit 2.
+	out, errOut, code := runBin(t, link, "-h")
+	if code != 2 || out != "" || !strings.Contains(errOut, "smpdump") {
+		t.Fatalf("smpdump -h via symlink: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	// Through the link, the command runs with the C tool's name in messages.
-	_, errOut, code := runBin(t, link, "-t", "0", "2", "0x11")
+	_, errOut, code = runBin(t, link, "-t", "0", "2", "0x11")
 	if code != 255 || !strings.HasPrefix(errOut, "smpdump: iberror: failed: Invalid timeout") {
 		t.Fatalf("smpdump via symlink: exit %d, stderr %q", code, errOut)
 	}

@@ -31,6 +31,8 @@ type Env struct {
 	verbosity int
 	// engines are the MAD engines opened with --stats.
 	engines []*rpc.Engine
+	// compatHelp is set when -h printed a tool's usage in compat use.
+	compatHelp bool
 }
 
 // commandBuilders is filled by each command file's init function.
@@ -56,6 +58,9 @@ func run(args []string, env *Env) int {
 	root.SetArgs(argv)
 	cmd, err := root.ExecuteC()
 	printStats(env)
+	if env.compatHelp {
+		return ExitUsage // the C tools print usage on stderr and exit 2
+	}
 	if err == nil || errors.Is(err, errVersionShown) {
 		return ExitOK
 	}
@@ -112,6 +117,16 @@ func newRoot(env *Env) *cobra.Command {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
+	// Through a tool's symlink, -h behaves as in the C tools: usage on
+	// stderr, exit 2. "ibtool help" and "ibtool <cmd> -h" print to stdout.
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if env.Compat {
+			c.SetOut(env.IO.Err)
+			env.compatHelp = true
+		}
+		help(c, args)
+	})
 	builders := append([]func(*Env) *cobra.Command{newInstallLinksCmd}, commandBuilders...)
 	for _, build := range builders {
 		root.AddCommand(build(env))
