@@ -423,13 +423,7 @@ func TestPerfqueryFailures(t *testing.T) {
 		{"-C mlx5_0 2 1", ExitFailure, `CA "mlx5_0" not found`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
-			r := runSim(f, "", append([]string{"perfquery"}, strings.Fields(tc.args)...)...)
-			if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" {
-				t.Fatalf("got exit %d, stderr %q, stdout %q; want exit %d and %q", r.Code, r.Stderr, r.Stdout, tc.code, tc.msg)
-			}
-			if n := strings.Count(strings.TrimSpace(r.Stderr), "\n"); tc.code == ExitFailure && n != 0 {
-				t.Fatalf("a failure must be one line, got %q", r.Stderr)
-			}
+			wantFailure(t, runSim(f, "", append([]string{"perfquery"}, strings.Fields(tc.args)...)...), tc.code, tc.msg)
 		})
 	}
 }

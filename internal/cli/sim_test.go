@@ -66,3 +66,16 @@ func conform(t *testing.T, f *simfabric.Fabric, host string, tool string, args .
 	ours := runSim(f, host, append([]string{tool}, args...)...)
 	simfabric.Compare(t, tool+" "+strings.Join(args, " "), c, ours, simfabric.DropSimNoise)
 }
+
+// wantFailure checks a failed run as "ibtool <cmd>": the exit code, a
+// stderr naming what failed, nothing on stdout, and (for a failure, not a
+// usage error) exactly one line.
+func wantFailure(t *testing.T, r simfabric.Result, code int, msg string) {
+	t.Helper()
+	if r.Code != code || !strings.Contains(r.Stderr, msg) || r.Stdout != "" {
+		t.Fatalf("got exit %d, stderr %q, stdout %q; want exit %d and %q", r.Code, r.Stderr, r.Stdout, code, msg)
+	}
+	if n := strings.Count(strings.TrimSpace(r.Stderr), "\n"); code == ExitFailure && n != 0 {
+		t.Fatalf("a failure must be one line, got %q", r.Stderr)
+	}
+}

@@ -120,13 +120,7 @@ func TestSminfoFailures(t *testing.T) {
 		{"1 x", ExitUsage, `invalid attribute modifier "x"`}, // C's atoi makes it 0, a Get
 	} {
 		t.Run(tc.args, func(t *testing.T) {
-			r := runSim(f, "", append([]string{"sminfo"}, strings.Fields(tc.args)...)...)
-			if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" {
-				t.Fatalf("got exit %d, stderr %q, stdout %q; want exit %d and %q", r.Code, r.Stderr, r.Stdout, tc.code, tc.msg)
-			}
-			if n := strings.Count(strings.TrimSpace(r.Stderr), "\n"); tc.code == ExitFailure && n != 0 {
-				t.Fatalf("a failure must be one line, got %q", r.Stderr)
-			}
+			wantFailure(t, runSim(f, "", append([]string{"sminfo"}, strings.Fields(tc.args)...)...), tc.code, tc.msg)
 		})
 	}
 }
