@@ -35,7 +35,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -49,6 +48,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/sa"
+	"github.com/ibtool/ibtool/internal/umad"
 )
 
 func init() { register(newDecodeMADCmd) }
@@ -590,13 +590,10 @@ func (d *decodedMAD) decodeLink(b []byte, opts *decodeMADOptions) ([]byte, error
 	return b[off:], nil
 }
 
-// umadHeaderSize is struct ib_user_mad_hdr with the P_Key index (ABI 5).
-const umadHeaderSize = 64
+const umadHeaderSize = umad.KernelHeaderSize
 
-// umadHeaderJSON is the kernel's struct ib_user_mad_hdr. It is not an IBA
-// wire structure: the counters are in host byte order, the addresses in
-// network order (internal/umad keeps its codec private; this reads the
-// same layout for display only).
+// umadHeaderJSON is the kernel's struct ib_user_mad_hdr as decoded by the
+// kernel transport's own codec.
 type umadHeaderJSON struct {
 	AgentID      uint32 `json:"agent_id"`
 	Status       uint32 `json:"status"`
@@ -618,14 +615,15 @@ type umadHeaderJSON struct {
 }
 
 func decodeUMADHeader(b []byte) *umadHeaderJSON {
-	ne, be := binary.NativeEndian, binary.BigEndian
-	var gid mad.GID
-	copy(gid[:], b[36:52])
+	h, err := umad.DecodeKernelHeader(b)
+	if err != nil {
+		return nil // the caller checked the length
+	}
 	return &umadHeaderJSON{
-		AgentID: ne.Uint32(b[0:]), Status: ne.Uint32(b[4:]), TimeoutMS: ne.Uint32(b[8:]), Retries: ne.Uint32(b[12:]),
-		Length: ne.Uint32(b[16:]), QPN: be.Uint32(b[20:]), QKey: be.Uint32(b[24:]), LID: be.Uint16(b[28:]),
-		SL: b[30], PathBits: b[31], GRHPresent: b[32], GIDIndex: b[33], HopLimit: b[34], TrafficClass: b[35],
-		GID: gid.String(), FlowLabel: be.Uint32(b[52:]), PKeyIndex: ne.Uint16(b[56:]),
+		AgentID: h.ID, Status: h.Status, TimeoutMS: h.TimeoutMS, Retries: h.Retries,
+		Length: h.Length, QPN: h.QPN, QKey: h.QKey, LID: h.LID,
+		SL: h.SL, PathBits: h.PathBits, GRHPresent: h.GRHPresent, GIDIndex: h.GIDIndex, HopLimit: h.HopLimit,
+		TrafficClass: h.TrafficClass, GID: mad.GID(h.GID).String(), FlowLabel: h.FlowLabel, PKeyIndex: h.PKeyIndex,
 	}
 }
 

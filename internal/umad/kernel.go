@@ -846,3 +846,13 @@ func (k *KernelPort) Serve(class, version uint8, oui uint32, methods ...uint8) e
 	_, err := k.agent(r)
 	return err
 }
+
+// KernelHeader is struct ib_user_mad_hdr decoded, for tools that show the
+// header of a captured umad frame (decode_mad --umad).
+type KernelHeader = umadHdr
+
+// KernelHeaderSize is the size of struct ib_user_mad_hdr (ABI 5).
+const KernelHeaderSize = hdrSize
+
+// DecodeKernelHeader decodes the header at the start of a umad frame.
+func DecodeKernelHeader(b []byte) (KernelHeader, error) { return decodeHeader(b) }
