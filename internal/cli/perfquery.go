@@ -463,6 +463,9 @@ func (q *perfQuery) resolveTarget(args []string) error {
 		}
 	}
 	q.target.Text = fmt.Sprintf("Lid %d", q.target.LID)
+	if q.target.LID == 0 && q.target.GID != "" {
+		q.target.Text = "Gid " + q.target.GID // RoCE: no LIDs, the GID is the address
+	}
 	return nil
 }
 
