@@ -51,9 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -163,9 +161,7 @@ func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string
 		return err
 	}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	defer umad.HandleSignals()() // ends with our statistics, not exit 130
+	defer umad.HandleSignals(sigs)() // ends with our statistics, not exit 130
 
 	res := ibpingResult{Target: target, Pongs: []ibpingPong{}}
 	var total, minRTT, maxRTT time.Duration
@@ -360,9 +356,7 @@ func vendorServe(ctx context.Context, eng *rpc.Engine, tool string, class uint8,
 		return &ibFailure{cmsg: fmt.Sprintf("can't serve class %d on this port", class), err: err, stderr: true}
 	}
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	defer umad.HandleSignals()() // ends with our statistics, not exit 130
+	defer umad.HandleSignals(sigs)() // ends with our statistics, not exit 130
 	select {
 	case <-ctx.Done():
 	case <-sigs:

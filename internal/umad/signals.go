@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"sync/atomic"
 	"syscall"
 )
 
@@ -12,37 +11,66 @@ import (
 // and has only ten. So open simulator ports are tracked, and SIGINT, SIGTERM
 // or SIGHUP closes them all before the process exits with 128+signal —
 // unless the program handles the signal itself (see HandleSignals).
+//
+// One goroutine receives the signals and decides, so that a signal is
+// either the program's or ends the process, never both.
 var (
 	liveMu    sync.Mutex
 	livePorts = map[*simConn]struct{}{}
+	owners    = map[chan<- os.Signal]struct{}{}
 	sigOnce   sync.Once
-	sigOwners atomic.Int32
 )
 
-// HandleSignals tells the transport that the caller handles SIGINT and
-// SIGTERM itself (ibping prints its statistics and returns) and closes its
-// ports as it returns; until the returned function is called, those
-// signals do not end the process. SIGHUP still does.
-func HandleSignals() (done func()) {
-	sigOwners.Add(1)
+// HandleSignals delivers SIGINT and SIGTERM to ch instead of ending the
+// process (ibping prints its statistics and returns, and closes its ports
+// as it does), until the returned function is called. SIGHUP still ends
+// the process.
+func HandleSignals(ch chan<- os.Signal) (done func()) {
+	watchSignals()
+	liveMu.Lock()
+	owners[ch] = struct{}{}
+	liveMu.Unlock()
 	var once sync.Once
-	return func() { once.Do(func() { sigOwners.Add(-1) }) }
+	return func() {
+		once.Do(func() {
+			liveMu.Lock()
+			delete(owners, ch)
+			liveMu.Unlock()
+		})
+	}
 }
 
-func trackForSignals(p *simConn) (release func()) {
+func watchSignals() {
 	sigOnce.Do(func() {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		go func() {
 			for sig := range ch {
-				if sig != syscall.SIGHUP && sigOwners.Load() > 0 {
-					continue // the program's own handler has it
+				if sig != syscall.SIGHUP && forwardSignal(sig) {
+					continue
 				}
 				closeAllSim()
 				os.Exit(128 + int(sig.(syscall.Signal)))
 			}
 		}()
 	})
+}
+
+// forwardSignal hands sig to the program's handlers, if it has any.
+func forwardSignal(sig os.Signal) bool {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	for ch := range owners {
+		select {
+		case ch <- sig:
+		default: // it has one pending already
+		}
+	}
+	return len(owners) > 0
+}
+
+func trackForSignals(p *simConn) (release func()) {
+	watchSignals()
 	liveMu.Lock()
 	livePorts[p] = struct{}{}
 	liveMu.Unlock()
