@@ -9,7 +9,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The ibsim simulator's client protocol (ibsim 0.10, see
@@ -157,7 +161,13 @@ type simConn struct {
 	release   func()
 
 	recvMu  sync.Mutex
-	recvBuf []byte // Recv's frame buffer: one reader at a time
+	recvBuf []byte        // Recv's frame buffer: one reader at a time
+	rbufs   *simBatchBufs // RecvBatch's
+
+	sendMu      sync.Mutex
+	sbufs       *simBatchBufs // SendBatch's
+	rawPeerAddr []byte        // dataPeer for sendmmsg; nil in UDP mode
+	connected   bool          // data is connected to dataPeer
 }
 
 var simClientSeq atomic.Uint32
@@ -264,9 +274,40 @@ func (p *simConn) connect(id uint32) error {
 		server := p.ctlPeer.(*net.UDPAddr)
 		p.dataPeer = &net.UDPAddr{IP: server.IP, Port: p.cfg.ServerPort + 1 + int(p.slot)}
 	} else {
-		p.dataPeer = abstractAddr(fmt.Sprintf("%s:out%d", p.cfg.SockName, p.slot))
+		ua := abstractAddr(fmt.Sprintf("%s:out%d", p.cfg.SockName, p.slot))
+		p.dataPeer, p.rawPeerAddr = ua, rawUnixAddr(ua)
+		if err := p.connectData(); err != nil {
+			return fmt.Errorf("ibsim: connecting to %s: %w", ua.Name, err)
+		}
 	}
 	return nil
+}
+
+// connectData connects the packet socket to the slot's socket of ibsim,
+// which ibsim has connected to ours. A Unix datagram socket may hold only
+// net.unix.max_dgram_qlen (10) datagrams from senders other than its
+// peer: connected both ways, neither side's queue has that limit, and
+// more MADs can be in flight (see MaxInFlight).
+func (p *simConn) connectData() error {
+	rc, err := p.data.(syscall.Conn).SyscallConn()
+	if err != nil {
+		return err
+	}
+	sa := p.rawPeerAddr
+	var cerr error
+	err = rc.Control(func(fd uintptr) {
+		_, _, errno := unix.Syscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&sa[0])), uintptr(len(sa)))
+		if errno != 0 {
+			cerr = errno
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if cerr == nil {
+		p.connected = true
+	}
+	return cerr
 }
 
 // ctlRequest sends a control message of this client and returns the reply
@@ -324,6 +365,21 @@ func (p *simConn) ctlExchange(typ, client uint32, payload []byte) ([]byte, error
 // Send writes one MAD frame (IBA wire order for the address fields).
 func (p *simConn) Send(pkt *Packet) error {
 	frame := make([]byte, simFrameSize)
+	p.encodeSimFrame(frame, pkt)
+	select {
+	case <-p.closed:
+		return ErrClosed
+	default:
+	}
+	if _, err := p.data.WriteTo(frame, p.dataPeer); err != nil {
+		return fmt.Errorf("ibsim send: %w", err)
+	}
+	return nil
+}
+
+// encodeSimFrame fills a zeroed or reused frame for pkt.
+func (p *simConn) encodeSimFrame(frame []byte, pkt *Packet) {
+	clear(frame[:simMADOffset])
 	binary.BigEndian.PutUint16(frame[0:], pkt.Addr.LID)
 	if pkt.Addr.LID == PermissiveLID {
 		binary.BigEndian.PutUint16(frame[4:], PermissiveLID)
@@ -334,16 +390,8 @@ func (p *simConn) Send(pkt *Packet) error {
 		binary.BigEndian.PutUint32(frame[12:], p.cfg.QP)
 	}
 	n := copy(frame[simMADOffset:], pkt.MAD)
+	clear(frame[simMADOffset+n:])
 	binary.BigEndian.PutUint64(frame[24:], uint64(n))
-	select {
-	case <-p.closed:
-		return ErrClosed
-	default:
-	}
-	if _, err := p.data.WriteTo(frame, p.dataPeer); err != nil {
-		return fmt.Errorf("ibsim send: %w", err)
-	}
-	return nil
 }
 
 // Recv reads the next frame. Bytes beyond the frame's length are zeroed:
@@ -489,5 +537,15 @@ func (p *simConn) Serve(class, version uint8, oui uint32, methods ...uint8) erro
 // CPU until the client reads, and everything slows by an order of magnitude.
 const simMaxInFlight = 8
 
+// simMaxInFlightConnected bounds the requests in flight when the packet
+// socket is connected (connectData): then only the socket buffers limit
+// the queues, which hold a few hundred frames.
+const simMaxInFlightConnected = 64
+
 // MaxInFlight is the simulator's safe window (see simMaxInFlight).
-func (p *simConn) MaxInFlight() int { return simMaxInFlight }
+func (p *simConn) MaxInFlight() int {
+	if p.connected {
+		return simMaxInFlightConnected
+	}
+	return simMaxInFlight
+}

@@ -179,3 +179,58 @@ func TestChooseTransport(t *testing.T) {
 		}
 	}
 }
+
+// The packet socket is connected to ibsim's, so more MADs than a Unix
+// datagram queue holds (10) can be outstanding: a batch of 40 requests
+// sent at once comes back whole, in batches.
+func TestSimBatchBeyondTheDatagramQueue(t *testing.T) {
+	f := simfabric.StartT(t, "tiny.net")
+	port, err := NewSim(SimConfig{SockName: f.SockName()}).Open("", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	bp := port.(BatchPort)
+	const n = 40
+	if got := port.(InFlightLimiter).MaxInFlight(); got < n {
+		t.Fatalf("MaxInFlight = %d on a connected socket, want at least %d", got, n)
+	}
+	var pkts []*Packet
+	for i := range n {
+		pkts = append(pkts, &Packet{Addr: Address{LID: PermissiveLID}, MAD: nodeInfoDR0(uint32(100 + i))})
+	}
+	if sent, err := bp.SendBatch(pkts); err != nil || sent != n {
+		t.Fatalf("SendBatch = %d, %v", sent, err)
+	}
+	seen := map[uint32]bool{}
+	into := make([]*Packet, 16)
+	batches := 0
+	for len(seen) < n {
+		got, err := bp.RecvBatch(time.Now().Add(2*time.Second), into)
+		if err != nil {
+			t.Fatalf("after %d replies: %v", len(seen), err)
+		}
+		batches++
+		for _, r := range into[:got] {
+			if r.Status != 0 || r.MAD[3] != 0x81 {
+				t.Fatalf("not a GetResp: status %d method %#x", r.Status, r.MAD[3])
+			}
+			seen[binary.BigEndian.Uint32(r.MAD[12:])] = true
+		}
+	}
+	for i := range n {
+		if !seen[uint32(100+i)] {
+			t.Errorf("no reply to TID %d", 100+i)
+		}
+	}
+	if _, err := bp.RecvBatch(time.Now().Add(50*time.Millisecond), into); err != ErrTimeout {
+		t.Errorf("RecvBatch with nothing pending: %v, want ErrTimeout", err)
+	}
+	port.Close()
+	if _, err := bp.RecvBatch(time.Now().Add(time.Second), into); err != ErrClosed {
+		t.Errorf("RecvBatch after Close: %v, want ErrClosed", err)
+	}
+	if _, err := bp.SendBatch(pkts[:1]); err == nil {
+		t.Errorf("SendBatch after Close succeeded")
+	}
+}
