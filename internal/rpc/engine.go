@@ -61,23 +61,30 @@ type Reply struct {
 
 // Engine is the MAD engine of one local port.
 type Engine struct {
-	port   umad.Port
-	opt    Options
-	window chan struct{}
+	port umad.Port
+	opt  Options
 
 	mu       sync.Mutex
-	pending  map[uint32]chan *umad.Packet
-	dests    map[string]*destSlot
+	pending  map[uint32]chan *umad.Packet // Do's requests by TID
+	calls    map[uint32]*call             // Go's requests by TID
 	handlers map[uint8]Handler
+	closed   bool
+
+	// The windows (window.go) and the timeouts of Go's requests.
+	inflight  int
+	dests     map[string]*destSlot
+	ready     []*destSlot
+	deadlines deadlines
+
+	// Sends collected while the receive loop handles a batch (async.go).
+	holding                       bool
+	outbox, outboxSpare           []*umad.Packet
+	outboxCalls, outboxCallsSpare []*call
 
 	nextTID atomic.Uint32
 	stats   counters
 	done    chan struct{}
 	readErr error
-}
-
-type destSlot struct {
-	sem chan struct{}
 }
 
 // New starts an engine on port. Close stops it and closes the port.
@@ -103,8 +110,8 @@ func New(port umad.Port, opt Options) *Engine {
 	e := &Engine{
 		port:     port,
 		opt:      opt,
-		window:   make(chan struct{}, opt.Window),
 		pending:  map[uint32]chan *umad.Packet{},
+		calls:    map[uint32]*call{},
 		dests:    map[string]*destSlot{},
 		handlers: map[uint8]Handler{},
 		done:     make(chan struct{}),
@@ -251,35 +258,31 @@ func (r *Request) dest() string {
 	return string([]byte{'L', byte(r.Addr.LID >> 8), byte(r.Addr.LID)})
 }
 
-// acquire takes a slot in the global window and in dest's window.
+// acquire takes a slot in the global window and in dest's window,
+// waiting for one when they are full.
 func (e *Engine) acquire(ctx context.Context, dest string) (*destSlot, error) {
-	// Slots stay once made: a fabric has a bounded number of
-	// destinations, and making one per MAD costs more than keeping them.
 	e.mu.Lock()
-	d := e.dests[dest]
-	if d == nil {
-		d = &destSlot{sem: make(chan struct{}, e.opt.DestWindow)}
-		e.dests[dest] = d
+	d := e.destFor(dest)
+	if e.tryTake(d) {
+		e.mu.Unlock()
+		return d, nil
 	}
+	w := &waiter{granted: make(chan struct{})}
+	e.enqueue(d, w)
 	e.mu.Unlock()
 	select {
-	case d.sem <- struct{}{}:
+	case <-w.granted:
+		return d, nil
 	case <-ctx.Done():
+		e.mu.Lock()
+		taken := w.taken
+		w.cancelled = !taken
+		e.mu.Unlock()
+		if taken {
+			e.release(d)
+		}
 		return nil, ctx.Err()
 	}
-	select {
-	case e.window <- struct{}{}:
-	case <-ctx.Done():
-		<-d.sem
-		return nil, ctx.Err()
-	}
-	return d, nil
-}
-
-// release gives back the slots acquire took.
-func (e *Engine) release(d *destSlot) {
-	<-e.window
-	<-d.sem
 }
 
 // readLoop hands every received MAD to the request waiting for its TID.
@@ -287,8 +290,20 @@ func (e *Engine) release(d *destSlot) {
 // bits of the TID: transports overwrite the high bits.
 func (e *Engine) readLoop() {
 	defer close(e.done)
+	defer func() { e.failCalls(e.closedErr()) }()
+	batch, _ := e.port.(umad.BatchPort)
+	var pkts [16]*umad.Packet
 	for {
-		pkt, err := e.port.Recv(time.Now().Add(time.Hour))
+		now := time.Now()
+		e.expire(now)
+		var n int
+		var err error
+		if batch != nil {
+			n, err = batch.RecvBatch(e.nextDeadline(now), pkts[:])
+		} else {
+			pkts[0], err = e.port.Recv(e.nextDeadline(now))
+			n = 1
+		}
 		if errors.Is(err, umad.ErrTimeout) {
 			continue
 		}
@@ -298,26 +313,40 @@ func (e *Engine) readLoop() {
 			}
 			return
 		}
-		if len(pkt.MAD) < 24 {
-			continue
+		e.holdSends()
+		for i := range n {
+			e.handle(pkts[i])
+			pkts[i] = nil
 		}
-		h := mad.Header(pkt.MAD)
-		if !h.IsResponse() && pkt.Status == 0 {
-			e.dispatch(pkt)
-			continue
-		}
-		e.mu.Lock()
-		ch := e.pending[h.TID32()]
-		e.mu.Unlock()
-		if ch == nil {
-			e.stats.unmatched.Add(1)
-			e.trace(Event{Kind: EventUnmatched, Addr: pkt.Addr, MAD: h})
-			continue
-		}
+		e.flushSends()
+	}
+}
+
+// handle passes one received MAD to whatever waits for it.
+func (e *Engine) handle(pkt *umad.Packet) {
+	if len(pkt.MAD) < 24 {
+		return
+	}
+	h := mad.Header(pkt.MAD)
+	if !h.IsResponse() && pkt.Status == 0 {
+		e.dispatch(pkt)
+		return
+	}
+	e.mu.Lock()
+	ch := e.pending[h.TID32()]
+	c := e.calls[h.TID32()]
+	e.mu.Unlock()
+	switch {
+	case c != nil:
+		e.received(c, pkt)
+	case ch != nil:
 		select {
 		case ch <- pkt:
 		default: // a late duplicate: the waiter already has one
 		}
+	default:
+		e.stats.unmatched.Add(1)
+		e.trace(Event{Kind: EventUnmatched, Addr: pkt.Addr, MAD: h})
 	}
 }
 

@@ -1,0 +1,267 @@
+package rpc
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// Go sends req and calls done with its reply or error once it has one,
+// resending on timeout as Do does. It does not wait: a request that does
+// not fit the windows is queued and sent when a slot frees.
+//
+// done runs on the engine's receive goroutine, so a walk that issues its
+// next requests from done keeps the whole exchange on one goroutine, with
+// no hand-off per MAD (what makes Do costly when tens of thousands of MADs
+// are in flight one after another). done must therefore not block; it may
+// call Go. Requests of classes that use RMPP are the exception: they run
+// Do on a goroutine of their own and done runs there.
+func (e *Engine) Go(ctx context.Context, req *Request, done func(*Reply, error)) {
+	if usesRMPP(req.MAD.Class()) || len(req.MAD) > mad.Size {
+		go func() { done(e.Do(ctx, req)) }()
+		return
+	}
+	c := &call{ctx: ctx, req: req, done: done, timeout: e.opt.Timeout, retries: e.opt.Retries}
+	if req.Timeout > 0 {
+		c.timeout = req.Timeout
+	}
+	if req.Retries != nil {
+		c.retries = *req.Retries
+	}
+	c.msg = append(mad.Header(nil), req.MAD...)
+	c.tid = e.nextTID.Add(1)
+	c.msg.SetTID(uint64(c.tid))
+
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		done(nil, e.closedErr())
+		return
+	}
+	c.dest = e.destFor(req.dest())
+	e.calls[c.tid] = c
+	if !e.tryTake(c.dest) {
+		c.waiter = &waiter{call: c}
+		e.enqueue(c.dest, c.waiter)
+		e.mu.Unlock()
+		return
+	}
+	e.mu.Unlock()
+	e.transmit(c)
+}
+
+// call is one request sent with Go.
+type call struct {
+	ctx      context.Context
+	req      *Request
+	msg      mad.Header
+	tid      uint32
+	dest     *destSlot
+	timeout  time.Duration
+	retries  int
+	attempt  int
+	finished bool
+	// waiter is set while the call waits for a slot, or was granted one.
+	waiter *waiter
+	done   func(*Reply, error)
+}
+
+// transmit sends c's next attempt and arms its timeout.
+func (e *Engine) transmit(c *call) {
+	if err := c.ctx.Err(); err != nil {
+		e.finish(c, nil, err)
+		return
+	}
+	e.mu.Lock()
+	c.attempt++
+	heap.Push(&e.deadlines, deadline{at: time.Now().Add(c.timeout), call: c, attempt: c.attempt})
+	attempt := c.attempt
+	e.mu.Unlock()
+
+	e.stats.sent.Add(1)
+	if attempt > 1 {
+		e.stats.retried.Add(1)
+	}
+	e.trace(Event{Kind: EventSend, Addr: c.req.Addr, MAD: c.msg, Attempt: attempt})
+	pkt := &umad.Packet{Addr: c.req.Addr, MAD: c.msg}
+	e.mu.Lock()
+	if e.holding {
+		e.outbox = append(e.outbox, pkt)
+		e.outboxCalls = append(e.outboxCalls, c)
+		e.mu.Unlock()
+		return
+	}
+	e.mu.Unlock()
+	if err := e.port.Send(pkt); err != nil {
+		e.sendFailed(c, err)
+	}
+}
+
+func (e *Engine) sendFailed(c *call, err error) {
+	e.finish(c, nil, fmt.Errorf("send %s: %w", Describe(c.req.Addr, c.msg), err))
+}
+
+// holdSends makes transmit collect what it sends until flushSends sends
+// it all at once: the receive loop handles a batch of replies, whose
+// callbacks send the next requests, and then sends those together.
+func (e *Engine) holdSends() {
+	if _, ok := e.port.(umad.BatchPort); !ok {
+		return
+	}
+	e.mu.Lock()
+	e.holding = true
+	e.mu.Unlock()
+}
+
+// flushSends sends what transmit collected since holdSends.
+func (e *Engine) flushSends() {
+	e.mu.Lock()
+	pkts, calls := e.outbox, e.outboxCalls
+	e.outbox, e.outboxCalls = e.outboxSpare[:0], e.outboxCallsSpare[:0]
+	e.outboxSpare, e.outboxCallsSpare = pkts, calls
+	e.holding = false
+	e.mu.Unlock()
+	if len(pkts) == 0 {
+		return
+	}
+	n, err := e.port.(umad.BatchPort).SendBatch(pkts)
+	if err != nil {
+		for _, c := range calls[n:] {
+			e.sendFailed(c, err)
+		}
+	}
+	clear(pkts)
+	clear(calls)
+}
+
+// finish completes c, frees its slot for the next waiter and calls done.
+func (e *Engine) finish(c *call, reply *Reply, err error) {
+	e.mu.Lock()
+	if c.finished {
+		e.mu.Unlock()
+		return
+	}
+	c.finished = true
+	delete(e.calls, c.tid)
+	var next []*waiter
+	if c.waiter != nil && !c.waiter.taken {
+		c.waiter.cancelled = true // failed while it still waited
+	} else {
+		next = e.releaseLocked(c.dest)
+	}
+	e.mu.Unlock()
+	e.start(next)
+	c.done(reply, err)
+}
+
+// received completes the call a reply (or a request given back
+// undelivered) belongs to.
+func (e *Engine) received(c *call, pkt *umad.Packet) {
+	if pkt.Status != 0 {
+		e.timedOut(c)
+		return
+	}
+	e.trace(Event{Kind: EventRecv, Addr: pkt.Addr, MAD: pkt.MAD, Attempt: c.attempt})
+	e.finish(c, &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: c.attempt, Length: pkt.ValidLen()}, nil)
+}
+
+// timedOut resends c or, after its last attempt, fails it.
+func (e *Engine) timedOut(c *call) {
+	e.trace(Event{Kind: EventTimeout, Addr: c.req.Addr, MAD: c.msg, Attempt: c.attempt})
+	if err := c.ctx.Err(); err != nil {
+		e.finish(c, nil, err)
+		return
+	}
+	if c.attempt > c.retries {
+		e.stats.lost.Add(1)
+		e.finish(c, nil, &TimeoutError{What: Describe(c.req.Addr, c.msg), Attempts: c.attempt, Timeout: c.timeout, Addr: c.req.Addr, Req: c.msg})
+		return
+	}
+	e.transmit(c)
+}
+
+// idlePoll bounds how long the receive loop sleeps: a call sent from
+// another goroutine while the loop sleeps is timed from its next wake-up.
+const idlePoll = 20 * time.Millisecond
+
+// nextDeadline is when the receive loop must wake next to time out calls.
+func (e *Engine) nextDeadline(now time.Time) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for len(e.deadlines) > 0 && e.deadlines[0].stale() {
+		heap.Pop(&e.deadlines)
+	}
+	next := now.Add(idlePoll)
+	if len(e.deadlines) > 0 && e.deadlines[0].at.Before(next) {
+		next = e.deadlines[0].at
+	}
+	return next
+}
+
+// expire handles every call whose attempt has timed out by now.
+func (e *Engine) expire(now time.Time) {
+	for {
+		e.mu.Lock()
+		var c *call
+		for len(e.deadlines) > 0 && c == nil && !e.deadlines[0].at.After(now) {
+			d := heap.Pop(&e.deadlines).(deadline)
+			if !d.stale() {
+				c = d.call
+			}
+		}
+		e.mu.Unlock()
+		if c == nil {
+			return
+		}
+		e.timedOut(c)
+	}
+}
+
+// failCalls fails every call still waiting or in flight (the port closed).
+func (e *Engine) failCalls(err error) {
+	e.mu.Lock()
+	e.closed = true
+	calls := make([]*call, 0, len(e.calls))
+	for _, c := range e.calls {
+		calls = append(calls, c)
+	}
+	e.mu.Unlock()
+	for _, c := range calls {
+		e.finish(c, nil, err)
+	}
+}
+
+func (e *Engine) closedErr() error {
+	if e.readErr != nil {
+		return e.readErr
+	}
+	return umad.ErrClosed
+}
+
+// deadline is when one attempt of a call times out.
+type deadline struct {
+	at      time.Time
+	call    *call
+	attempt int
+}
+
+// stale says the attempt is over: answered, or resent since.
+func (d deadline) stale() bool { return d.call.finished || d.call.attempt != d.attempt }
+
+// deadlines is a min-heap of attempts by when they time out.
+type deadlines []deadline
+
+func (h deadlines) Len() int           { return len(h) }
+func (h deadlines) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h deadlines) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *deadlines) Push(x any)        { *h = append(*h, x.(deadline)) }
+func (h *deadlines) Pop() any {
+	old := *h
+	d := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return d
+}

@@ -1,0 +1,217 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// result is what one Go call's done received.
+type result struct {
+	reply *Reply
+	err   error
+}
+
+// goAndWait runs Go and waits for its done.
+func goAndWait(t *testing.T, e *Engine, ctx context.Context, req *Request) result {
+	t.Helper()
+	ch := make(chan result, 1)
+	e.Go(ctx, req, func(r *Reply, err error) { ch <- result{r, err} })
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("done was never called")
+		return result{}
+	}
+}
+
+func TestGoDeliversTheReply(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet { return []*umad.Packet{reply(p)} }), Options{})
+	defer e.Close()
+	r := goAndWait(t, e, context.Background(), get(5, 42))
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := string(r.reply.MAD.SMPData()[:2]); got != "42" || r.reply.Attempts != 1 {
+		t.Fatalf("reply data %q after %d attempts, want 42 after 1", got, r.reply.Attempts)
+	}
+}
+
+func TestGoRetriesALostRequestWithTheSameTID(t *testing.T) {
+	var sends atomic.Int32
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet {
+		if sends.Add(1) < 3 {
+			return nil // the first two attempts are lost
+		}
+		return []*umad.Packet{reply(p)}
+	})
+	e := New(port, Options{Timeout: 20 * time.Millisecond})
+	defer e.Close()
+	r := goAndWait(t, e, context.Background(), get(3, 7))
+	if r.err != nil || r.reply.Attempts != 3 {
+		t.Fatalf("got %+v, want the reply after 3 attempts", r)
+	}
+	port.mu.Lock()
+	defer port.mu.Unlock()
+	if len(port.sentTIDs) != 1 {
+		t.Fatalf("retries used %d TIDs, want 1", len(port.sentTIDs))
+	}
+}
+
+func TestGoTimesOutAfterItsAttempts(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet { return nil }), Options{Timeout: 10 * time.Millisecond})
+	defer e.Close()
+	one := 1
+	req := get(3, 0)
+	req.Retries = &one
+	r := goAndWait(t, e, context.Background(), req)
+	var te *TimeoutError
+	if !errors.As(r.err, &te) || te.Attempts != 2 {
+		t.Fatalf("err = %v, want a TimeoutError after 2 attempts", r.err)
+	}
+	if s := e.Stats(); s.Sent != 2 || s.Retried != 1 || s.Lost != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestGoUndeliveredFailsWithoutWaitingForTheTimeout(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet {
+		p.Status = umad.StatusTimeout
+		return []*umad.Packet{p}
+	}), Options{Timeout: time.Hour})
+	defer e.Close()
+	r := goAndWait(t, e, context.Background(), get(99, 0))
+	var te *TimeoutError
+	if !errors.As(r.err, &te) || te.Attempts != 3 {
+		t.Fatalf("err = %v, want a TimeoutError after 3 attempts", r.err)
+	}
+}
+
+// A walk issues its next requests from done; the windows hold whether the
+// requests come from done or from other goroutines, and Do and Go share
+// them.
+func TestGoFromDoneKeepsTheWindows(t *testing.T) {
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet { return []*umad.Packet{reply(p)} })
+	e := New(port, Options{Window: 8, DestWindow: 2})
+	defer e.Close()
+	const chains, depth = 40, 25
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []string
+	var step func(chain, n int)
+	step = func(chain, n int) {
+		mod := uint32(chain*1000 + n)
+		e.Go(context.Background(), get(uint16(1+chain%10), mod), func(r *Reply, err error) {
+			defer wg.Done()
+			if err == nil && string(r.MAD.SMPData()[:len(fmt.Sprint(mod))]) != fmt.Sprint(mod) {
+				err = fmt.Errorf("request %d got another's reply", mod)
+			}
+			if err != nil {
+				mu.Lock()
+				bad = append(bad, err.Error())
+				mu.Unlock()
+				return
+			}
+			if n+1 < depth {
+				wg.Add(1)
+				step(chain, n+1)
+			}
+		})
+	}
+	for c := range chains {
+		wg.Add(1)
+		step(c, 0)
+	}
+	for range 50 { // Do alongside, from other goroutines
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.Do(context.Background(), get(1, 5)); err != nil {
+				mu.Lock()
+				bad = append(bad, err.Error())
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Fatal(bad[0])
+	}
+	port.mu.Lock()
+	defer port.mu.Unlock()
+	if port.maxTotal > 8 {
+		t.Errorf("%d requests in flight, window is 8", port.maxTotal)
+	}
+	for dest, n := range port.maxInflight {
+		if n > 2 {
+			t.Errorf("%d requests in flight to LID %s, per-destination window is 2", n, dest)
+		}
+	}
+	if s := e.Stats(); s.Sent != chains*depth+50 {
+		t.Errorf("sent %d, want %d", s.Sent, chains*depth+50)
+	}
+}
+
+// Closing the engine fails what is in flight and what waits for a slot,
+// once each.
+func TestGoCloseFailsPendingCalls(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet { return nil }), Options{Window: 2, Timeout: time.Hour})
+	var calls atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		e.Go(context.Background(), get(uint16(i+1), 0), func(r *Reply, err error) {
+			defer wg.Done()
+			calls.Add(1)
+			if !errors.Is(err, umad.ErrClosed) {
+				t.Errorf("err = %v, want ErrClosed", err)
+			}
+		})
+	}
+	e.Close()
+	wg.Wait()
+	if calls.Load() != 10 {
+		t.Fatalf("done called %d times, want 10", calls.Load())
+	}
+	r := goAndWait(t, e, context.Background(), get(1, 0))
+	if !errors.Is(r.err, umad.ErrClosed) {
+		t.Fatalf("Go after Close: err = %v, want ErrClosed", r.err)
+	}
+}
+
+func TestGoContextCancelStopsRetrying(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet { return nil }), Options{Timeout: 10 * time.Millisecond, Retries: 100})
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	r := goAndWait(t, e, ctx, get(1, 0))
+	if !errors.Is(r.err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's", r.err)
+	}
+	if s := e.Stats(); s.Sent > 10 {
+		t.Fatalf("sent %d attempts after the context ended", s.Sent)
+	}
+}
+
+// RMPP classes go through Do: done still gets the reassembled reply.
+func TestGoRunsRMPPClassesThroughDo(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet {
+		r := append(mad.Header(nil), p.MAD...)
+		r[3] = mad.MethodGetResp
+		return []*umad.Packet{{Addr: p.Addr, MAD: r}}
+	}), Options{})
+	defer e.Close()
+	req := &Request{Addr: umad.Address{LID: 1, QP: 1}, MAD: mad.NewRequest(mad.ClassSubnAdm, 2, mad.MethodGet, 0x11, 0)}
+	r := goAndWait(t, e, context.Background(), req)
+	if r.err != nil || r.reply.MAD.Method() != mad.MethodGetResp {
+		t.Fatalf("got %+v", r)
+	}
+}
