@@ -29,23 +29,15 @@ func (w *walker) complete(f *Fabric) (*Fabric, error) {
 			o.path = []byte{0} // unused: LID routing only
 		}
 		if need&LoadNodeDesc != 0 {
-			w.async(func() {
-				if b, err := w.fetch(o, mad.AttrNodeDescription, 0, "NodeDescription"); err == nil {
-					w.mu.Lock()
-					n.NodeDesc = b
-					w.mu.Unlock()
-				}
+			w.fetch(o, mad.AttrNodeDescription, 0, "NodeDescription", func(b []byte) {
+				n.NodeDesc = b
 			})
 		}
 		if need&LoadSwitchInfo != 0 && n.Type == NodeSwitch {
-			w.async(func() {
-				if b, err := w.fetch(o, mad.AttrSwitchInfo, 0, "SwitchInfo"); err == nil {
-					var si mad.SwitchInfo
-					w.mu.Lock()
-					n.SwitchInfo = b
-					n.EnhancedSP0 = si.Unmarshal(b) == nil && si.EnhancedPort0 != 0
-					w.mu.Unlock()
-				}
+			w.fetch(o, mad.AttrSwitchInfo, 0, "SwitchInfo", func(b []byte) {
+				var si mad.SwitchInfo
+				n.SwitchInfo = b
+				n.EnhancedSP0 = si.Unmarshal(b) == nil && si.EnhancedPort0 != 0
 			})
 		}
 		if need&LoadMlnxExtPortInfo != 0 {
@@ -63,12 +55,8 @@ func (w *walker) complete(f *Fabric) (*Fabric, error) {
 				if !wantsMlnxExt(n.NodeInfo, p.PortInfo, capPort) {
 					continue
 				}
-				w.async(func() {
-					if b, err := w.fetch(o, mad.AttrMlnxExtPortInfo, p.Num, fmt.Sprintf("MlnxExtPortInfo port %d", p.Num)); err == nil {
-						w.mu.Lock()
-						p.MlnxExtPortInfo = b
-						w.mu.Unlock()
-					}
+				w.fetch(o, mad.AttrMlnxExtPortInfo, p.Num, fmt.Sprintf("MlnxExtPortInfo port %d", p.Num), func(b []byte) {
+					p.MlnxExtPortInfo = b
 				})
 			}
 		}
@@ -83,15 +71,18 @@ func (w *walker) complete(f *Fabric) (*Fabric, error) {
 	return f, nil
 }
 
-// fetch reads one attribute of a node, recording a failure.
-func (w *walker) fetch(o *obsNode, attr uint16, mod int, what string) ([]byte, error) {
-	b, err := w.get(o, o.path, attr, uint32(mod))
-	if err != nil {
+// fetch reads one attribute of a node and hands it to store, under w.mu,
+// or records the failure.
+func (w *walker) fetch(o *obsNode, attr uint16, mod int, what string, store func([]byte)) {
+	w.get(o, o.path, attr, uint32(mod), func(b []byte, err error) {
 		w.mu.Lock()
-		w.fail(o.guid, o.path, what, err)
-		w.mu.Unlock()
-	}
-	return b, err
+		defer w.mu.Unlock()
+		if err != nil {
+			w.fail(o.guid, o.path, what, err)
+			return
+		}
+		store(b)
+	})
 }
 
 // nodeLID is the LID a node answers SMPs at: a switch's port-0 LID, else

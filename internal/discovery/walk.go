@@ -126,19 +126,15 @@ type walker struct {
 	mu  sync.Mutex // guards obs
 	obs *observations
 
-	// The work queue: queries wait here, first in first out, for one of
-	// the workers (see run).
-	qmu     sync.Mutex
-	qcond   *sync.Cond
-	queue   []func()
-	pending int // queued or running
+	// outstanding counts the SMPs sent and not yet handled: the walk is
+	// over when it drops to zero (see run).
+	outstanding sync.WaitGroup
 
 	mads, errs, ports atomic.Int64
 }
 
 func newWalker(ctx context.Context, eng *rpc.Engine, opts Options) *walker {
 	w := &walker{ctx: ctx, eng: eng, opt: opts, obs: newObservations(), maxHops: mad.MaxDRHops}
-	w.qcond = sync.NewCond(&w.qmu)
 	if opts.MaxHops > 0 && opts.MaxHops < w.maxHops {
 		w.maxHops = opts.MaxHops
 	}
@@ -210,9 +206,10 @@ type obsNode struct {
 	lid   uint16
 	noLID bool // a LID-routed query got no answer: DR only
 	lidOK bool // a LID-routed query was answered
-	// lidTest is closed when the first LID-routed query has decided
-	// between lidOK and noLID.
-	lidTest chan struct{}
+	// lidTesting is set while the first LID-routed query decides between
+	// lidOK and noLID; the queries that wait for it are lidWaiters.
+	lidTesting bool
+	lidWaiters []func()
 	// skipped are ports not followed because the route would have been
 	// too long; they are followed if a shorter route turns up.
 	skipped []int
@@ -229,72 +226,33 @@ func newObservations() *observations {
 
 func (n *obsNode) isSwitch() bool { return n.typ == NodeSwitch }
 
-// walkWorkers is how many queries run at once. The engine's windows bound
-// what is on the wire; the workers only have to keep them full. A pool,
-// not a goroutine per query: a big fabric has tens of thousands of
-// queries, and parked goroutines cost the garbage collector.
-const walkWorkers = 128
-
-// async queues f; run executes it.
-func (w *walker) async(f func()) {
-	w.qmu.Lock()
-	w.queue = append(w.queue, f)
-	w.pending++
-	w.qcond.Signal()
-	w.qmu.Unlock()
-}
-
-// run executes the queue with walkWorkers workers until it is empty and
-// nothing runs that could add to it.
-func (w *walker) run() {
-	var workers sync.WaitGroup
-	for range walkWorkers {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			w.work()
-		}()
-	}
-	workers.Wait()
-}
-
-func (w *walker) work() {
-	w.qmu.Lock()
-	defer w.qmu.Unlock()
-	for {
-		for len(w.queue) == 0 && w.pending > 0 {
-			w.qcond.Wait()
-		}
-		if w.pending == 0 {
-			w.qcond.Broadcast()
-			return
-		}
-		f := w.queue[0]
-		w.queue[0] = nil
-		w.queue = w.queue[1:]
-		w.qmu.Unlock()
-		f()
-		w.qmu.Lock()
-		if w.pending--; w.pending == 0 {
-			w.qcond.Broadcast()
-		}
-	}
-}
+// run waits until every SMP the walk sent has been handled. The walk
+// runs in the replies' callbacks (rpc.Engine.Go), which send the next
+// queries: one goroutine does it all, as libibnetdisc's engine does.
+func (w *walker) run() { w.outstanding.Wait() }
 
 // walk reads the local node and everything reachable from it.
 func (w *walker) walk() error {
 	stop := w.startProgress()
 	defer stop()
 	local := []byte{0}
-	blob, err := w.get(nil, local, mad.AttrNodeInfo, 0)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNoLocalNode, err)
-	}
-	var ni mad.NodeInfo
-	_ = ni.Unmarshal(blob)
-	w.obs.from, w.obs.fromPort = uint64(ni.NodeGUID), int(ni.LocalPortNum)
-	w.gotNodeInfo(local, portKey{}, false, blob)
+	var localErr error
+	w.get(nil, local, mad.AttrNodeInfo, 0, func(blob []byte, err error) {
+		if err != nil {
+			localErr = err
+			return
+		}
+		var ni mad.NodeInfo
+		_ = ni.Unmarshal(blob)
+		w.mu.Lock()
+		w.obs.from, w.obs.fromPort = uint64(ni.NodeGUID), int(ni.LocalPortNum)
+		w.mu.Unlock()
+		w.gotNodeInfo(local, portKey{}, false, blob)
+	})
 	w.run()
+	if localErr != nil {
+		return fmt.Errorf("%w: %w", ErrNoLocalNode, localErr)
+	}
 	return nil
 }
 
@@ -349,93 +307,118 @@ func nodeDest(guid uint64) string { return fmt.Sprintf("node %016x", guid) }
 // the switch the probes fan out from sees them all.
 func probeDest(guid uint64) string { return fmt.Sprintf("via %016x", guid) }
 
-// get sends one SubnGet and returns the 64 attribute bytes. n is the node
-// addressed (nil for a node not known yet): it is reached by LID in LID
-// mode once its LID is known, falling back to the directed route path if
-// that gets no answer.
-func (w *walker) get(n *obsNode, path []byte, attr uint16, mod uint32) ([]byte, error) {
-	return w.getVia(n, "", path, attr, mod)
+// get sends one SubnGet and hands the 64 attribute bytes to then. n is
+// the node addressed (nil for a node not known yet): it is reached by LID
+// in LID mode once its LID is known, falling back to the directed route
+// path if that gets no answer.
+func (w *walker) get(n *obsNode, path []byte, attr uint16, mod uint32, then func([]byte, error)) {
+	w.getVia(n, "", path, attr, mod, then)
 }
 
 // getVia is get with the per-destination window key of a probe.
-func (w *walker) getVia(n *obsNode, dest string, path []byte, attr uint16, mod uint32) ([]byte, error) {
-	if n != nil {
-		dest = n.dest
-		if lid, first := w.lidFor(n); lid != 0 {
-			data, err := w.send(&rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod), Dest: dest})
-			var te *rpc.TimeoutError
-			lost := err != nil && errors.As(err, &te) && w.ctx.Err() == nil
-			if first {
-				w.lidTested(n, !lost)
-			}
-			if !lost {
-				return data, err
-			}
-		}
+func (w *walker) getVia(n *obsNode, dest string, path []byte, attr uint16, mod uint32, then func([]byte, error)) {
+	dr := func() {
+		w.send(&rpc.Request{
+			Addr: umad.Address{LID: umad.PermissiveLID},
+			MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
+			Dest: dest,
+		}, then)
 	}
-	return w.send(&rpc.Request{
-		Addr: umad.Address{LID: umad.PermissiveLID},
-		MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
-		Dest: dest,
+	if n == nil {
+		dr()
+		return
+	}
+	dest = n.dest
+	lid, first, wait := w.lidFor(n)
+	switch {
+	case wait:
+		w.waitLIDTest(n, func() { w.getVia(n, dest, path, attr, mod, then) })
+		return
+	case lid == 0:
+		dr()
+		return
+	}
+	w.send(&rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod), Dest: dest}, func(data []byte, err error) {
+		var te *rpc.TimeoutError
+		lost := err != nil && errors.As(err, &te) && w.ctx.Err() == nil
+		if first {
+			w.lidTested(n, !lost)
+		}
+		if lost {
+			dr()
+			return
+		}
+		then(data, err)
 	})
 }
 
 // lidFor returns the LID to reach n by, 0 for a directed route. The first
 // LID-routed query to a node goes alone and decides for the others, which
-// wait: a node without a route to its LID (an SM still sweeping) costs one
-// timeout, not one per query.
-func (w *walker) lidFor(n *obsNode) (lid uint16, first bool) {
+// wait (wait is true): a node without a route to its LID (an SM still
+// sweeping) costs one timeout, not one per query.
+func (w *walker) lidFor(n *obsNode) (lid uint16, first, wait bool) {
 	if !w.lidMode {
-		return 0, false
+		return 0, false, false
 	}
-	w.mu.Lock()
-	for {
-		switch {
-		case n.lid == 0 || n.noLID:
-			w.mu.Unlock()
-			return 0, false
-		case n.lidOK:
-			lid = n.lid
-			w.mu.Unlock()
-			return lid, false
-		case n.lidTest == nil:
-			n.lidTest = make(chan struct{})
-			lid = n.lid
-			w.mu.Unlock()
-			return lid, true
-		}
-		wait := n.lidTest
-		w.mu.Unlock()
-		select {
-		case <-wait:
-		case <-w.ctx.Done():
-			return 0, false
-		}
-		w.mu.Lock()
-	}
-}
-
-// lidTested records whether n answered by LID and lets the waiters go.
-func (w *walker) lidTested(n *obsNode, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n.lidOK, n.noLID = ok, !ok
-	close(n.lidTest)
+	switch {
+	case n.lid == 0 || n.noLID:
+		return 0, false, false
+	case n.lidOK:
+		return n.lid, false, false
+	case n.lidTesting:
+		return 0, false, true
+	}
+	n.lidTesting = true
+	return n.lid, true, false
 }
 
-func (w *walker) send(req *rpc.Request) ([]byte, error) {
+// waitLIDTest runs retry once n's LID test has decided, at once if it has.
+func (w *walker) waitLIDTest(n *obsNode, retry func()) {
+	w.mu.Lock()
+	if n.lidTesting {
+		n.lidWaiters = append(n.lidWaiters, retry)
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	retry()
+}
+
+// lidTested records whether n answered by LID and sends the queries that
+// waited for it.
+func (w *walker) lidTested(n *obsNode, ok bool) {
+	w.mu.Lock()
+	n.lidOK, n.noLID = ok, !ok
+	n.lidTesting = false
+	waiters := n.lidWaiters
+	n.lidWaiters = nil
+	w.mu.Unlock()
+	for _, retry := range waiters {
+		retry()
+	}
+}
+
+// send sends one SMP and hands its attribute data, or its error, to then;
+// then runs on the engine's receive goroutine.
+func (w *walker) send(req *rpc.Request, then func([]byte, error)) {
 	if w.opt.MKey != 0 {
 		binary.BigEndian.PutUint64(req.MAD[24:], w.opt.MKey) // M_Key (IBA 14.2.1.1)
 	}
-	reply, err := w.eng.Do(w.ctx, req)
-	w.mads.Add(1)
-	if err != nil {
-		return nil, err
-	}
-	if reply.MAD.Status()&^mad.DirectionBit != 0 {
-		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
-	}
-	return append([]byte(nil), reply.MAD.SMPData()...), nil
+	w.outstanding.Add(1)
+	w.eng.Go(w.ctx, req, func(reply *rpc.Reply, err error) {
+		defer w.outstanding.Done()
+		w.mads.Add(1)
+		switch {
+		case err != nil:
+			then(nil, err)
+		case reply.MAD.Status()&^mad.DirectionBit != 0:
+			then(nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD})
+		default:
+			then(append([]byte(nil), reply.MAD.SMPData()...), nil)
+		}
+	})
 }
 
 // fail records an error about node guid (the caller holds w.mu).
@@ -460,8 +443,7 @@ func (w *walker) failAt(e obsError, path []byte, what string, err error) {
 // probe reads the NodeInfo of whatever is behind port from.port of node
 // from.guid, over path.
 func (w *walker) probe(path []byte, from portKey, via string) {
-	w.async(func() {
-		blob, err := w.getVia(nil, via, path, mad.AttrNodeInfo, 0)
+	w.getVia(nil, via, path, mad.AttrNodeInfo, 0, func(blob []byte, err error) {
 		if err != nil {
 			w.mu.Lock()
 			w.obs.probeErr[from] = err
@@ -514,9 +496,9 @@ func (w *walker) gotNodeInfo(path []byte, from portKey, hasFrom bool, blob []byt
 
 	switch {
 	case isNew && n.isSwitch():
-		w.async(func() { w.querySwitch(n) })
+		w.querySwitch(n)
 	case askPI:
-		w.async(func() { w.queryCA(n, arrival) })
+		w.queryCA(n, arrival)
 	}
 	for _, p := range retry {
 		w.follow(n, p)
@@ -533,61 +515,74 @@ func (w *walker) nodePath(n *obsNode) []byte {
 // querySwitch reads a new switch: port 0 first (it gives the LID), then
 // the rest.
 func (w *walker) querySwitch(n *obsNode) {
-	w.portInfo(n, 0)
-	if w.opt.Load&LoadNodeDesc != 0 {
-		w.async(func() { w.nodeDesc(n) })
-	}
-	if w.opt.Load&LoadSwitchInfo != 0 {
-		w.async(func() { w.switchInfo(n) })
-	}
-	for p := 1; p <= n.nports; p++ {
-		w.async(func() { w.portInfo(n, p) })
-	}
+	w.portInfo(n, 0, func() {
+		if w.opt.Load&LoadNodeDesc != 0 {
+			w.nodeDesc(n)
+		}
+		if w.opt.Load&LoadSwitchInfo != 0 {
+			w.switchInfo(n)
+		}
+		for p := 1; p <= n.nports; p++ {
+			w.portInfo(n, p, nil)
+		}
+	})
 }
 
 // queryCA reads the PortInfo of the port a CA (or router) was reached
 // through, then, the first time, its description.
 func (w *walker) queryCA(n *obsNode, port int) {
-	w.portInfo(n, port)
-	w.mu.Lock()
-	first := !n.ndAsk
-	n.ndAsk = true
-	w.mu.Unlock()
-	if first && w.opt.Load&LoadNodeDesc != 0 {
-		w.nodeDesc(n)
-	}
+	w.portInfo(n, port, func() {
+		w.mu.Lock()
+		first := !n.ndAsk
+		n.ndAsk = true
+		w.mu.Unlock()
+		if first && w.opt.Load&LoadNodeDesc != 0 {
+			w.nodeDesc(n)
+		}
+	})
 }
 
 func (w *walker) nodeDesc(n *obsNode) {
 	path := w.nodePath(n)
-	blob, err := w.get(n, path, mad.AttrNodeDescription, 0)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		n.ndErr = err
-		w.fail(n.guid, path, "NodeDescription", err)
-		return
-	}
-	n.nd = blob
+	w.get(n, path, mad.AttrNodeDescription, 0, func(blob []byte, err error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err != nil {
+			n.ndErr = err
+			w.fail(n.guid, path, "NodeDescription", err)
+			return
+		}
+		n.nd = blob
+	})
 }
 
 func (w *walker) switchInfo(n *obsNode) {
 	path := w.nodePath(n)
-	blob, err := w.get(n, path, mad.AttrSwitchInfo, 0)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		n.siErr = err
-		w.fail(n.guid, path, "SwitchInfo", err)
-		return
-	}
-	n.si = blob
+	w.get(n, path, mad.AttrSwitchInfo, 0, func(blob []byte, err error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err != nil {
+			n.siErr = err
+			w.fail(n.guid, path, "SwitchInfo", err)
+			return
+		}
+		n.si = blob
+	})
 }
 
-// portInfo reads one port's PortInfo and follows its link if it is up.
-func (w *walker) portInfo(n *obsNode, port int) {
+// portInfo reads one port's PortInfo and follows its link if it is up;
+// then, if set, runs once the reply (or error) is handled.
+func (w *walker) portInfo(n *obsNode, port int, then func()) {
 	path := w.nodePath(n)
-	blob, err := w.get(n, path, mad.AttrPortInfo, uint32(port))
+	w.get(n, path, mad.AttrPortInfo, uint32(port), func(blob []byte, err error) {
+		w.gotPortInfo(n, port, path, blob, err)
+		if then != nil {
+			then()
+		}
+	})
+}
+
+func (w *walker) gotPortInfo(n *obsNode, port int, path, blob []byte, err error) {
 	w.mu.Lock()
 	if err != nil {
 		n.piErr[port] = err
@@ -609,7 +604,7 @@ func (w *walker) portInfo(n *obsNode, port int) {
 	w.mu.Unlock()
 
 	if epi {
-		w.async(func() { w.mlnxExt(n, port) })
+		w.mlnxExt(n, port)
 	}
 	if port != 0 && pi.physState() == physLinkUp {
 		w.follow(n, port)
@@ -618,15 +613,16 @@ func (w *walker) portInfo(n *obsNode, port int) {
 
 func (w *walker) mlnxExt(n *obsNode, port int) {
 	path := w.nodePath(n)
-	blob, err := w.get(n, path, mad.AttrMlnxExtPortInfo, uint32(port))
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		n.epErr[port] = err
-		w.fail(n.guid, path, fmt.Sprintf("MlnxExtPortInfo port %d", port), err)
-		return
-	}
-	n.epi[port] = blob
+	w.get(n, path, mad.AttrMlnxExtPortInfo, uint32(port), func(blob []byte, err error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err != nil {
+			n.epErr[port] = err
+			w.fail(n.guid, path, fmt.Sprintf("MlnxExtPortInfo port %d", port), err)
+			return
+		}
+		n.epi[port] = blob
+	})
 }
 
 // follow probes what is behind an up port of n, unless that is known or
