@@ -5,10 +5,17 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/ibtool/ibtool/internal/cli"
 )
 
 func main() {
+	// A run lives for a second or less and keeps most of what it
+	// allocates (the fabric); collecting less often saves about a tenth
+	// of a big walk's CPU. GOGC still overrides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	os.Exit(cli.Main(os.Args, cli.StdIO()))
 }
