@@ -20,6 +20,9 @@ import (
 // are in flight one after another). done must therefore not block; it may
 // call Go. Requests of classes that use RMPP are the exception: they run
 // Do on a goroutine of their own and done runs there.
+//
+// Unlike Do, Go does not copy req.MAD: it sets the TID in it, and the
+// caller must leave it alone until done is called.
 func (e *Engine) Go(ctx context.Context, req *Request, done func(*Reply, error)) {
 	if usesRMPP(req.MAD.Class()) || len(req.MAD) > mad.Size {
 		go func() { done(e.Do(ctx, req)) }()
@@ -32,7 +35,7 @@ func (e *Engine) Go(ctx context.Context, req *Request, done func(*Reply, error))
 	if req.Retries != nil {
 		c.retries = *req.Retries
 	}
-	c.msg = append(mad.Header(nil), req.MAD...)
+	c.msg = req.MAD
 	c.tid = e.nextTID.Add(1)
 	c.msg.SetTID(uint64(c.tid))
 
