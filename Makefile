@@ -39,6 +39,7 @@ test-vm:
 # Times ibtool against infiniband-diags on generated fat trees and writes
 # the results into docs/performance.md (see the method there).
 bench: deps build
+	@[ -x /usr/bin/time ] || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y time; }
 	$(GO) run ./cmd/ibbench -ibtool bin/ibtool -update docs/performance.md
 
 demo: deps build

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
@@ -58,6 +57,10 @@ func main() {
 	genTopo := flag.String("gen", "../shared/tools/gen_topo.py", "gen_topo.py")
 	update := flag.String("update", "", "also write the results into this markdown file, between the bench markers")
 	flag.Parse()
+	if _, err := os.Stat(timeCommand); err != nil {
+		fmt.Fprintf(os.Stderr, "ibbench: %s (GNU time, Debian package time) measures peak RSS: %v\n", timeCommand, err)
+		os.Exit(1)
+	}
 	bin, err := filepath.Abs(*ibtool)
 	check(err)
 	var out strings.Builder
@@ -155,14 +158,17 @@ func benchSize(size, genTopo, bin string, runs int, printf func(string, ...any))
 // MADs are the change of the host port's PortXmitPkts (64-bit counter).
 func run(fab *simfabric.Fabric, j job, isC bool, bin string, args []string) sample {
 	before := xmitPkts(fab)
-	var cmd *exec.Cmd
 	env := fab.Env(attach)
 	if isC {
-		cmd = exec.Command(args[0], args[1:]...)
 		env = append(env, "LD_PRELOAD="+simfabric.Umad2Sim)
 	} else {
-		cmd = exec.Command(bin, args...)
+		args = append([]string{bin}, args...)
 	}
+	// GNU time measures the peak RSS: Go starts children with vfork, and
+	// a vforked child's ru_maxrss starts at its parent's (this program's)
+	// peak, while time forks a copy of its own small image.
+	rssFile := filepath.Join(fab.Dir(), "ibbench.rss")
+	cmd := exec.Command(timeCommand, append([]string{"-o", rssFile, "-f", "%M"}, args...)...)
 	cmd.Env = env
 	cmd.Dir = fab.Dir()
 	var out, errOut bytes.Buffer
@@ -173,11 +179,22 @@ func run(fab *simfabric.Fabric, j job, isC bool, bin string, args []string) samp
 	if err != nil {
 		s.failed = fmt.Sprintf("%v: %s", err, firstLine(errOut.String()))
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.rssKB = ru.Maxrss
+	if b, err := os.ReadFile(rssFile); err == nil {
+		s.rssKB, _ = strconv.ParseInt(lastLine(string(b)), 10, 64)
 	}
 	s.mads = xmitPkts(fab) - before - probeCost
 	return s
+}
+
+// timeCommand is GNU time (Debian package time), which `make bench`
+// installs.
+const timeCommand = "/usr/bin/time"
+
+// lastLine is the last non-empty line of s: GNU time writes a line about
+// a non-zero exit status before its format.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // probeCost is what one xmitPkts reading itself sends from the host port.
