@@ -173,7 +173,7 @@ func (r *replayer) target(s *replaySMP) (*obsNode, int, bool) {
 
 // nodeInfoVia is the NodeInfo of o as read through port arrival.
 func (o *obsNode) nodeInfoVia(arrival int) []byte {
-	if b, ok := o.niVia[arrival]; ok {
+	if b := o.niVia.get(arrival); b != nil {
 		return append([]byte(nil), b...)
 	}
 	b := append([]byte(nil), o.ni...)
@@ -286,8 +286,8 @@ func (r *replayer) portInfo(s *replaySMP) {
 	if !ok {
 		return
 	}
-	data, have := o.pi[s.mod]
-	if !have || len(data) < 64 || s.mod > s.node.NumPorts {
+	data := o.pi.get(s.mod)
+	if len(data) < 64 || s.mod > s.node.NumPorts {
 		return
 	}
 	node := s.node
@@ -339,7 +339,7 @@ func (r *replayer) mlnxExt(s *replaySMP) {
 		return
 	}
 	if o, _, ok := r.target(s); ok {
-		if b, have := o.epi[s.mod]; have {
+		if b := o.epi.get(s.mod); b != nil {
 			port.MlnxExtPortInfo = append([]byte(nil), b...)
 		}
 	}

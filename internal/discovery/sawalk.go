@@ -132,10 +132,8 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 		if n == nil {
 			n = &obsNode{
 				guid: guid, typ: typ, nports: int(ni[nodeInfoNumPortsOff]),
-				ni: ni, niVia: map[int][]byte{},
+				ni: ni,
 				nd: pad64(r[nodeRecDesc:mad.NodeRecordSize]),
-				pi: map[int][]byte{}, piErr: map[int]error{}, piAsk: map[int]bool{},
-				epi: map[int][]byte{}, epErr: map[int]error{},
 				dest: nodeDest(guid), via: probeDest(guid),
 			}
 			obs.nodes[guid] = n
@@ -143,8 +141,8 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 		port := 0
 		if typ != NodeSwitch {
 			port = arrival
-			if _, ok := n.niVia[port]; !ok {
-				n.niVia[port] = ni
+			if n.niVia.get(port) == nil {
+				n.niVia.set(port, ni)
 			}
 		}
 		byLID[lid] = saEndPort{guid, port}
@@ -170,7 +168,7 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 			continue
 		}
 		if n := obs.nodes[ep.guid]; n != nil {
-			n.pi[int(r[2])] = append([]byte(nil), r[pirPortInfo:pirPortInfo+smpDataSize]...)
+			n.pi.set(int(r[2]), append([]byte(nil), r[pirPortInfo:pirPortInfo+smpDataSize]...))
 		}
 	}
 	for _, r := range t.switches {

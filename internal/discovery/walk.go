@@ -158,7 +158,6 @@ type observations struct {
 	nodes    map[uint64]*obsNode
 	links    map[portKey]portKey
 	probing  map[portKey]bool
-	probeErr map[portKey]error
 	from     uint64
 	fromPort int
 	errors   []obsError
@@ -187,17 +186,15 @@ type obsNode struct {
 	// ni is the first NodeInfo read; niVia the NodeInfo as read through
 	// each port (LocalPortNum and, on CAs, PortGUID differ).
 	ni    []byte
-	niVia map[int][]byte
+	niVia perPort[[]byte]
 	nd    []byte
 	ndErr error
 	si    []byte
 	siErr error
-	pi    map[int][]byte
-	piErr map[int]error
-	piAsk map[int]bool
+	pi    perPort[[]byte]
+	piAsk perPort[bool]
 	ndAsk bool
-	epi   map[int][]byte
-	epErr map[int]error
+	epi   perPort[[]byte]
 	// dest and via are its engine window keys (nodeDest, probeDest).
 	dest, via string
 	// path is the shortest directed route known; lid the LID to reach the
@@ -220,11 +217,32 @@ func newObservations() *observations {
 		nodes:    map[uint64]*obsNode{},
 		links:    map[portKey]portKey{},
 		probing:  map[portKey]bool{},
-		probeErr: map[portKey]error{},
 	}
 }
 
 func (n *obsNode) isSwitch() bool { return n.typ == NodeSwitch }
+
+// perPort holds a value per port number. It grows as needed: port numbers
+// come from replies and may exceed the node's NumPorts.
+type perPort[T any] []T
+
+func (p perPort[T]) get(port int) T {
+	var zero T
+	if port < 0 || port >= len(p) {
+		return zero
+	}
+	return p[port]
+}
+
+func (p *perPort[T]) set(port int, v T) {
+	if port < 0 {
+		return
+	}
+	if port >= len(*p) {
+		*p = append(*p, make([]T, port+1-len(*p))...)
+	}
+	(*p)[port] = v
+}
 
 // run waits until every SMP the walk sent has been handled. The walk
 // runs in the replies' callbacks (rpc.Engine.Go), which send the next
@@ -446,7 +464,6 @@ func (w *walker) probe(path []byte, from portKey, via string) {
 	w.getVia(nil, via, path, mad.AttrNodeInfo, 0, func(blob []byte, err error) {
 		if err != nil {
 			w.mu.Lock()
-			w.obs.probeErr[from] = err
 			w.failProbe(from, path, err)
 			w.mu.Unlock()
 			return
@@ -468,15 +485,13 @@ func (w *walker) gotNodeInfo(path []byte, from portKey, hasFrom bool, blob []byt
 	if isNew {
 		n = &obsNode{
 			guid: guid, typ: int(ni.NodeType), nports: int(ni.NumPorts),
-			ni: blob, niVia: map[int][]byte{},
-			pi: map[int][]byte{}, piErr: map[int]error{}, piAsk: map[int]bool{},
-			epi: map[int][]byte{}, epErr: map[int]error{},
+			ni: blob,
 			path: path, dest: nodeDest(guid), via: probeDest(guid),
 		}
 		w.obs.nodes[guid] = n
 	}
-	if _, ok := n.niVia[arrival]; !ok {
-		n.niVia[arrival] = blob
+	if n.niVia.get(arrival) == nil {
+		n.niVia.set(arrival, blob)
 	}
 	if hasFrom {
 		to := portKey{guid, arrival}
@@ -488,9 +503,9 @@ func (w *walker) gotNodeInfo(path []byte, from portKey, hasFrom bool, blob []byt
 		n.path = path
 		retry, n.skipped = n.skipped, nil
 	}
-	askPI := !n.isSwitch() && !n.piAsk[arrival]
+	askPI := !n.isSwitch() && !n.piAsk.get(arrival)
 	if askPI {
-		n.piAsk[arrival] = true
+		n.piAsk.set(arrival, true)
 	}
 	w.mu.Unlock()
 
@@ -585,20 +600,19 @@ func (w *walker) portInfo(n *obsNode, port int, then func()) {
 func (w *walker) gotPortInfo(n *obsNode, port int, path, blob []byte, err error) {
 	w.mu.Lock()
 	if err != nil {
-		n.piErr[port] = err
 		w.fail(n.guid, path, fmt.Sprintf("PortInfo port %d", port), err)
 		w.mu.Unlock()
 		return
 	}
 	w.ports.Add(1)
-	n.pi[port] = blob
+	n.pi.set(port, blob)
 	pi := rawPortInfo(blob)
 	if n.lid == 0 && !n.noLID && validLID(pi.lid()) && (port == 0 || !n.isSwitch()) {
 		n.lid = pi.lid()
 	}
 	capPort := pi
 	if n.isSwitch() {
-		capPort = n.pi[0]
+		capPort = n.pi.get(0)
 	}
 	epi := w.opt.Load&LoadMlnxExtPortInfo != 0 && wantsMlnxExt(n.ni, pi, capPort)
 	w.mu.Unlock()
@@ -617,11 +631,10 @@ func (w *walker) mlnxExt(n *obsNode, port int) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err != nil {
-			n.epErr[port] = err
 			w.fail(n.guid, path, fmt.Sprintf("MlnxExtPortInfo port %d", port), err)
 			return
 		}
-		n.epi[port] = blob
+		n.epi.set(port, blob)
 	})
 }
 
