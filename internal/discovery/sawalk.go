@@ -132,8 +132,8 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 		if n == nil {
 			n = &obsNode{
 				guid: guid, typ: typ, nports: int(ni[nodeInfoNumPortsOff]),
-				ni: ni,
-				nd: pad64(r[nodeRecDesc:mad.NodeRecordSize]),
+				ni:   ni,
+				nd:   pad64(r[nodeRecDesc:mad.NodeRecordSize]),
 				dest: nodeDest(guid), via: probeDest(guid),
 			}
 			obs.nodes[guid] = n

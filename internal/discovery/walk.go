@@ -214,9 +214,9 @@ type obsNode struct {
 
 func newObservations() *observations {
 	return &observations{
-		nodes:    map[uint64]*obsNode{},
-		links:    map[portKey]portKey{},
-		probing:  map[portKey]bool{},
+		nodes:   map[uint64]*obsNode{},
+		links:   map[portKey]portKey{},
+		probing: map[portKey]bool{},
 	}
 }
 
@@ -485,7 +485,7 @@ func (w *walker) gotNodeInfo(path []byte, from portKey, hasFrom bool, blob []byt
 	if isNew {
 		n = &obsNode{
 			guid: guid, typ: int(ni.NodeType), nports: int(ni.NumPorts),
-			ni: blob,
+			ni:   blob,
 			path: path, dest: nodeDest(guid), via: probeDest(guid),
 		}
 		w.obs.nodes[guid] = n
