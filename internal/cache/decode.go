@@ -45,15 +45,29 @@ type portRecord struct {
 
 // decoder walks the file; every read is bounds-checked.
 type decoder struct {
-	data   []byte
-	off    int
-	path   string
-	record string // what is being read, for errors
-	recOff int    // where that record starts
+	data []byte
+	off  int
+	path string
+	// What is being read, for errors: record, or "record recIdx of
+	// recOf" when recOf > 0 (formatted only for an error: a big cache
+	// has tens of thousands of records), starting at recOff.
+	record        string
+	recIdx, recOf uint32
+	recOff        int
+}
+
+// at says what the decoder reads next: the idx-th of n records of a kind
+// (n 0: a single one) at the current offset.
+func (d *decoder) at(record string, idx, n uint32) {
+	d.record, d.recIdx, d.recOf, d.recOff = record, idx, n, d.off
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
-	return &FormatError{Path: d.path, Offset: int64(d.recOff), Record: d.record, Msg: fmt.Sprintf(format, args...)}
+	record := d.record
+	if d.recOf > 0 {
+		record = fmt.Sprintf("%s %d of %d", d.record, d.recIdx, d.recOf)
+	}
+	return &FormatError{Path: d.path, Offset: int64(d.recOff), Record: record, Msg: fmt.Sprintf(format, args...)}
 }
 
 // errorAt is errorf for another record than the current one.
@@ -129,7 +143,7 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 	nodes := make([]*nodeRecord, 0, d.capacity(nodeCount, nodeFixedLen))
 	byNode := make(map[uint64]*nodeRecord, cap(nodes))
 	for i := uint32(0); i < nodeCount; i++ {
-		d.record, d.recOff = fmt.Sprintf("node record %d of %d", i+1, nodeCount), d.off
+		d.at("node record", i+1, nodeCount)
 		nr, err := d.node()
 		if err != nil {
 			return nil, err
@@ -145,7 +159,7 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 	ports := make([]*portRecord, 0, d.capacity(portCount, portRecordLen))
 	byPort := make(map[portKey]*portRecord, cap(ports))
 	for i := uint32(0); i < portCount; i++ {
-		d.record, d.recOff = fmt.Sprintf("port record %d of %d", i+1, portCount), d.off
+		d.at("port record", i+1, portCount)
 		pr, err := d.port()
 		if err != nil {
 			return nil, err
@@ -159,13 +173,13 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 		ports = append(ports, pr)
 	}
 	if extra := len(data) - d.off; extra > 0 {
-		d.record, d.recOff = "end of file", d.off
+		d.at("end of file", 0, 0)
 		return nil, d.errorf("%d bytes after the last of the %d node and %d port records the header announces", extra, nodeCount, portCount)
 	}
 
 	from := byNode[fromGUID]
 	if from == nil {
-		d.record, d.recOff = "header", 16
+		d.record, d.recOf, d.recOff = "header", 0, 16
 		return nil, d.errorf("the node discovery started from, 0x%016x, has no node record", fromGUID)
 	}
 
@@ -173,22 +187,22 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 	for _, nr := range nodes {
 		n := nr.node
 		for j, k := range nr.keys {
-			rec := fmt.Sprintf("node record %d of %d (0x%016x)", nr.idx, nodeCount, n.GUID)
+			rec := func() string { return fmt.Sprintf("node record %d of %d (0x%016x)", nr.idx, nodeCount, n.GUID) }
 			pr := byPort[k]
 			if pr == nil {
-				return nil, d.errorAt(rec, nr.off, "port key %d: %v has no port record", j+1, k)
+				return nil, d.errorAt(rec(), nr.off, "port key %d: %v has no port record", j+1, k)
 			}
 			if int(k.num) > n.NumPorts {
-				return nil, d.errorAt(rec, nr.off, "port key %d: port number %d is beyond the node's %d ports", j+1, k.num, n.NumPorts)
+				return nil, d.errorAt(rec(), nr.off, "port key %d: port number %d is beyond the node's %d ports", j+1, k.num, n.NumPorts)
 			}
 			if pr.owner != nil {
-				return nil, d.errorAt(rec, nr.off, "port key %d: %v is already claimed by node record %d (0x%016x)", j+1, k, pr.owner.idx, pr.owner.node.GUID)
+				return nil, d.errorAt(rec(), nr.off, "port key %d: %v is already claimed by node record %d (0x%016x)", j+1, k, pr.owner.idx, pr.owner.node.GUID)
 			}
 			if old := n.Ports[k.num]; old != nil {
-				return nil, d.errorAt(rec, nr.off, "port key %d: two ports numbered %d (0x%016x and 0x%016x)", j+1, k.num, old.GUID, k.guid)
+				return nil, d.errorAt(rec(), nr.off, "port key %d: two ports numbered %d (0x%016x and 0x%016x)", j+1, k.num, old.GUID, k.guid)
 			}
 			if pr.nodeGUID != n.GUID {
-				return nil, d.errorAt(rec, nr.off, "port key %d: port record %d (%v) names node 0x%016x as its owner", j+1, pr.idx, k, pr.nodeGUID)
+				return nil, d.errorAt(rec(), nr.off, "port key %d: port record %d (%v) names node 0x%016x as its owner", j+1, pr.idx, k, pr.nodeGUID)
 			}
 			pr.owner = nr
 			pr.port.Node = n
@@ -197,19 +211,21 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 	}
 	// Resolve the links.
 	for _, pr := range ports {
-		rec := fmt.Sprintf("port record %d of %d (%v)", pr.idx, portCount, portKey{pr.port.GUID, uint8(pr.port.Num)})
+		rec := func() string {
+			return fmt.Sprintf("port record %d of %d (%v)", pr.idx, portCount, portKey{pr.port.GUID, uint8(pr.port.Num)})
+		}
 		if pr.owner == nil {
 			if byNode[pr.nodeGUID] == nil {
-				return nil, d.errorAt(rec, pr.off, "its node 0x%016x has no node record", pr.nodeGUID)
+				return nil, d.errorAt(rec(), pr.off, "its node 0x%016x has no node record", pr.nodeGUID)
 			}
-			return nil, d.errorAt(rec, pr.off, "its node 0x%016x does not list it among its ports", pr.nodeGUID)
+			return nil, d.errorAt(rec(), pr.off, "its node 0x%016x does not list it among its ports", pr.nodeGUID)
 		}
 		if !pr.hasRemote {
 			continue
 		}
 		rp := byPort[pr.remote]
 		if rp == nil {
-			return nil, d.errorAt(rec, pr.off, "remote port %v has no port record", pr.remote)
+			return nil, d.errorAt(rec(), pr.off, "remote port %v has no port record", pr.remote)
 		}
 		pr.port.Remote = rp.port
 	}
