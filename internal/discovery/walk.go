@@ -558,30 +558,26 @@ func (w *walker) queryCA(n *obsNode, port int) {
 }
 
 func (w *walker) nodeDesc(n *obsNode) {
-	path := w.nodePath(n)
-	w.get(n, path, mad.AttrNodeDescription, 0, func(blob []byte, err error) {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if err != nil {
-			n.ndErr = err
-			w.fail(n.guid, path, "NodeDescription", err)
-			return
-		}
-		n.nd = blob
-	})
+	w.nodeAttr(n, mad.AttrNodeDescription, "NodeDescription", &n.nd, &n.ndErr)
 }
 
 func (w *walker) switchInfo(n *obsNode) {
+	w.nodeAttr(n, mad.AttrSwitchInfo, "SwitchInfo", &n.si, &n.siErr)
+}
+
+// nodeAttr reads one attribute of the node itself into *blob, or records
+// why it could not in *errp.
+func (w *walker) nodeAttr(n *obsNode, attr uint16, what string, blob *[]byte, errp *error) {
 	path := w.nodePath(n)
-	w.get(n, path, mad.AttrSwitchInfo, 0, func(blob []byte, err error) {
+	w.get(n, path, attr, 0, func(b []byte, err error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err != nil {
-			n.siErr = err
-			w.fail(n.guid, path, "SwitchInfo", err)
+			*errp = err
+			w.fail(n.guid, path, what, err)
 			return
 		}
-		n.si = blob
+		*blob = b
 	})
 }
 

@@ -59,11 +59,7 @@ func TestGoRetriesALostRequestWithTheSameTID(t *testing.T) {
 	if r.err != nil || r.reply.Attempts != 3 {
 		t.Fatalf("got %+v, want the reply after 3 attempts", r)
 	}
-	port.mu.Lock()
-	defer port.mu.Unlock()
-	if len(port.sentTIDs) != 1 {
-		t.Fatalf("retries used %d TIDs, want 1", len(port.sentTIDs))
-	}
+	port.wantOneTID(t)
 }
 
 func TestGoTimesOutAfterItsAttempts(t *testing.T) {
@@ -145,16 +141,7 @@ func TestGoFromDoneKeepsTheWindows(t *testing.T) {
 	if len(bad) > 0 {
 		t.Fatal(bad[0])
 	}
-	port.mu.Lock()
-	defer port.mu.Unlock()
-	if port.maxTotal > 8 {
-		t.Errorf("%d requests in flight, window is 8", port.maxTotal)
-	}
-	for dest, n := range port.maxInflight {
-		if n > 2 {
-			t.Errorf("%d requests in flight to LID %s, per-destination window is 2", n, dest)
-		}
-	}
+	port.wantWindows(t, 8, 2)
 	if s := e.Stats(); s.Sent != chains*depth+50 {
 		t.Errorf("sent %d, want %d", s.Sent, chains*depth+50)
 	}

@@ -140,10 +140,32 @@ func TestSilentDropTimesOutAndRetriesUseTheSameTID(t *testing.T) {
 	if !errors.As(err, &te) || te.Attempts != 2 {
 		t.Fatalf("err = %v, want timeout after 2 attempts", err)
 	}
-	port.mu.Lock()
-	defer port.mu.Unlock()
-	if len(port.sentTIDs) != 1 {
-		t.Fatalf("retries used %d TIDs, want 1", len(port.sentTIDs))
+	port.wantOneTID(t)
+}
+
+// wantOneTID checks that all sends, retries included, used one TID.
+func (f *fakePort) wantOneTID(t *testing.T) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.sentTIDs) != 1 {
+		t.Fatalf("retries used %d TIDs, want 1", len(f.sentTIDs))
+	}
+}
+
+// wantWindows checks the most that was ever in flight, in all and to one
+// destination.
+func (f *fakePort) wantWindows(t *testing.T, window, dest int) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.maxTotal > window {
+		t.Errorf("%d requests in flight, window is %d", f.maxTotal, window)
+	}
+	for d, n := range f.maxInflight {
+		if n > dest {
+			t.Errorf("%d requests in flight to LID %s, per-destination window is %d", n, d, dest)
+		}
 	}
 }
 
@@ -196,16 +218,7 @@ func TestWindowsBoundWhatIsInFlight(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	port.mu.Lock()
-	defer port.mu.Unlock()
-	if port.maxTotal > 8 {
-		t.Errorf("%d requests in flight, window is 8", port.maxTotal)
-	}
-	for dest, n := range port.maxInflight {
-		if n > 2 {
-			t.Errorf("%d requests in flight to LID %s, per-destination window is 2", n, dest)
-		}
-	}
+	port.wantWindows(t, 8, 2)
 }
 
 func TestContextCancelStopsWaiting(t *testing.T) {

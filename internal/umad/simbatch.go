@@ -78,32 +78,43 @@ func (p *simConn) RecvBatch(deadline time.Time, into []*Packet) (int, error) {
 	}
 }
 
-// rawRecv is one recvmmsg of up to max frames, through the runtime's
-// poller so that deadlines and Close wake it.
+// rawRecv is one recvmmsg of up to max frames.
 func (p *simConn) rawRecv(b *simBatchBufs, max int) (int, error) {
 	for i := range max {
 		b.iovs[i] = unix.Iovec{Base: &b.frames[i][0]}
 		b.iovs[i].SetLen(len(b.frames[i]))
 		b.msgs[i] = mmsghdr{hdr: unix.Msghdr{Iov: &b.iovs[i], Iovlen: 1}}
 	}
+	return p.mmsg(unix.SYS_RECVMMSG, b, max)
+}
+
+// mmsg runs recvmmsg or sendmmsg (trap) on the first n of b's messages
+// through the runtime's poller, so that deadlines and Close wake it, and
+// returns how many frames moved.
+func (p *simConn) mmsg(trap uintptr, b *simBatchBufs, n int) (int, error) {
 	rc, err := p.data.(syscall.Conn).SyscallConn()
 	if err != nil {
 		return 0, err
 	}
-	var n int
+	var moved int
 	var serr error
-	err = rc.Read(func(fd uintptr) bool {
-		r, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(max), unix.MSG_DONTWAIT, 0, 0)
-		n, serr = int(r), nil
+	op := func(fd uintptr) bool {
+		r, _, errno := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+		moved, serr = int(r), nil
 		if errno != 0 {
-			n, serr = 0, errno
+			moved, serr = 0, errno
 		}
 		return errno != unix.EAGAIN && errno != unix.EINTR
-	})
+	}
+	if trap == unix.SYS_SENDMMSG {
+		err = rc.Write(op)
+	} else {
+		err = rc.Read(op)
+	}
 	if err != nil {
 		return 0, err
 	}
-	return n, serr
+	return moved, serr
 }
 
 // SendBatch writes frames with sendmmsg, as many per call as the batch
@@ -142,35 +153,13 @@ func (p *simConn) SendBatch(pkts []*Packet) (int, error) {
 				b.msgs[i].hdr.Name, b.msgs[i].hdr.Namelen = &peer[0], uint32(len(peer))
 			}
 		}
-		n, err := p.rawSend(b, len(chunk))
+		n, err := p.mmsg(unix.SYS_SENDMMSG, b, len(chunk))
 		sent += n
 		if err != nil {
 			return sent, fmt.Errorf("ibsim send: %w", p.closedOr(err))
 		}
 	}
 	return sent, nil
-}
-
-// rawSend is one sendmmsg of n frames; it returns how many went.
-func (p *simConn) rawSend(b *simBatchBufs, n int) (int, error) {
-	rc, err := p.data.(syscall.Conn).SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var sent int
-	var serr error
-	err = rc.Write(func(fd uintptr) bool {
-		r, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
-		sent, serr = int(r), nil
-		if errno != 0 {
-			sent, serr = 0, errno
-		}
-		return errno != unix.EAGAIN && errno != unix.EINTR
-	})
-	if err != nil {
-		return 0, err
-	}
-	return sent, serr
 }
 
 // rawUnixAddr is an abstract unix socket address as a sockaddr_un, for
