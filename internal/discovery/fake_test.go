@@ -24,6 +24,9 @@ type fakeFabric struct {
 	rng    *rand.Rand
 	delay  time.Duration // replies come after a random delay up to this
 	drop   func(n *fakeNode, attr uint16, mod uint32) bool
+	// truncate, if set, says which replies to cut to 64 bytes (a broken
+	// transport or agent).
+	truncate func(n *fakeNode, attr uint16) bool
 	sent   map[uint16]int // requests per attribute
 	lidReq int            // LID-routed requests
 	drReq  int
@@ -255,6 +258,9 @@ func (f *fakeFabric) answer(a umad.Address, req mad.Header) *umad.Packet {
 		status |= 0x0c
 	}
 	binary.BigEndian.PutUint16(reply[4:], status)
+	if f.truncate != nil && f.truncate(n, req.AttrID()) {
+		reply = reply[:64]
+	}
 	return &umad.Packet{Addr: a, MAD: reply}
 }
 

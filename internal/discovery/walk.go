@@ -431,6 +431,8 @@ func (w *walker) send(req *rpc.Request, then func([]byte, error)) {
 		switch {
 		case err != nil:
 			then(nil, err)
+		case len(reply.MAD) < mad.SMPDataOffset+mad.SMPDataSize:
+			then(nil, fmt.Errorf("%s: a %d-byte reply is too short for an SMP", rpc.Describe(req.Addr, req.MAD), len(reply.MAD)))
 		case reply.MAD.Status()&^mad.DirectionBit != 0:
 			then(nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD})
 		default:

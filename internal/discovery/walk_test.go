@@ -201,6 +201,19 @@ func TestDiscoverRecordsWhatIsLostAndGoesOn(t *testing.T) {
 	}
 }
 
+// A reply too short to hold SMP data is that node's error, not a panic.
+func TestDiscoverRecordsShortReplies(t *testing.T) {
+	f, _, sw2, _, _, _ := tinyFake()
+	f.truncate = func(n *fakeNode, attr uint16) bool { return n == sw2 && attr == mad.AttrNodeDescription }
+	fab := discover(t, f, 8, Options{})
+	if len(fab.Nodes) != 5 || len(fab.Errors) != 1 {
+		t.Fatalf("%d nodes, errors %v; want all 5 nodes and one error", len(fab.Nodes), fab.Errors)
+	}
+	if e := fab.Errors[0]; e.What != "NodeDescription" || !strings.Contains(e.Err.Error(), "too short") {
+		t.Errorf("error %v, want sw2's NodeDescription too short", e)
+	}
+}
+
 func TestDiscoverFailsWithoutTheLocalNode(t *testing.T) {
 	f, _, _, _, _, _ := tinyFake()
 	f.drop = func(*fakeNode, uint16, uint32) bool { return true }
