@@ -20,19 +20,19 @@ type fakeFabric struct {
 	lport  int
 	active bool // the local port is Active (LID mode possible)
 
-	mu     sync.Mutex
-	rng    *rand.Rand
-	delay  time.Duration // replies come after a random delay up to this
-	drop   func(n *fakeNode, attr uint16, mod uint32) bool
+	mu    sync.Mutex
+	rng   *rand.Rand
+	delay time.Duration // replies come after a random delay up to this
+	drop  func(n *fakeNode, attr uint16, mod uint32) bool
 	// truncate, if set, says which replies to cut to 64 bytes (a broken
 	// transport or agent).
 	truncate func(n *fakeNode, attr uint16) bool
-	sent   map[uint16]int // requests per attribute
-	lidReq int            // LID-routed requests
-	drReq  int
-	recv   chan *umad.Packet
-	closed chan struct{}
-	once   sync.Once
+	sent     map[uint16]int // requests per attribute
+	lidReq   int            // LID-routed requests
+	drReq    int
+	recv     chan *umad.Packet
+	closed   chan struct{}
+	once     sync.Once
 }
 
 type fakeNode struct {
