@@ -36,6 +36,8 @@ type job struct {
 func jobs(cache string) []job {
 	return []job{
 		{name: "ibnetdiscover", c: []string{"ibnetdiscover"}, ours: []string{"ibnetdiscover"}},
+		// The C tool with as many SMPs in flight as ibtool keeps.
+		{name: "ibnetdiscover (C with -o 32)", c: []string{"ibnetdiscover", "-o", "32"}, ours: []string{"ibnetdiscover"}},
 		{name: "iblinkinfo", c: []string{"iblinkinfo"}, ours: []string{"iblinkinfo"}},
 		{name: "iblinkinfo --load-cache", c: []string{"iblinkinfo", "--load-cache", cache},
 			ours: []string{"iblinkinfo", "--load-cache", cache}, cache: true},
