@@ -14,12 +14,14 @@ import (
 // resending on timeout as Do does. It does not wait: a request that does
 // not fit the windows is queued and sent when a slot frees.
 //
-// done runs on the engine's receive goroutine, so a walk that issues its
-// next requests from done keeps the whole exchange on one goroutine, with
-// no hand-off per MAD (what makes Do costly when tens of thousands of MADs
-// are in flight one after another). done must therefore not block; it may
-// call Go. Requests of classes that use RMPP are the exception: they run
-// Do on a goroutine of their own and done runs there.
+// done runs on the engine's receive goroutine when the reply comes, so a
+// walk that issues its next requests from done keeps the exchange on one
+// goroutine, with no hand-off per MAD (what makes Do costly when tens of
+// thousands of MADs are in flight one after another). A request that
+// times out for good is failed from the engine's timer instead, on another
+// goroutine: done must be safe for that, must not block, and may call Go.
+// Requests of classes that use RMPP are the exception: they run Do on a
+// goroutine of their own and done runs there.
 //
 // Unlike Do, Go does not copy req.MAD: it sets the TID in it, and the
 // caller must leave it alone until done is called.
@@ -82,6 +84,7 @@ func (e *Engine) transmit(c *call) {
 	e.mu.Lock()
 	c.attempt++
 	heap.Push(&e.deadlines, deadline{at: time.Now().Add(c.timeout), call: c, attempt: c.attempt})
+	e.armLocked()
 	attempt := c.attempt
 	e.mu.Unlock()
 
@@ -187,22 +190,40 @@ func (e *Engine) timedOut(c *call) {
 	e.transmit(c)
 }
 
-// idlePoll bounds how long the receive loop sleeps: a call sent from
-// another goroutine while the loop sleeps is timed from its next wake-up.
-const idlePoll = 20 * time.Millisecond
-
-// nextDeadline is when the receive loop must wake next to time out calls.
-func (e *Engine) nextDeadline(now time.Time) time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// armLocked makes the timeout timer fire by the earliest deadline of a
+// call in flight (the caller holds e.mu). Timeouts fire on the timer's
+// goroutine, so the receive loop can sleep until a MAD arrives, and a
+// call sent from any goroutine is timed from the moment it is sent.
+// Deadlines mostly come in order (one timeout for all), so the timer is
+// rarely reset.
+func (e *Engine) armLocked() {
 	for len(e.deadlines) > 0 && e.deadlines[0].stale() {
 		heap.Pop(&e.deadlines)
 	}
-	next := now.Add(idlePoll)
-	if len(e.deadlines) > 0 && e.deadlines[0].at.Before(next) {
-		next = e.deadlines[0].at
+	if e.closed || len(e.deadlines) == 0 {
+		return
 	}
-	return next
+	at := e.deadlines[0].at
+	if !e.timerAt.IsZero() && !at.Before(e.timerAt) {
+		return // it fires earlier and re-arms then
+	}
+	e.timerAt = at
+	if e.timer == nil {
+		e.timer = time.AfterFunc(time.Until(at), e.onTimer)
+		return
+	}
+	e.timer.Reset(time.Until(at))
+}
+
+// onTimer times out what is due and re-arms the timer.
+func (e *Engine) onTimer() {
+	e.mu.Lock()
+	e.timerAt = time.Time{}
+	e.mu.Unlock()
+	e.expire(time.Now())
+	e.mu.Lock()
+	e.armLocked()
+	e.mu.Unlock()
 }
 
 // expire handles every call whose attempt has timed out by now.
@@ -228,6 +249,9 @@ func (e *Engine) expire(now time.Time) {
 func (e *Engine) failCalls(err error) {
 	e.mu.Lock()
 	e.closed = true
+	if e.timer != nil {
+		e.timer.Stop()
+	}
 	calls := make([]*call, 0, len(e.calls))
 	for _, c := range e.calls {
 		calls = append(calls, c)

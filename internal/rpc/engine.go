@@ -75,6 +75,8 @@ type Engine struct {
 	dests     map[string]*destSlot
 	ready     []*destSlot
 	deadlines deadlines
+	timer     *time.Timer
+	timerAt   time.Time // when timer fires; zero when it is not armed
 
 	// Sends collected while the receive loop handles a batch (async.go).
 	holding                       bool
@@ -294,14 +296,15 @@ func (e *Engine) readLoop() {
 	batch, _ := e.port.(umad.BatchPort)
 	var pkts [16]*umad.Packet
 	for {
-		now := time.Now()
-		e.expire(now)
+		// No deadline to speak of: Go's timeouts have a timer of their
+		// own, Do's a select.
+		deadline := time.Now().Add(time.Hour)
 		var n int
 		var err error
 		if batch != nil {
-			n, err = batch.RecvBatch(e.nextDeadline(now), pkts[:])
+			n, err = batch.RecvBatch(deadline, pkts[:])
 		} else {
-			pkts[0], err = e.port.Recv(e.nextDeadline(now))
+			pkts[0], err = e.port.Recv(deadline)
 			n = 1
 		}
 		if errors.Is(err, umad.ErrTimeout) {
