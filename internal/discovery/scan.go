@@ -143,24 +143,30 @@ func (s *scanner) issue(q *scanSMP) {
 // startMore starts requests in queue order while fewer than InFlight of
 // them are ahead of the one being handled.
 func (s *scanner) startMore() {
+	var start []*scanSMP
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for s.next < len(s.queue) && s.next-s.head < s.opt.InFlight {
 		q := s.queue[s.next]
 		s.next++
 		q.started = true
 		s.running++
-		go s.send(q)
+		start = append(start, q)
+	}
+	s.mu.Unlock()
+	for _, q := range start {
+		s.send(q)
 	}
 }
 
+// send sends q; its reply is recorded from the engine's callback.
 func (s *scanner) send(q *scanSMP) {
-	data, err := s.get(q)
-	s.mu.Lock()
-	q.data, q.err, q.done = data, err, true
-	s.running--
-	s.cond.Broadcast()
-	s.mu.Unlock()
+	s.get(q, func(data []byte, err error) {
+		s.mu.Lock()
+		q.data, q.err, q.done = data, err, true
+		s.running--
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
 }
 
 // wire is the directed route a request travels.
@@ -175,10 +181,11 @@ func (s *scanner) wire(r scanRoute) []byte {
 	return append(append([]byte(nil), base...), r.dr[1:]...)
 }
 
-func (s *scanner) get(q *scanSMP) ([]byte, error) {
+func (s *scanner) get(q *scanSMP, then func([]byte, error)) {
 	path := s.wire(q.route)
 	if len(path)-1 > mad.MaxDRHops {
-		return nil, fmt.Errorf("directed route %s is longer than %d hops", mad.FormatDRPath(path), mad.MaxDRHops)
+		then(nil, fmt.Errorf("directed route %s is longer than %d hops", mad.FormatDRPath(path), mad.MaxDRHops))
+		return
 	}
 	req := &rpc.Request{
 		Addr: umad.Address{LID: umad.PermissiveLID},
@@ -190,14 +197,7 @@ func (s *scanner) get(q *scanSMP) ([]byte, error) {
 	if s.opt.MKey != 0 {
 		binary.BigEndian.PutUint64(req.MAD[24:], s.opt.MKey)
 	}
-	reply, err := s.eng.Do(s.ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if reply.MAD.Status()&^mad.DirectionBit != 0 {
-		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
-	}
-	return append([]byte(nil), reply.MAD.SMPData()...), nil
+	s.eng.Go(s.ctx, req, func(reply *rpc.Reply, err error) { then(smpData(req, reply, err)) })
 }
 
 // run handles the requests in queue order until none is left.
@@ -231,7 +231,8 @@ func (s *scanner) run() error {
 	}
 }
 
-// drain waits for the requests on the wire (they end with ctx).
+// drain waits for the requests on the wire (they end at their reply or
+// timeout, without retries once ctx has ended).
 func (s *scanner) drain() {
 	s.mu.Lock()
 	for s.running > 0 {

@@ -428,17 +428,22 @@ func (w *walker) send(req *rpc.Request, then func([]byte, error)) {
 	w.eng.Go(w.ctx, req, func(reply *rpc.Reply, err error) {
 		defer w.outstanding.Done()
 		w.mads.Add(1)
-		switch {
-		case err != nil:
-			then(nil, err)
-		case len(reply.MAD) < mad.SMPDataOffset+mad.SMPDataSize:
-			then(nil, fmt.Errorf("%s: a %d-byte reply is too short for an SMP", rpc.Describe(req.Addr, req.MAD), len(reply.MAD)))
-		case reply.MAD.Status()&^mad.DirectionBit != 0:
-			then(nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD})
-		default:
-			then(append([]byte(nil), reply.MAD.SMPData()...), nil)
-		}
+		then(smpData(req, reply, err))
 	})
+}
+
+// smpData is the attribute data of an SMP's reply (a copy), or why there
+// is none: the engine's error, a MAD status, a reply too short.
+func smpData(req *rpc.Request, reply *rpc.Reply, err error) ([]byte, error) {
+	switch {
+	case err != nil:
+		return nil, err
+	case len(reply.MAD) < mad.SMPDataOffset+mad.SMPDataSize:
+		return nil, fmt.Errorf("%s: a %d-byte reply is too short for an SMP", rpc.Describe(req.Addr, req.MAD), len(reply.MAD))
+	case reply.MAD.Status()&^mad.DirectionBit != 0:
+		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
+	}
+	return append([]byte(nil), reply.MAD.SMPData()...), nil
 }
 
 // fail records an error about node guid (the caller holds w.mu).
