@@ -132,7 +132,7 @@ type scanner struct {
 	errors      []*WalkError
 }
 
-// issue queues a request (libibnetdisc's issue_smp); workers start it.
+// issue queues a request (libibnetdisc's issue_smp); startMore sends it.
 func (s *scanner) issue(q *scanSMP) {
 	s.mu.Lock()
 	s.queue = append(s.queue, q)
