@@ -85,6 +85,17 @@ type replayer struct {
 	queue   []*replaySMP
 	maxDisc int
 	count   int
+	// resolved memoizes resolve: every port of a switch is asked for
+	// over the same route.
+	resolved map[string]resolution
+}
+
+// resolution is where a directed route ends: the node, the port it comes
+// in by, and whether the links the walk saw lead anywhere.
+type resolution struct {
+	node    *obsNode
+	arrival int
+	ok      bool
 }
 
 type replaySMP struct {
@@ -141,24 +152,28 @@ func (r *replayer) issue(attr uint16, mod int, path []byte, node, rem *Node, rem
 }
 
 // resolve follows a directed route over the links the walk saw: the node
-// it ends at and the port it comes in by.
+// it ends at and the port it comes in by. Routes are memoized: every port
+// of a switch is asked for over the same route, and a new node's route is
+// its parent's and one hop more.
 func (r *replayer) resolve(path []byte) (*obsNode, int, bool) {
-	n := r.obs.nodes[r.obs.from]
-	arrival := r.obs.fromPort
-	if n == nil {
-		return nil, 0, false
+	if res, ok := r.resolved[string(path)]; ok {
+		return res.node, res.arrival, res.ok
 	}
-	for _, p := range path[1:] {
-		peer, ok := r.obs.links[portKey{n.guid, int(p)}]
-		if !ok {
-			return nil, 0, false
+	var res resolution
+	if len(path) <= 1 {
+		res.node, res.arrival = r.obs.nodes[r.obs.from], r.obs.fromPort
+		res.ok = res.node != nil
+	} else if n, _, ok := r.resolve(path[:len(path)-1]); ok {
+		if peer, linked := r.obs.links[portKey{n.guid, int(path[len(path)-1])}]; linked {
+			res.node, res.arrival = r.obs.nodes[peer.guid], peer.port
+			res.ok = res.node != nil
 		}
-		if n = r.obs.nodes[peer.guid]; n == nil {
-			return nil, 0, false
-		}
-		arrival = peer.port
 	}
-	return n, arrival, true
+	if r.resolved == nil {
+		r.resolved = map[string]resolution{}
+	}
+	r.resolved[string(path)] = res
+	return res.node, res.arrival, res.ok
 }
 
 // target is resolve for a request about a known node: the node's
