@@ -369,6 +369,22 @@ type topoPrinter struct {
 	g     *discovery.Grouping
 	names *nodename.Map
 	full  bool
+	// The capability mask of the switch whose ports are being printed
+	// (its port 0's), read once per switch.
+	capNode *discovery.Node
+	capMask uint32
+}
+
+// switchCapMask is n's port-0 CapabilityMask; ok is false without port 0.
+func (tp *topoPrinter) switchCapMask(n *discovery.Node) (mask uint32, ok bool) {
+	p0 := n.Port(0)
+	if p0 == nil {
+		return 0, false
+	}
+	if tp.capNode != n {
+		tp.capNode, tp.capMask = n, p0.Info().CapabilityMask
+	}
+	return tp.capMask, true
 }
 
 func newTopoPrinter(f *discovery.Fabric, names *nodename.Map, full bool) *topoPrinter {
@@ -599,10 +615,10 @@ func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) 
 	remName := tp.name(rem.Node)
 	remExt := tp.extPort(rem, group)
 	var espeed uint32
-	if p0 := p.Node.Port(0); p0 == nil {
+	if capMask, ok := tp.switchCapMask(p.Node); !ok {
 		ispeed = 0
 	} else {
-		espeed = extSpeed(pi, p0.Info().CapabilityMask)
+		espeed = extSpeed(pi, capMask)
 	}
 	tp.printf("\t%s[%d]%s", quotedName(rem.Node), rem.Num, remExt)
 	if rem.Node.Type != discovery.NodeSwitch {
