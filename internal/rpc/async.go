@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"time"
@@ -50,7 +49,8 @@ func (e *Engine) Go(ctx context.Context, req *Request, done func(*Reply, error))
 	c.dest = e.destFor(req.dest())
 	e.calls[c.tid] = c
 	if !e.tryTake(c.dest) {
-		c.waiter = &waiter{call: c}
+		c.wait.call = c
+		c.waiter = &c.wait
 		e.enqueue(c.dest, c.waiter)
 		e.mu.Unlock()
 		return
@@ -73,6 +73,10 @@ type call struct {
 	// waiter is set while the call waits for a slot, or was granted one.
 	waiter *waiter
 	done   func(*Reply, error)
+	// Kept here to save an allocation per call: wait is what waiter
+	// points to, pkt the packet of the first attempt.
+	wait waiter
+	pkt  umad.Packet
 }
 
 // transmit sends c's next attempt and arms its timeout.
@@ -83,7 +87,7 @@ func (e *Engine) transmit(c *call) {
 	}
 	e.mu.Lock()
 	c.attempt++
-	heap.Push(&e.deadlines, deadline{at: time.Now().Add(c.timeout), call: c, attempt: c.attempt})
+	e.deadlines.push(deadline{at: time.Now().Add(c.timeout), call: c, attempt: c.attempt}, c.timeout)
 	e.armLocked()
 	attempt := c.attempt
 	e.mu.Unlock()
@@ -93,7 +97,14 @@ func (e *Engine) transmit(c *call) {
 		e.stats.retried.Add(1)
 	}
 	e.trace(Event{Kind: EventSend, Addr: c.req.Addr, MAD: c.msg, Attempt: attempt})
-	pkt := &umad.Packet{Addr: c.req.Addr, MAD: c.msg}
+	// A resend may start while this send still reads its packet, so
+	// only the first attempt uses the call's own.
+	pkt := &c.pkt
+	if attempt == 1 {
+		c.pkt = umad.Packet{Addr: c.req.Addr, MAD: c.msg}
+	} else {
+		pkt = &umad.Packet{Addr: c.req.Addr, MAD: c.msg}
+	}
 	e.mu.Lock()
 	if e.holding {
 		e.outbox = append(e.outbox, pkt)
@@ -197,13 +208,13 @@ func (e *Engine) timedOut(c *call) {
 // Deadlines mostly come in order (one timeout for all), so the timer is
 // rarely reset.
 func (e *Engine) armLocked() {
-	for len(e.deadlines) > 0 && e.deadlines[0].stale() {
-		heap.Pop(&e.deadlines)
-	}
-	if e.closed || len(e.deadlines) == 0 {
+	if e.closed {
 		return
 	}
-	at := e.deadlines[0].at
+	at, ok := e.deadlines.next()
+	if !ok {
+		return
+	}
 	if !e.timerAt.IsZero() && !at.Before(e.timerAt) {
 		return // it fires earlier and re-arms then
 	}
@@ -230,15 +241,9 @@ func (e *Engine) onTimer() {
 func (e *Engine) expire(now time.Time) {
 	for {
 		e.mu.Lock()
-		var c *call
-		for len(e.deadlines) > 0 && c == nil && !e.deadlines[0].at.After(now) {
-			d := heap.Pop(&e.deadlines).(deadline)
-			if !d.stale() {
-				c = d.call
-			}
-		}
+		c, due := e.deadlines.popDue(now)
 		e.mu.Unlock()
-		if c == nil {
+		if !due {
 			return
 		}
 		e.timedOut(c)
@@ -267,28 +272,4 @@ func (e *Engine) closedErr() error {
 		return e.readErr
 	}
 	return umad.ErrClosed
-}
-
-// deadline is when one attempt of a call times out.
-type deadline struct {
-	at      time.Time
-	call    *call
-	attempt int
-}
-
-// stale says the attempt is over: answered, or resent since.
-func (d deadline) stale() bool { return d.call.finished || d.call.attempt != d.attempt }
-
-// deadlines is a min-heap of attempts by when they time out.
-type deadlines []deadline
-
-func (h deadlines) Len() int           { return len(h) }
-func (h deadlines) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h deadlines) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *deadlines) Push(x any)        { *h = append(*h, x.(deadline)) }
-func (h *deadlines) Pop() any {
-	old := *h
-	d := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return d
 }
