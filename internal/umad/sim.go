@@ -421,13 +421,19 @@ func (p *simConn) Recv(deadline time.Time) (*Packet, error) {
 }
 
 func decodeSimFrame(frame []byte) *Packet {
-	pkt := &Packet{
+	// The packet and its MAD in one allocation.
+	sp := new(struct {
+		pkt Packet
+		mad [MADSize]byte
+	})
+	pkt := &sp.pkt
+	*pkt = Packet{
 		Addr: Address{
 			LID: binary.BigEndian.Uint16(frame[4:]), // the sender
 			QP:  binary.BigEndian.Uint32(frame[12:]),
 		},
 		Status: int(binary.BigEndian.Uint32(frame[16:])),
-		MAD:    make([]byte, MADSize),
+		MAD:    sp.mad[:],
 	}
 	length := binary.BigEndian.Uint64(frame[24:])
 	if length > MADSize {
