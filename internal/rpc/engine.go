@@ -1,7 +1,11 @@
 // Package rpc is the MAD engine: it sends requests on a local port, matches
 // replies by transaction ID, applies timeouts and retries, and bounds how
-// many requests are in flight, in total and per destination. Do is safe to
-// call from many goroutines at once.
+// many requests are in flight, in total and per destination.
+//
+// Two ways to send share the windows: Do waits for the reply and is safe
+// to call from many goroutines at once; Go returns at once and calls back
+// from the receive loop, for walks of thousands of requests that send the
+// next ones from the callbacks (async.go).
 package rpc
 
 import (
