@@ -202,3 +202,30 @@ func TestGoRunsRMPPClassesThroughDo(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 }
+
+// Do callers that give up while they wait for a slot must not leave the
+// window stuck: everything sent afterwards still goes out and completes.
+func TestCancelledWaitersDoNotBlockTheWindow(t *testing.T) {
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet { return []*umad.Packet{reply(p)} })
+	e := New(port, Options{Window: 2, DestWindow: 1})
+	defer e.Close()
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%3)*time.Millisecond)
+			defer cancel()
+			_, _ = e.Do(ctx, get(uint16(1+i%3), uint32(i))) // many give up waiting
+		}()
+	}
+	wg.Wait()
+	for lid := uint16(1); lid <= 3; lid++ {
+		r := goAndWait(t, e, context.Background(), get(lid, 7))
+		if r.err != nil {
+			t.Fatalf("LID %d after the cancellations: %v", lid, r.err)
+		}
+	}
+	// (A Do that gives up frees its slot at once, its MAD still on the
+	// wire, as it always has: the windows bound the callers waiting.)
+}
