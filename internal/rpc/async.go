@@ -56,7 +56,7 @@ func (e *Engine) Go(ctx context.Context, req *Request, done func(*Reply, error))
 		return
 	}
 	e.mu.Unlock()
-	e.transmit(c)
+	e.transmit(c, 0)
 }
 
 // call is one request sent with Go.
@@ -79,17 +79,24 @@ type call struct {
 	pkt  umad.Packet
 }
 
-// transmit sends c's next attempt and arms its timeout.
-func (e *Engine) transmit(c *call) {
+// transmit sends the attempt of c that follows attempt after (0 for the
+// first) and arms its timeout. It does nothing when after is no longer
+// c's current attempt: the call was answered meanwhile, or the timer and
+// an undelivered copy both asked for the resend and the other was first.
+func (e *Engine) transmit(c *call, after int) {
 	if err := c.ctx.Err(); err != nil {
 		e.finish(c, nil, err)
 		return
 	}
 	e.mu.Lock()
+	if c.finished || c.attempt != after {
+		e.mu.Unlock()
+		return
+	}
 	c.attempt++
-	e.deadlines.push(deadline{at: time.Now().Add(c.timeout), call: c, attempt: c.attempt}, c.timeout)
-	e.armLocked()
 	attempt := c.attempt
+	e.deadlines.push(deadline{at: time.Now().Add(c.timeout), call: c, attempt: attempt}, c.timeout)
+	e.armLocked()
 	e.mu.Unlock()
 
 	e.stats.sent.Add(1)
@@ -176,29 +183,36 @@ func (e *Engine) finish(c *call, reply *Reply, err error) {
 }
 
 // received completes the call a reply (or a request given back
-// undelivered) belongs to.
-func (e *Engine) received(c *call, pkt *umad.Packet) {
+// undelivered) belongs to; attempt is the call's attempt when it came.
+func (e *Engine) received(c *call, attempt int, pkt *umad.Packet) {
 	if pkt.Status != 0 {
-		e.timedOut(c)
+		e.timedOut(c, attempt)
 		return
 	}
-	e.trace(Event{Kind: EventRecv, Addr: pkt.Addr, MAD: pkt.MAD, Attempt: c.attempt})
-	e.finish(c, &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: c.attempt, Length: pkt.ValidLen()}, nil)
+	e.trace(Event{Kind: EventRecv, Addr: pkt.Addr, MAD: pkt.MAD, Attempt: attempt})
+	e.finish(c, &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt, Length: pkt.ValidLen()}, nil)
 }
 
-// timedOut resends c or, after its last attempt, fails it.
-func (e *Engine) timedOut(c *call) {
-	e.trace(Event{Kind: EventTimeout, Addr: c.req.Addr, MAD: c.msg, Attempt: c.attempt})
+// timedOut resends c or, after its last attempt, fails it, unless attempt
+// is over already (answered or resent).
+func (e *Engine) timedOut(c *call, attempt int) {
+	e.mu.Lock()
+	over := c.finished || c.attempt != attempt
+	e.mu.Unlock()
+	if over {
+		return
+	}
+	e.trace(Event{Kind: EventTimeout, Addr: c.req.Addr, MAD: c.msg, Attempt: attempt})
 	if err := c.ctx.Err(); err != nil {
 		e.finish(c, nil, err)
 		return
 	}
-	if c.attempt > c.retries {
+	if attempt > c.retries {
 		e.stats.lost.Add(1)
-		e.finish(c, nil, &TimeoutError{What: Describe(c.req.Addr, c.msg), Attempts: c.attempt, Timeout: c.timeout, Addr: c.req.Addr, Req: c.msg})
+		e.finish(c, nil, &TimeoutError{What: Describe(c.req.Addr, c.msg), Attempts: attempt, Timeout: c.timeout, Addr: c.req.Addr, Req: c.msg})
 		return
 	}
-	e.transmit(c)
+	e.transmit(c, attempt)
 }
 
 // armLocked makes the timeout timer fire by the earliest deadline of a
@@ -241,12 +255,12 @@ func (e *Engine) onTimer() {
 func (e *Engine) expire(now time.Time) {
 	for {
 		e.mu.Lock()
-		c, due := e.deadlines.popDue(now)
+		d, due := e.deadlines.popDue(now)
 		e.mu.Unlock()
 		if !due {
 			return
 		}
-		e.timedOut(c)
+		e.timedOut(d.call, d.attempt)
 	}
 }
 

@@ -75,13 +75,13 @@ func (ds *deadlines) next() (at time.Time, ok bool) {
 
 // popDue removes and returns the earliest live attempt if it is due by
 // now.
-func (ds *deadlines) popDue(now time.Time) (*call, bool) {
+func (ds *deadlines) popDue(now time.Time) (deadline, bool) {
 	q := ds.first()
 	if q == nil || q.items[q.head].at.After(now) {
-		return nil, false
+		return deadline{}, false
 	}
-	c := q.items[q.head].call
+	d := q.items[q.head]
 	q.items[q.head] = deadline{}
 	q.head++
-	return c, true
+	return d, true
 }

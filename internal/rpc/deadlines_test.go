@@ -41,10 +41,11 @@ func TestDeadlinesInOrderAcrossTimeouts(t *testing.T) {
 	var last time.Time
 	popped := 0
 	for {
-		c, ok := ds.popDue(t0.Add(time.Hour))
+		d, ok := ds.popDue(t0.Add(time.Hour))
 		if !ok {
 			break
 		}
+		c := d.call
 		if c == answered || c == resent {
 			t.Fatal("popped a stale attempt")
 		}

@@ -342,10 +342,14 @@ func (e *Engine) handle(pkt *umad.Packet) {
 	e.mu.Lock()
 	ch := e.pending[h.TID32()]
 	c := e.calls[h.TID32()]
+	var attempt int
+	if c != nil {
+		attempt = c.attempt
+	}
 	e.mu.Unlock()
 	switch {
-	case c != nil:
-		e.received(c, pkt)
+	case c != nil && attempt > 0: // (0: still waiting for a slot, not sent)
+		e.received(c, attempt, pkt)
 	case ch != nil:
 		select {
 		case ch <- pkt:

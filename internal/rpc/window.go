@@ -110,7 +110,7 @@ func (e *Engine) release(d *destSlot) {
 func (e *Engine) start(ws []*waiter) {
 	for _, w := range ws {
 		if w.call != nil {
-			e.transmit(w.call)
+			e.transmit(w.call, 0)
 		} else {
 			close(w.granted)
 		}
