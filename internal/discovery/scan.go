@@ -231,8 +231,7 @@ func (s *scanner) run() error {
 	}
 }
 
-// drain waits for the requests on the wire (they end at their reply or
-// timeout, without retries once ctx has ended).
+// drain waits for the requests on the wire (they end with ctx).
 func (s *scanner) drain() {
 	s.mu.Lock()
 	for s.running > 0 {

@@ -10,8 +10,9 @@ import (
 )
 
 // Go sends req and calls done with its reply or error once it has one,
-// resending on timeout as Do does. It does not wait: a request that does
-// not fit the windows is queued and sent when a slot frees.
+// resending on timeout and failing when ctx ends as Do does. It does not
+// wait: a request that does not fit the windows is queued and sent when a
+// slot frees.
 //
 // done runs on the engine's receive goroutine when the reply comes, so a
 // walk that issues its next requests from done keeps the exchange on one
@@ -48,6 +49,7 @@ func (e *Engine) Go(ctx context.Context, req *Request, done func(*Reply, error))
 	}
 	c.dest = e.destFor(req.dest())
 	e.calls[c.tid] = c
+	e.watchLocked(ctx)
 	if !e.tryTake(c.dest) {
 		c.wait.call = c
 		c.waiter = &c.wait
@@ -171,6 +173,7 @@ func (e *Engine) finish(c *call, reply *Reply, err error) {
 	}
 	c.finished = true
 	delete(e.calls, c.tid)
+	e.unwatchLocked(c.ctx)
 	var next []*waiter
 	if c.waiter != nil && !c.waiter.taken {
 		c.waiter.cancelled = true // failed while it still waited
@@ -261,6 +264,55 @@ func (e *Engine) expire(now time.Time) {
 			return
 		}
 		e.timedOut(d.call, d.attempt)
+	}
+}
+
+// watchLocked makes the end of ctx fail its calls at once, as Do returns
+// at once (the caller holds e.mu). One watch serves all the calls of a
+// context; a context that cannot end needs none.
+func (e *Engine) watchLocked(ctx context.Context) {
+	if ctx.Done() == nil {
+		return
+	}
+	w := e.watches[ctx]
+	if w == nil {
+		w = &ctxWatch{}
+		w.stop = context.AfterFunc(ctx, func() { e.cancelCalls(ctx) })
+		e.watches[ctx] = w
+	}
+	w.calls++
+}
+
+// unwatchLocked drops a finished call's share of its context's watch.
+func (e *Engine) unwatchLocked(ctx context.Context) {
+	w := e.watches[ctx]
+	if w == nil {
+		return
+	}
+	if w.calls--; w.calls == 0 {
+		w.stop()
+		delete(e.watches, ctx)
+	}
+}
+
+// ctxWatch is the watch of one context and how many calls it serves.
+type ctxWatch struct {
+	stop  func() bool
+	calls int
+}
+
+// cancelCalls fails the calls of a context that has ended.
+func (e *Engine) cancelCalls(ctx context.Context) {
+	e.mu.Lock()
+	var calls []*call
+	for _, c := range e.calls {
+		if c.ctx == ctx {
+			calls = append(calls, c)
+		}
+	}
+	e.mu.Unlock()
+	for _, c := range calls {
+		e.finish(c, nil, ctx.Err())
 	}
 }
 

@@ -229,3 +229,31 @@ func TestCancelledWaitersDoNotBlockTheWindow(t *testing.T) {
 	// (A Do that gives up frees its slot at once, its MAD still on the
 	// wire, as it always has: the windows bound the callers waiting.)
 }
+
+// The end of a context fails its calls at once, not at their timeout.
+func TestGoContextEndFailsAtOnce(t *testing.T) {
+	e := New(newFakePort(func(p *umad.Packet) []*umad.Packet { return nil }), Options{Timeout: time.Hour, Window: 1})
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	results := make(chan result, 2)
+	for range 2 { // one in flight, one waiting for the slot
+		e.Go(ctx, get(1, 0), func(r *Reply, err error) { results <- result{r, err} })
+	}
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	for range 2 {
+		select {
+		case r := <-results:
+			if !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("err = %v, want context.Canceled", r.err)
+			}
+		case <-time.After(time.Second):
+			t.Fatal("a call of the cancelled context was not failed")
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.watches) != 0 {
+		t.Errorf("%d context watches left", len(e.watches))
+	}
+}

@@ -69,8 +69,9 @@ type Engine struct {
 	opt  Options
 
 	mu       sync.Mutex
-	pending  map[uint32]chan *umad.Packet // Do's requests by TID
-	calls    map[uint32]*call             // Go's requests by TID
+	pending  map[uint32]chan *umad.Packet  // Do's requests by TID
+	calls    map[uint32]*call              // Go's requests by TID
+	watches  map[context.Context]*ctxWatch // contexts of Go's requests
 	handlers map[uint8]Handler
 	closed   bool
 
@@ -118,6 +119,7 @@ func New(port umad.Port, opt Options) *Engine {
 		opt:      opt,
 		pending:  map[uint32]chan *umad.Packet{},
 		calls:    map[uint32]*call{},
+		watches:  map[context.Context]*ctxWatch{},
 		dests:    map[string]*destSlot{},
 		handlers: map[uint8]Handler{},
 		done:     make(chan struct{}),
