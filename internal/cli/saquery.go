@@ -641,14 +641,31 @@ func (q *saQuery) parseParams() error {
 		return v, true
 	}
 	asInt := func(v uint64) int64 { return int64(int32(uint32(v))) } // unsigned long to C int
-	if v, ok := num("slid"); ok {
-		p.slid = uint16(v)
-	}
-	if v, ok := num("dlid"); ok {
-		p.dlid = uint16(v)
-	}
-	if v, ok := num("mlid"); ok {
-		p.mlid = uint16(v)
+	for _, n := range []struct {
+		name string
+		set  func(uint64)
+	}{
+		{"slid", func(v uint64) { p.slid = uint16(v) }},
+		{"dlid", func(v uint64) { p.dlid = uint16(v) }},
+		{"mlid", func(v uint64) { p.mlid = uint16(v) }},
+		{"reversible", func(v uint64) { p.reversible = asInt(v) }},
+		{"numb_path", func(v uint64) { p.numbPath = asInt(v) }},
+		{"qos_class", func(v uint64) { p.qosClass = asInt(v) }},
+		{"sl", func(v uint64) { p.sl = asInt(v) }},
+		{"mtu", func(v uint64) { p.mtu = uint8(v) }},
+		{"rate", func(v uint64) { p.rate = uint8(v) }},
+		{"pkt_lifetime", func(v uint64) { p.pktLife = uint8(v) }},
+		{"tclass", func(v uint64) { p.tclass = uint8(v) }},
+		{"flow_label", func(v uint64) { p.flowLabel = uint32(v) }},
+		{"hop_limit", func(v uint64) { p.hopLimit = asInt(v) }},
+		{"scope", func(v uint64) { p.scope = uint8(v) }},
+		{"join_state", func(v uint64) { p.joinState = uint8(v) }},
+		{"proxy_join", func(v uint64) { p.proxyJoin = asInt(v) }},
+		{"service_id", func(v uint64) { p.serviceID = v }},
+	} {
+		if v, ok := num(n.name); ok {
+			n.set(v)
+		}
 	}
 	for _, g := range []struct {
 		name string
@@ -662,63 +679,23 @@ func (q *saQuery) parseParams() error {
 			*g.dst = gid
 		}
 	}
-	if v, ok := num("reversible"); ok {
-		p.reversible = asInt(v)
-	}
-	if v, ok := num("numb_path"); ok {
-		p.numbPath = asInt(v)
-	}
-	if o.set("pkey") {
-		s, err := q.keyArg("pkey", "P_Key: ")
-		if err != nil {
-			return err
+	// Keys last: one given as something other than hex is asked for on
+	// stdin, P_Key before Q_Key as the C tool asks.
+	for _, k := range []struct {
+		name, prompt string
+		set          func(uint64)
+	}{
+		{"pkey", "P_Key: ", func(v uint64) { p.pkey = uint16(v) }},
+		{"qkey", "Q_Key: ", func(v uint64) { p.qkey = uint32(v) }},
+	} {
+		if o.set(k.name) {
+			s, err := q.keyArg(k.name, k.prompt)
+			if err != nil {
+				return err
+			}
+			v, _ := saStrtoul(s)
+			k.set(v)
 		}
-		v, _ := saStrtoul(s)
-		p.pkey = uint16(v)
-	}
-	if v, ok := num("qos_class"); ok {
-		p.qosClass = asInt(v)
-	}
-	if v, ok := num("sl"); ok {
-		p.sl = asInt(v)
-	}
-	if v, ok := num("mtu"); ok {
-		p.mtu = uint8(v)
-	}
-	if v, ok := num("rate"); ok {
-		p.rate = uint8(v)
-	}
-	if v, ok := num("pkt_lifetime"); ok {
-		p.pktLife = uint8(v)
-	}
-	if o.set("qkey") {
-		s, err := q.keyArg("qkey", "Q_Key: ")
-		if err != nil {
-			return err
-		}
-		v, _ := saStrtoul(s)
-		p.qkey = uint32(v)
-	}
-	if v, ok := num("tclass"); ok {
-		p.tclass = uint8(v)
-	}
-	if v, ok := num("flow_label"); ok {
-		p.flowLabel = uint32(v)
-	}
-	if v, ok := num("hop_limit"); ok {
-		p.hopLimit = asInt(v)
-	}
-	if v, ok := num("scope"); ok {
-		p.scope = uint8(v)
-	}
-	if v, ok := num("join_state"); ok {
-		p.joinState = uint8(v)
-	}
-	if v, ok := num("proxy_join"); ok {
-		p.proxyJoin = asInt(v)
-	}
-	if v, ok := num("service_id"); ok {
-		p.serviceID = v
 	}
 	if o.set("src-to-dst") {
 		if !strings.Contains(o.val("src-to-dst"), ":") {
