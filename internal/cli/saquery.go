@@ -554,12 +554,8 @@ func (q *saQuery) run(args []string) error {
 	}
 
 	if _, err := opts.timeoutMS(DefaultTimeoutMS); err != nil {
-		// IBEXIT during option parsing: stdout, as the C tool.
-		if q.env.Compat {
-			fmt.Fprintf(q.env.IO.Out, "saquery: iberror: failed: %v\n", err)
-			return &ExitError{Code: ExitFailure, Err: errSilent}
-		}
-		return &ExitError{Code: ExitFailure, Err: err}
+		// IBEXIT during option parsing, as the other tools.
+		return ibFail(q.env, &opts.Common, "saquery", &ibFailure{fn: "process_opt", cmsg: err.Error()})
 	}
 	smkey, err := q.smKey()
 	if err != nil {
