@@ -26,8 +26,8 @@ type BatchPort interface {
 	SendBatch(pkts []*Packet) (int, error)
 }
 
-// simBatch is the most frames one recvmmsg or sendmmsg moves. ibsim's
-// window (simMaxInFlight) keeps batches smaller than this.
+// simBatch is the most frames one recvmmsg or sendmmsg moves; a bigger
+// batch takes several calls.
 const simBatch = 16
 
 // mmsghdr is struct mmsghdr of recvmmsg(2) and sendmmsg(2).
