@@ -142,6 +142,26 @@ func TestSimUDP(t *testing.T) {
 	if err != nil || info.Num != 1 || info.PortGUID != 0x100007 {
 		t.Fatalf("UDP Info: %+v, %v", info, err)
 	}
+	// Batches work over UDP too (sent one by one), within the small
+	// window of an unconnected socket.
+	if got := p.(InFlightLimiter).MaxInFlight(); got != simMaxInFlight {
+		t.Fatalf("UDP MaxInFlight = %d, want %d", got, simMaxInFlight)
+	}
+	var pkts []*Packet
+	for i := range simMaxInFlight {
+		pkts = append(pkts, &Packet{Addr: Address{LID: PermissiveLID}, MAD: nodeInfoDR0(uint32(20 + i))})
+	}
+	if n, err := p.(BatchPort).SendBatch(pkts); n != len(pkts) || err != nil {
+		t.Fatalf("UDP SendBatch = %d, %v", n, err)
+	}
+	into := make([]*Packet, 16)
+	for got := 0; got < len(pkts); {
+		n, err := p.(BatchPort).RecvBatch(time.Now().Add(2*time.Second), into)
+		if err != nil {
+			t.Fatalf("UDP RecvBatch after %d replies: %v", got, err)
+		}
+		got += n
+	}
 }
 
 func TestChooseTransport(t *testing.T) {
