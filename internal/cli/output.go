@@ -1,9 +1,41 @@
 package cli
 
+// The output layer. A command parses its arguments, asks the query layer,
+// and returns a result value; this file renders that value, as the
+// infiniband-diags text or as --json, and reports the command's failure
+// through the one failure path (ibFail, ibexit.go).
+
 import (
 	"encoding/json"
 	"io"
 )
+
+// result is what a command produces. Its JSON form is the value itself
+// marshalled (the json tags are the schema, docs/json.md the vocabulary);
+// writeText writes the C tool's text, byte for byte.
+type result interface {
+	writeText(w io.Writer) error
+}
+
+// finish is every command's last step. It renders res (text or JSON) and
+// reports err. On failure the text output still shows what the command
+// had before it failed, as the C tools print as they go; JSON is written
+// only for a command that succeeded, or whose result carries its own
+// per-item errors (err nil).
+func finish(env *Env, c *Common, tool string, res result, err error) error {
+	if res != nil && (err == nil || !c.JSON) {
+		var werr error
+		if c.JSON {
+			werr = writeJSON(env.IO.Out, res)
+		} else {
+			werr = res.writeText(env.IO.Out)
+		}
+		if err == nil {
+			err = werr
+		}
+	}
+	return ibFail(env, c, tool, err)
+}
 
 // writeJSON writes v as indented JSON with a trailing newline: the --json
 // output of every command.
