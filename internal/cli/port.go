@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -119,4 +120,58 @@ func hexDump(b []byte) string {
 		}
 	}
 	return string(out)
+}
+
+// queryOptions are the common flags every query carries: -y, -s, -Y,
+// ibdiag.conf's sa_key, and -v's log of fabric writes.
+func queryOptions(env *Env, c *Common) (query.Options, error) {
+	var o query.Options
+	var err error
+	if c.MKey != "" {
+		if o.MKey, err = endport.ParseUint(c.MKey, 64); err != nil {
+			return o, usageErrorf("invalid M_Key %q: %v", c.MKey, err)
+		}
+	}
+	if c.SMPort != "" {
+		if o.SMLID, err = endport.ParseLID(c.SMPort); err != nil {
+			return o, usageErrorf("-s: %v", err)
+		}
+	}
+	if c.SAKey != "" {
+		if o.SAKey, err = endport.ParseUint(c.SAKey, 64); err != nil {
+			return o, fmt.Errorf("sa_key in ibdiag.conf: %v", err)
+		}
+	}
+	o.PKeyIndex = uint16(c.PKeyIdx)
+	if c.Verbose > 0 {
+		o.Log = func(format string, args ...any) {
+			fmt.Fprintf(env.IO.Err, "ibtool: "+format+"\n", args...)
+		}
+	}
+	return o, nil
+}
+
+// openClient opens the engine as openEngine does and puts the query
+// layer on it. The caller closes it with client.Engine().Close().
+func openClient(env *Env, c *Common, cfg engineConfig) (*query.Client, error) {
+	o, err := queryOptions(env, c)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := openEngine(env, c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return query.New(eng, o), nil
+}
+
+// openSourceClient opens the client a fabric source walks with: -o as
+// the window (libibnetdisc's --outstanding_smps) and libibnetdisc's 3
+// retries. It returns nil, and no error, for a source that reads a cache.
+func openSourceClient(env *Env, c *Common, src *query.Source) (*query.Client, error) {
+	if !src.Live() {
+		return nil, nil
+	}
+	src.MlxEPI = c.MlxEPI
+	return openClient(env, c, engineConfig{timeout: DefaultTimeoutMS * time.Millisecond, retries: 3, window: src.Window()})
 }

@@ -1,0 +1,56 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ibtool/ibtool/internal/mad"
+)
+
+// Write is a command's permission to change the fabric. Only a command
+// whose purpose is a write makes one, from the flag or argument that asks
+// for it (perfquery -R, ibportstate disable, ...): a Set without one is
+// refused before anything is sent.
+type Write struct {
+	// By names what allowed the write, for the -v log ("perfquery -R").
+	By string
+}
+
+// ErrNoWrite is returned by a Set that has no Write.
+var ErrNoWrite = errors.New("refusing to change the fabric: the command was not asked to write")
+
+// Set writes in to attribute in's at d with modifier mod, and decodes the
+// reply (the attribute as the agent now has it) into out when out is not
+// nil. It is the one path of every fabric write: it refuses without w and
+// logs the write to Options.Log.
+func (c *Client) Set(ctx context.Context, w *Write, d Dest, mod uint32, in, out mad.Struct) error {
+	class, err := ClassOf(in.Desc(), d)
+	if err != nil {
+		return err
+	}
+	return c.SetClass(ctx, w, class, d, mod, in, out)
+}
+
+// SetClass is Set in the given management class.
+func (c *Client) SetClass(ctx context.Context, w *Write, class uint8, d Dest, mod uint32, in, out mad.Struct) error {
+	if w == nil {
+		return ErrNoWrite
+	}
+	desc := in.Desc()
+	req, err := c.Request(d, class, mad.MethodSet, desc.AttrID, mod, mad.Encode(in))
+	if err != nil {
+		return err
+	}
+	if c.opts.Log != nil {
+		c.opts.Log("write: Set %s (modifier 0x%x) at %s, asked by %s", desc.Name, mod, d, w.By)
+	}
+	reply, err := c.Do(ctx, req)
+	if err != nil {
+		return fmt.Errorf("Set %s at %s: %w", desc.Name, d, err)
+	}
+	if out != nil {
+		return out.Unmarshal(attrData(reply))
+	}
+	return nil
+}
