@@ -19,7 +19,7 @@ const (
 )
 
 func (k Kind) String() string {
-	return map[Kind]string{ByLID: "LID", ByGUID: "GUID", ByGID: "GID", ByDRPath: "DR path"}[k]
+	return map[Kind]string{ByLID: "LID", ByGUID: "GUID", ByGID: "GID", ByDRPath: "DR path", ByName: "node name"}[k]
 }
 
 // Target is a destination port as the user named it.
@@ -29,6 +29,7 @@ type Target struct {
 	GUID   uint64
 	GID    [16]byte
 	DRPath []byte
+	Name   string // ByName: the name as given
 	// Local names the local end port a scoped GID ("GID%mlx5_0/1") or a
 	// path spec's end_port chose, "" when the target does not say.
 	Local string
@@ -254,4 +255,31 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// ByName is a target named by its NodeDescription or node-name-map name
+// ("leaf01"), resolved from the fabric (internal/query).
+const ByName Kind = ByDRPath + 1
+
+// IsName reports whether s, which is no LID, GUID, GID or directed route,
+// can be a node name: it starts with a letter, so that a mistyped number
+// or path ("1x", "0,x") stays an error.
+func IsName(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+// ParseTargetOrName is ParseTarget that also takes a node name: a string
+// that is no other kind of target, starts with a letter, and comes with
+// none of -D/-L/-G. The name is resolved later (query.Client.ResolveName).
+func ParseTargetOrName(s string, f TypeFlags) (Target, error) {
+	t, err := ParseTarget(s, f)
+	if err != nil && !f.Direct && !f.LID && !f.GUID && IsName(s) && !strings.ContainsAny(s, ",(%") {
+		return Target{Kind: ByName, Name: strings.TrimSpace(s)}, nil
+	}
+	return t, err
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // DefaultPath is where the C tools look when --node-name-map is not given.
@@ -222,4 +223,19 @@ func cErrno(err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// GUIDs returns the node GUIDs the map gives name, in GUID order.
+func (m *Map) GUIDs(name string) []uint64 {
+	if m == nil {
+		return nil
+	}
+	var guids []uint64
+	for g, n := range m.names {
+		if n == name {
+			guids = append(guids, g)
+		}
+	}
+	slices.Sort(guids)
+	return guids
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -37,6 +38,9 @@ type Options struct {
 	PKeyIndex uint16
 	// SAKey is the SA's SM_Key (ibdiag.conf sa_key).
 	SAKey uint64
+	// Names is the node-name-map that node names on the command line are
+	// looked up in (besides NodeDescriptions); nil for none.
+	Names *nodename.Map
 	// Log, if set, receives one line per fabric write (-v).
 	Log func(format string, args ...any)
 }
@@ -143,6 +147,10 @@ func (d Dest) String() string {
 // are, a GUID or GID to the LID of the SA's PathRecord to it (as
 // libibmad's ib_path_query).
 func (c *Client) SMPDest(ctx context.Context, t endport.Target) (Dest, error) {
+	t, err := c.ResolveName(ctx, t, c.opts.Names, nil)
+	if err != nil {
+		return Dest{}, err
+	}
 	switch t.Kind {
 	case endport.ByLID:
 		return LID(t.LID), nil
@@ -164,6 +172,10 @@ func (c *Client) SMPDest(ctx context.Context, t endport.Target) (Dest, error) {
 // InfiniBand (right SL, P_Key and lifetime), its GID on RoCE. -Y replaces
 // the path's P_Key index.
 func (c *Client) GMPDest(ctx context.Context, t endport.Target) (Dest, error) {
+	t, err := c.ResolveName(ctx, t, c.opts.Names, nil)
+	if err != nil {
+		return Dest{}, err
+	}
 	r, err := c.Resolver()
 	if err != nil {
 		return Dest{}, err
