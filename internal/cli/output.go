@@ -8,6 +8,7 @@ package cli
 import (
 	"encoding/json"
 	"io"
+	"reflect"
 )
 
 // result is what a command produces. Its JSON form is the value itself
@@ -23,7 +24,7 @@ type result interface {
 // only for a command that succeeded, or whose result carries its own
 // per-item errors (err nil).
 func finish(env *Env, c *Common, tool string, res result, err error) error {
-	if res != nil && (err == nil || !c.JSON) {
+	if !isNil(res) && (err == nil || !c.JSON) {
 		var werr error
 		if c.JSON {
 			werr = writeJSON(env.IO.Out, res)
@@ -35,6 +36,16 @@ func finish(env *Env, c *Common, tool string, res result, err error) error {
 		}
 	}
 	return ibFail(env, c, tool, err)
+}
+
+// isNil reports whether res is nil, or a nil pointer in an interface (a
+// run function's "return nil, err" through a typed result).
+func isNil(res result) bool {
+	if res == nil {
+		return true
+	}
+	v := reflect.ValueOf(res)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // writeJSON writes v as indented JSON with a trailing newline: the --json

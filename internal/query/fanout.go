@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
@@ -17,6 +18,8 @@ type Job struct {
 	In   mad.Struct
 	// Class is the management class; 0 chooses as Get does.
 	Class uint8
+	// Timeout is the job's timeout per attempt; 0 for the engine's.
+	Timeout time.Duration
 }
 
 // Result is what one Job got: the decoded attribute, or the job's error.
@@ -57,10 +60,17 @@ func FanOut[T any, P Struct[T]](ctx context.Context, c *Client, jobs []Job) []Re
 }
 
 func (c *Client) jobRequest(j *Job, out mad.Struct) (*rpc.Request, error) {
+	var req *rpc.Request
+	var err error
 	if j.Class == 0 {
-		return c.getRequest(j.Dest, j.Mod, j.In, out)
+		req, err = c.getRequest(j.Dest, j.Mod, j.In, out)
+	} else {
+		req, err = c.Request(j.Dest, j.Class, mad.MethodGet, out.Desc().AttrID, j.Mod, encode(j.In))
 	}
-	return c.Request(j.Dest, j.Class, mad.MethodGet, out.Desc().AttrID, j.Mod, encode(j.In))
+	if req != nil {
+		req.Timeout = j.Timeout
+	}
+	return req, err
 }
 
 func decodeReply(req *rpc.Request, reply *rpc.Reply, err error, out mad.Struct) error {

@@ -1,0 +1,39 @@
+package cli
+
+import "strings"
+
+// cStrtoul is C's strtoul(s, NULL, 0) as the C tools read numeric
+// arguments: leading blanks and a sign, then a 0x (hex), 0 (octal) or
+// decimal number, read as far as it goes ("12abc" is 12, "abc" is 0); ok is
+// false when no digit was read. A negative number wraps, as in C.
+func cStrtoul(s string) (v uint64, ok bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	base := uint64(10)
+	switch {
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexDigit(s[2]) < 16:
+		base, s = 16, s[2:]
+	case len(s) > 0 && s[0] == '0':
+		base = 8
+	}
+	for ; s != ""; s = s[1:] {
+		d := hexDigit(s[0])
+		if d >= base {
+			break
+		}
+		if v > (^uint64(0)-d)/base {
+			v = ^uint64(0) // ERANGE: ULONG_MAX
+		} else {
+			v = v*base + d
+		}
+		ok = true
+	}
+	if neg {
+		v = -v
+	}
+	return v, ok
+}

@@ -1,0 +1,242 @@
+package cli
+
+// The forwarding tables of switches as infiniband-diags 44 prints them:
+// ibroute for one switch, dump_fts (and its old names dump_lfts and
+// dump_mfts) for every switch of the fabric. The tables are read through
+// the query layer's fan-out: every block of every switch in flight at
+// once within the engine's windows, only the blocks that LinearFDBTop or
+// MulticastFDBCap/Top cover, each block's failure that switch's alone.
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
+)
+
+// ftsOptions are the options ibroute and dump_fts share.
+type ftsOptions struct {
+	Common
+	all       bool // -a: invalid entries too
+	brief     bool // -n: no destinations
+	multicast bool // -M
+	src       query.Source
+}
+
+// ftsResult is what ibroute and dump_fts print: one table per switch.
+type ftsResult struct {
+	Switches  []*ftsSwitch `json:"switches"`
+	multicast bool
+}
+
+// ftsSwitch is one switch's table.
+type ftsSwitch struct {
+	NodeGUID mad.GUID    `json:"node_guid"`
+	NodeName string      `json:"node_name"`
+	Route    string      `json:"route_text"` // the C tool's portid2str
+	NumPorts int         `json:"num_ports"`
+	FirstLID int         `json:"first_lid"`
+	LastLID  int         `json:"last_lid"`
+	Unicast  []*lftEntry `json:"unicast,omitempty"`
+	Multi    []*mftEntry `json:"multicast,omitempty"`
+	// Error is the first block that could not be read, if one was not.
+	Error string `json:"error,omitempty"`
+
+	warnings []string // IBWARN lines, printed before the header
+	verbose  string   // the -v line of multicast tables
+	brief    bool
+	all      bool
+	// truncated: ibroute stops at the failed block, with no summary.
+	truncated bool
+}
+
+// lftEntry is one LID of a linear forwarding table.
+type lftEntry struct {
+	LID          int       `json:"lid"`
+	Port         int       `json:"port"`
+	Valid        bool      `json:"valid"`
+	DestNodeGUID *mad.GUID `json:"dest_node_guid,omitempty"`
+	DestPortGUID *mad.GUID `json:"dest_port_guid,omitempty"`
+	DestType     string    `json:"dest_node_type,omitempty"`
+	DestName     string    `json:"dest_name,omitempty"`
+	text         string    // the Destination Info column
+}
+
+// mftEntry is one MLID of a multicast forwarding table.
+type mftEntry struct {
+	MLID  int      `json:"mlid"`
+	Ports []int    `json:"ports"`
+	masks []uint16 // the port masks of the chunks covering the ports
+}
+
+func (r *ftsResult) writeText(w io.Writer) error {
+	var b strings.Builder
+	for _, sw := range r.Switches {
+		if r.multicast {
+			sw.multicastText(&b)
+		} else {
+			sw.unicastText(&b)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (sw *ftsSwitch) unicastText(b *strings.Builder) {
+	fmt.Fprintf(b, "Unicast lids [0x%x-0x%x] of switch %s guid %s (%s):\n", sw.FirstLID, sw.LastLID, sw.Route, sw.NodeGUID, sw.NodeName)
+	b.WriteString("  Lid  Out   Destination\n       Port     Info \n")
+	for _, e := range sw.Unicast {
+		fmt.Fprintf(b, "0x%04x %03d %s\n", e.LID, e.Port, e.text)
+	}
+	if !sw.truncated {
+		fmt.Fprintf(b, "%d %slids dumped \n", len(sw.Unicast), validWord(sw.all))
+	}
+}
+
+func (sw *ftsSwitch) multicastText(b *strings.Builder) {
+	nports := sw.NumPorts
+	fmt.Fprintf(b, "Multicast mlids [0x%x-0x%x] of switch %s guid %s (%s):\n", sw.FirstLID, sw.LastLID, sw.Route, sw.NodeGUID, sw.NodeName)
+	if sw.brief {
+		b.WriteString(" MLid       Port Mask\n")
+	} else {
+		if nports > 9 {
+			b.WriteString("            ")
+			for i := 0; i <= nports; i++ {
+				c := byte(' ')
+				if i%10 == 0 {
+					c = byte('0' + i/10) // past 99 C goes on with ':', ';' ...
+				}
+				b.WriteByte(c)
+				b.WriteByte(' ')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString("     Ports: ")
+		for i := 0; i <= nports; i++ {
+			fmt.Fprintf(b, "%d ", i%10)
+		}
+		b.WriteString("\n MLid\n")
+	}
+	b.WriteString(sw.verbose)
+	for _, e := range sw.Multi {
+		fmt.Fprintf(b, "0x%04x      %s\n", e.MLID, e.maskText(nports, sw.brief))
+	}
+	if !sw.truncated {
+		fmt.Fprintf(b, "%d %smlids dumped \n", len(sw.Multi), validWord(sw.all))
+	}
+}
+
+func validWord(all bool) string {
+	if all {
+		return ""
+	}
+	return "valid "
+}
+
+// maskText is dump_mlid's column: the masks in hex (-n), or an x under
+// every port the MLID goes out of.
+func (e *mftEntry) maskText(nports int, brief bool) string {
+	var b strings.Builder
+	if brief {
+		for _, m := range e.masks {
+			fmt.Fprintf(&b, "%04x", m)
+		}
+		return b.String()
+	}
+	for i := 0; i <= nports; i++ {
+		if e.masks[i/query.PortsPerMFTChunk]&(1<<(i%query.PortsPerMFTChunk)) != 0 {
+			b.WriteString("x ")
+		} else {
+			b.WriteString("  ")
+		}
+	}
+	return b.String()
+}
+
+// ftsDest is what a LID reaches, for the Destination Info column.
+type ftsDest struct {
+	nodeGUID, portGUID uint64
+	nodeType           mad.NodeType
+	baseLID            int
+	lmc                int
+	name               string // after the node-name-map
+}
+
+// lidDescriber writes dump_lid's Destination Info column. It keeps
+// dump_lid's state: after a port with an LMC, the LIDs of its range are
+// shown as paths of that port ("path #2 out of 4"), not queried again.
+type lidDescriber struct {
+	lastPortLID, basePortLID int
+	portGUID                 uint64
+	// unknown is the text for a LID nothing answers for.
+	unknown string
+	lookup  func(lid int) (*ftsDest, bool)
+}
+
+func (d *lidDescriber) describe(lid int, valid bool) string {
+	if lid <= d.lastPortLID {
+		switch {
+		case !valid:
+			return fmt.Sprintf(": (path #%d - illegal port)", lid-d.basePortLID)
+		case d.portGUID == 0:
+			return fmt.Sprintf(": (path #%d out of %d)", lid-d.basePortLID+1, d.lastPortLID-d.basePortLID+1)
+		}
+		return fmt.Sprintf(": (path #%d out of %d: portguid %s)", lid-d.basePortLID+1, d.lastPortLID-d.basePortLID+1, mad.GUID(d.portGUID))
+	}
+	if !valid {
+		return ": (illegal port)"
+	}
+	d.portGUID = 0
+	dest, ok := d.lookup(lid)
+	if !ok {
+		return d.unknown
+	}
+	d.portGUID = dest.portGUID
+	if dest.lmc > 0 {
+		d.basePortLID = dest.baseLID
+		d.lastPortLID = dest.baseLID + 1<<dest.lmc - 1
+	}
+	return fmt.Sprintf(": (%s portguid %s: '%s')", dest.nodeType, mad.GUID(dest.portGUID), dest.name)
+}
+
+// unicastRange is dump_unicast_tables' LID range: up to LinearFDBTop, and
+// the blocks it reads (ALIGN(end, 64)/64 blocks: a top that is a multiple
+// of 64 leaves its own block unread, as in the C tool).
+func unicastRange(start, end, top int) (first, last, firstBlock, endBlock int, warn string) {
+	if end == 0 || end > top {
+		end = top
+	}
+	if end > query.MaxUnicastLID {
+		warn = fmt.Sprintf("illegal lft top %d, truncate to %d", end, query.MaxUnicastLID)
+		end = query.MaxUnicastLID
+	}
+	const n = query.LIDsPerLFTBlock
+	return start, end, start / n, (end + n - 1) / n, warn
+}
+
+// multicastRange is dump_multicast_tables' MLID range.
+func multicastRange(start, end, capacity, top int, all bool) (first, last int, warns []string) {
+	if end == 0 || end > query.MinMLID+capacity-1 {
+		end = query.MinMLID + capacity - 1
+	}
+	if !all && top != 0 && top < end {
+		if top < query.MinMLID-1 {
+			warns = append(warns, fmt.Sprintf("illegal top mlid %x", top))
+		} else {
+			end = top
+		}
+	}
+	if start == 0 {
+		start = query.MinMLID
+	} else if start < query.MinMLID {
+		warns = append(warns, fmt.Sprintf("illegal start mlid %x, set to %x", start, query.MinMLID))
+		start = query.MinMLID
+	}
+	if end > query.MaxMLID {
+		warns = append(warns, fmt.Sprintf("illegal end mlid %x, truncate to %x", end, query.MaxMLID))
+		end = query.MaxMLID
+	}
+	return start, end, warns
+}
