@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestIbfindnodesusingMatchesInfinibandDiags(t *testing.T) {
+	f := sharedFabric(t, "fattree-50.net")
+	for _, args := range []string{
+		"0x7cfe900300300000 1",  // a leaf's host port: the remote is a CA
+		"0x7cfe900300300000 12", // a leaf's up port: hosts both ways
+		"0x7cfe900300300004 1",  // a spine's port
+		"0x7CFE900300300004 3",  // upper case GUID
+		"7cfe900300300000 14",   // no 0x
+		"0x7cfe900300300000 x",  // not a number
+		"leaf01 12",             // a name: the script never finds one
+		"0x99 3",                // no such switch: exit 1
+		"0x7cfe900300300000",    // too few arguments: usage, exit 2
+	} {
+		conformCompat(t, f, "", "ibfindnodesusing", strings.Fields(args)...)
+	}
+}
+
+// A port with no link: no remote, no hosts. (The C script's ibroute -G ""
+// then writes to stderr or not, depending on what it reads next.)
+func TestIbfindnodesusingNoLink(t *testing.T) {
+	f := sharedFabric(t, "fattree-50.net")
+	c := f.RunC(context.Background(), "", "ibfindnodesusing", "0x7cfe900300300000", "30")
+	ours := runSim(f, "", "ibfindnodesusing", "0x7cfe900300300000", "30")
+	if ours.Code != c.Code || ours.Stdout != c.Stdout {
+		t.Fatalf("ibtool (exit %d):\n%s\nC (exit %d):\n%s", ours.Code, ours.Stdout, c.Code, c.Stdout)
+	}
+}
+
+func TestIbfindnodesusingByName(t *testing.T) {
+	f := sharedFabric(t, "fattree-50.net")
+	byName := runSim(f, "", "ibfindnodesusing", "leaf01", "12")
+	byGUID := runSim(f, "", "ibfindnodesusing", "0x7cfe900300300000", "12")
+	if byName.Code != 0 || byName.Stdout != byGUID.Stdout || !strings.Contains(byName.Stdout, "HCA-1") {
+		t.Fatalf("by name (exit %d):\n%s\nby GUID:\n%s", byName.Code, byName.Stdout+byName.Stderr, byGUID.Stdout)
+	}
+}
+
+func TestCompressHosts(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                    "",
+		"node0001 HCA-1":                      " node0001 HCA-1",
+		"n1,n2,n3":                            " n1-3",
+		"n1,n2,n3,n5":                         " n1-3 n5",
+		"n3,n1,n2":                            " n1-3",
+		"a,b":                                 " a b",
+		"lx01,lx02,lx03,lx05,dev0,dev1,dev21": " dev0-1 dev21 lx01-03 lx05",
+		"n10,n9,n11":                          " n9-11",
+		"x,n1,n2":                             " n1-2 x",
+		"n1,n1":                               " n1 n1",
+		"h007,h008,h010":                      " h007-008 h010",
+	} {
+		var hosts []string
+		if in != "" {
+			hosts = strings.Split(in, ",")
+		}
+		if got := strings.Join(compressHosts(hosts), " "); got != want {
+			t.Errorf("%q: got %q, want %q (the script's compress_hostlist)", in, got, want)
+		}
+	}
+}
