@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
 )
@@ -29,6 +30,7 @@ type ftsOptions struct {
 type ftsResult struct {
 	Switches  []*ftsSwitch `json:"switches"`
 	multicast bool
+	fabric    *discovery.Fabric // dump_fts: the fabric the tables are of
 }
 
 // ftsSwitch is one switch's table.

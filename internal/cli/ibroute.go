@@ -478,7 +478,7 @@ func runDumpFts(env *Env, o *ftsOptions, args []string) (*ftsResult, error) {
 		}
 		specs = append(specs, s)
 	}
-	res := &ftsResult{multicast: o.multicast, Switches: readTables(ctx, client, specs, o, start, end, dumpFtsBlockError)}
+	res := &ftsResult{multicast: o.multicast, fabric: fab, Switches: readTables(ctx, client, specs, o, start, end, dumpFtsBlockError)}
 	if !o.multicast {
 		dests := fabricDests(fab, names)
 		for _, sw := range res.Switches {
