@@ -59,7 +59,7 @@ func TestGoRetriesALostRequestWithTheSameTID(t *testing.T) {
 	if r.err != nil || r.reply.Attempts != 3 {
 		t.Fatalf("got %+v, want the reply after 3 attempts", r)
 	}
-	port.wantOneTID(t)
+	wantOneTID(t, port)
 }
 
 func TestGoTimesOutAfterItsAttempts(t *testing.T) {
@@ -141,7 +141,7 @@ func TestGoFromDoneKeepsTheWindows(t *testing.T) {
 	if len(bad) > 0 {
 		t.Fatal(bad[0])
 	}
-	port.wantWindows(t, 8, 2)
+	wantWindows(t, port, 8, 2)
 	if s := e.Stats(); s.Sent != chains*depth+50 {
 		t.Errorf("sent %d, want %d", s.Sent, chains*depth+50)
 	}

@@ -12,78 +12,20 @@ import (
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
-// fakePort answers each sent MAD through answer, from its own goroutine,
-// like a transport would. answer returns the packets to deliver (none for a
-// silent drop).
-type fakePort struct {
-	answer func(p *umad.Packet) []*umad.Packet
-	in     chan *umad.Packet
-	closed chan struct{}
-	once   sync.Once
-
-	mu          sync.Mutex
-	inflight    map[string]int
-	maxInflight map[string]int
-	total       int
-	maxTotal    int
-	sentTIDs    map[uint64]int
+// newFakePort returns a port that answers each sent MAD through answer a
+// millisecond later, like a transport would, so that requests pile up in
+// flight.
+func newFakePort(answer umadtest.Func) *umadtest.Port {
+	return umadtest.NewPort(answer, umadtest.Delay(time.Millisecond))
 }
-
-func newFakePort(answer func(p *umad.Packet) []*umad.Packet) *fakePort {
-	return &fakePort{answer: answer, in: make(chan *umad.Packet, 4096), closed: make(chan struct{}),
-		inflight: map[string]int{}, maxInflight: map[string]int{}, sentTIDs: map[uint64]int{}}
-}
-
-func (f *fakePort) Send(p *umad.Packet) error {
-	dest := fmt.Sprint(p.Addr.LID)
-	f.mu.Lock()
-	f.inflight[dest]++
-	f.total++
-	f.maxInflight[dest] = max(f.maxInflight[dest], f.inflight[dest])
-	f.maxTotal = max(f.maxTotal, f.total)
-	f.sentTIDs[mad.Header(p.MAD).TID()]++
-	f.mu.Unlock()
-	req := &umad.Packet{Addr: p.Addr, MAD: append([]byte(nil), p.MAD...)}
-	go func() {
-		time.Sleep(time.Millisecond) // let other senders pile up
-		f.mu.Lock()
-		f.inflight[dest]--
-		f.total--
-		f.mu.Unlock()
-		for _, r := range f.answer(req) {
-			select {
-			case f.in <- r:
-			case <-f.closed:
-			}
-		}
-	}()
-	return nil
-}
-
-func (f *fakePort) Recv(deadline time.Time) (*umad.Packet, error) {
-	select {
-	case p := <-f.in:
-		return p, nil
-	case <-f.closed:
-		return nil, umad.ErrClosed
-	case <-time.After(time.Until(deadline)):
-		return nil, umad.ErrTimeout
-	}
-}
-
-func (f *fakePort) Info() (umad.PortInfo, error) { return umad.PortInfo{}, nil }
-func (f *fakePort) Close() error                 { f.once.Do(func() { close(f.closed) }); return nil }
 
 // reply turns a request into its GetResp, with the high TID bits rewritten
 // as ibsim does, and the attribute modifier echoed in the data.
 func reply(req *umad.Packet) *umad.Packet {
-	m := append(mad.Header(nil), req.MAD...)
-	m[3] = mad.MethodGetResp
-	m.SetTID(m.TID() | 0x0001_0000_0000_0000)
-	copy(m.SMPData(), fmt.Sprint(m.AttrMod()))
-	return &umad.Packet{Addr: umad.Address{LID: req.Addr.LID}, MAD: m}
+	return umadtest.Reply(req, 0, []byte(fmt.Sprint(mad.Header(req.MAD).AttrMod())))
 }
 
 func get(lid uint16, mod uint32) *Request {
@@ -140,32 +82,34 @@ func TestSilentDropTimesOutAndRetriesUseTheSameTID(t *testing.T) {
 	if !errors.As(err, &te) || te.Attempts != 2 {
 		t.Fatalf("err = %v, want timeout after 2 attempts", err)
 	}
-	port.wantOneTID(t)
+	wantOneTID(t, port)
 }
 
 // wantOneTID checks that all sends, retries included, used one TID.
-func (f *fakePort) wantOneTID(t *testing.T) {
+func wantOneTID(t *testing.T, port *umadtest.Port) {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.sentTIDs) != 1 {
-		t.Fatalf("retries used %d TIDs, want 1", len(f.sentTIDs))
+	tids := map[uint64]bool{}
+	for _, m := range port.Requests() {
+		tids[m.TID()] = true
+	}
+	if len(tids) != 1 {
+		t.Fatalf("retries used %d TIDs, want 1", len(tids))
 	}
 }
 
 // wantWindows checks the most that was ever in flight, in all and to one
 // destination.
-func (f *fakePort) wantWindows(t *testing.T, window, dest int) {
+func wantWindows(t *testing.T, port *umadtest.Port, window, dest int) {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.maxTotal > window {
-		t.Errorf("%d requests in flight, window is %d", f.maxTotal, window)
+	all, one := port.MostInFlight()
+	if all > window {
+		t.Errorf("%d requests in flight, window is %d", all, window)
 	}
-	for d, n := range f.maxInflight {
-		if n > dest {
-			t.Errorf("%d requests in flight to LID %s, per-destination window is %d", n, d, dest)
-		}
+	if one > dest {
+		t.Errorf("%d requests in flight to one LID, per-destination window is %d", one, dest)
+	}
+	if all < 2 {
+		t.Errorf("at most %d request in flight: the windows were not tested", all)
 	}
 }
 
@@ -218,7 +162,7 @@ func TestWindowsBoundWhatIsInFlight(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	port.wantWindows(t, 8, 2)
+	wantWindows(t, port, 8, 2)
 }
 
 func TestContextCancelStopsWaiting(t *testing.T) {
@@ -253,13 +197,10 @@ func TestServeAnswersUnsolicitedRequests(t *testing.T) {
 	}
 	req := mad.NewRequest(0x32, 1, mad.MethodGet, 0x0001, 0)
 	req.SetTID(0x77)
-	port.in <- &umad.Packet{Addr: umad.Address{LID: 9, QP: 1}, MAD: req}
+	port.Deliver(&umad.Packet{Addr: umad.Address{LID: 9, QP: 1}, MAD: req})
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
-		port.mu.Lock()
-		n := port.sentTIDs[0x77]
-		port.mu.Unlock()
-		if n == 1 {
+		if sent := port.Requests(); len(sent) == 1 && sent[0].TID() == 0x77 {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -289,7 +230,7 @@ func TestServeRepliesWithTheRequestGRH(t *testing.T) {
 		{LID: 9, QP: 1, QKey: umad.QP1QKey, SL: 4, PKeyIndex: 1},
 	} {
 		req := mad.NewRequest(0x32, 1, mad.MethodGet, 0x0001, 0)
-		port.in <- &umad.Packet{Addr: from, MAD: req}
+		port.Deliver(&umad.Packet{Addr: from, MAD: req})
 		select {
 		case p := <-sent:
 			if !reflect.DeepEqual(p.Addr, from) || (from.GRH != nil && p.Addr.GRH == from.GRH) {

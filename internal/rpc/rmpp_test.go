@@ -5,50 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
-
-// syncPort delivers whatever its handler returns in order, at once.
-type syncPort struct {
-	mu      sync.Mutex
-	handle  func(p *umad.Packet) []*umad.Packet
-	in      chan *umad.Packet
-	closed  chan struct{}
-	once    sync.Once
-	written [][]byte
-}
-
-func newSyncPort(handle func(p *umad.Packet) []*umad.Packet) *syncPort {
-	return &syncPort{handle: handle, in: make(chan *umad.Packet, 1024), closed: make(chan struct{})}
-}
-
-func (s *syncPort) Send(p *umad.Packet) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.written = append(s.written, append([]byte(nil), p.MAD...))
-	for _, r := range s.handle(&umad.Packet{Addr: p.Addr, MAD: append([]byte(nil), p.MAD...)}) {
-		s.in <- r
-	}
-	return nil
-}
-
-func (s *syncPort) Recv(deadline time.Time) (*umad.Packet, error) {
-	select {
-	case p := <-s.in:
-		return p, nil
-	case <-s.closed:
-		return nil, umad.ErrClosed
-	case <-time.After(time.Until(deadline)):
-		return nil, umad.ErrTimeout
-	}
-}
-func (s *syncPort) Info() (umad.PortInfo, error) { return umad.PortInfo{}, nil }
-func (s *syncPort) Close() error                 { s.once.Do(func() { close(s.closed) }); return nil }
 
 // saSegment builds DATA segment seg (1-based) of n of an SA GetTableResp,
 // by hand from IBA 13.6.2.1 and 15.2.1.1: common header, RMPP header,
@@ -149,7 +112,7 @@ func TestRMPPReassembly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sa := &fakeSA{n: tc.n, lastData: 88, drop: tc.drop, swap: tc.swap, sent: map[int]int{}}
-			e := New(newSyncPort(sa.handle), Options{Timeout: 50 * time.Millisecond})
+			e := New(umadtest.NewPort(sa.handle), Options{Timeout: 50 * time.Millisecond})
 			defer e.Close()
 			r, err := e.Do(context.Background(), getTable())
 			if err != nil {
@@ -176,7 +139,7 @@ func TestRMPPReassembly(t *testing.T) {
 }
 
 func TestRMPPSenderStopIsAnError(t *testing.T) {
-	port := newSyncPort(func(p *umad.Packet) []*umad.Packet {
+	port := umadtest.NewPort(func(p *umad.Packet) []*umad.Packet {
 		m := saSegment(mad.Header(p.MAD).TID(), 1, 3, 10)
 		if p.MAD[25] == 2 {
 			m[25] = 3 // STOP
@@ -192,7 +155,7 @@ func TestRMPPSenderStopIsAnError(t *testing.T) {
 
 func TestRMPPSingleSegmentAndIbsimVersion0AreComplete(t *testing.T) {
 	for _, version := range []byte{0, 1} {
-		port := newSyncPort(func(p *umad.Packet) []*umad.Packet {
+		port := umadtest.NewPort(func(p *umad.Packet) []*umad.Packet {
 			m := saSegment(mad.Header(p.MAD).TID(), 1, 1, 150)
 			m[24] = version
 			return []*umad.Packet{{MAD: m}}
@@ -211,7 +174,7 @@ func TestRMPPSingleSegmentAndIbsimVersion0AreComplete(t *testing.T) {
 // lengths, and that the sender waits for the window the ACKs open.
 func TestRMPPSegmentedRequest(t *testing.T) {
 	var got [][]byte
-	port := newSyncPort(func(p *umad.Packet) []*umad.Packet {
+	port := umadtest.NewPort(func(p *umad.Packet) []*umad.Packet {
 		m := p.MAD
 		if m[25] != 1 {
 			return nil

@@ -157,7 +157,9 @@ func (p *Port) Send(pkt *umad.Packet) error {
 		return umad.ErrClosed
 	default:
 	}
-	req := copyPacket(pkt)
+	// The Func gets its own copy of the MAD; the GRH is the sender's, so
+	// that a test can see whether a sender reuses one it should not.
+	req := &umad.Packet{Addr: pkt.Addr, Status: pkt.Status, MAD: append([]byte(nil), pkt.MAD...), Length: pkt.Length}
 	p.sh.mu.Lock()
 	p.sh.sent = append(p.sh.sent, append(mad.Header(nil), req.MAD...))
 	var out []*umad.Packet
