@@ -15,14 +15,14 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("a fabric differs from itself: %+v", d)
 	}
 	f, _, _, _, hca2, _ := tinyFake()
-	hca2.ports[1].remote.remote, hca2.ports[1].remote = nil, nil // unplugged
+	f.Unlink(hca2, 1) // unplugged
 	cur := discover(t, f, 8, Options{})
 	cur.Node(0x100006).Port(1).PortInfo[31] = 8 // Hca3 at 12X
 	d := Compare(ref, cur, rate)
 	if d.Same() || len(d.ReferenceOnlyNodes) != 1 || d.ReferenceOnlyNodes[0] != 0x100003 || len(d.CurrentOnlyNodes) != 0 ||
 		len(d.ReferenceOnlyEndPorts) != 1 || d.ReferenceOnlyEndPorts[0] != 0x100004 ||
 		len(d.ReferenceOnlyLinks) != 1 || d.ReferenceOnlyLinks[0] != (LinkRef{PortRef{0x200000, 4}, PortRef{0x100004, 1}}) ||
-		len(d.LIDChanges) != 1 || d.LIDChanges[0] != (LIDChange{LID: 41, Current: 0, Reference: 0x100004}) {
+		len(d.LIDChanges) != 1 || d.LIDChanges[0] != (LIDChange{LID: hca2.LID(1), Current: 0, Reference: 0x100004}) {
 		t.Errorf("Hca2 unplugged: %+v", d)
 	}
 	// The rate is the link's A end's: Switch2's port 1 did not change.

@@ -2,82 +2,17 @@ package discovery
 
 import (
 	"context"
-	"encoding/binary"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/umad"
 )
 
-// lftFake is a fakeFabric whose switches also answer LinearForwardingTable
-// reads, with shortest-path routes (what RouteToLID follows).
-type lftFake struct{ *fakeFabric }
-
-func (f lftFake) Send(p *umad.Packet) error {
-	req := mad.Header(p.MAD)
-	if req.AttrID() != mad.AttrLinearForwardingTable {
-		return f.fakeFabric.Send(p)
-	}
-	n, _ := f.route(p.Addr, req)
-	reply := append(mad.Header(nil), req...)
-	reply[3] = mad.MethodGetResp
-	status := uint16(mad.DirectionBit)
-	if n == nil || n.typ != NodeSwitch {
-		status |= 0x1c
-	} else {
-		data := reply.SMPData()
-		for i := range data {
-			data[i] = f.outPort(n, uint16(int(req.AttrMod())*64+i))
-		}
-	}
-	binary.BigEndian.PutUint16(reply[4:], status)
-	f.recv <- &umad.Packet{Addr: p.Addr, MAD: reply}
-	return nil
-}
-
-// outPort is the first hop of a shortest path from switch sw to lid (0 for
-// the switch itself, 0xFF for no route).
-func (f lftFake) outPort(sw *fakeNode, lid uint16) byte {
-	if sw.lid == lid {
-		return 0
-	}
-	type hop struct {
-		n     *fakeNode
-		first int
-	}
-	seen := map[*fakeNode]bool{sw: true}
-	queue := []hop{{sw, 0}}
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
-		for _, l := range h.n.ports[1:] {
-			r := l.remote
-			if r == nil || seen[r.node] {
-				continue
-			}
-			first := h.first
-			if first == 0 {
-				first = l.num
-			}
-			if r.node.lid == lid || r.node.portLID[r.num] == lid {
-				return byte(first)
-			}
-			seen[r.node] = true
-			if r.node.typ == NodeSwitch {
-				queue = append(queue, hop{r.node, first})
-			}
-		}
-	}
-	return 0xFF
-}
-
-func scanOn(t *testing.T, port umad.Port, opts ScanOptions) *Fabric {
+func scanOn(t *testing.T, fake *fakeFabric, opts ScanOptions) *Fabric {
 	t.Helper()
-	eng := rpc.New(port, rpc.Options{Timeout: 30 * time.Millisecond, Retries: 1, Window: 16, DestWindow: 4})
+	eng := rpc.New(fake.port(), rpc.Options{Timeout: 30 * time.Millisecond, Retries: 1, Window: 16, DestWindow: 4})
 	t.Cleanup(func() { eng.Close() })
 	f, err := Scan(context.Background(), eng, opts)
 	if err != nil {
@@ -98,8 +33,7 @@ func TestScanOfTheWholeFabricIsDiscover(t *testing.T) {
 	want = dumpFabric(discover(t, fatTreeFake(4, 3, 3, 2), 1, Options{Mode: ModeDR}))
 	for seed := uint64(1); seed <= 3; seed++ {
 		g := fatTreeFake(4, 3, 3, 2)
-		g.rng = rand.New(rand.NewPCG(seed, seed))
-		g.delay = 2 * time.Millisecond
+		g.seed, g.delay = seed, 2*time.Millisecond
 		if got := dumpFabric(scanOn(t, g, ScanOptions{InFlight: 1 + int(seed)*20})); got != want {
 			t.Fatalf("fat tree, seed %d: Scan differs from Discover:\n%s", seed, diffLines(want, got))
 		}
@@ -162,12 +96,12 @@ func TestScanFromADirectedRoute(t *testing.T) {
 
 func TestScanFromALID(t *testing.T) {
 	f, _, _, _, hca2, hca3 := tinyFake()
-	eng := rpc.New(lftFake{f}, rpc.Options{Timeout: 30 * time.Millisecond, Retries: 1})
+	eng := rpc.New(f.port(), rpc.Options{Timeout: 30 * time.Millisecond, Retries: 1})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		lid  uint16
 		want string
-	}{{1, "0"}, {2, "0,8"}, {hca3.portLID[1], "0,8,1"}, {hca2.portLID[1], "0,4"}} {
+	}{{1, "0"}, {2, "0,8"}, {hca3.LID(1), "0,8,1"}, {hca2.LID(1), "0,4"}} {
 		path, err := RouteToLID(ctx, eng, tc.lid, 0)
 		if err != nil || mad.FormatDRPath(path) != tc.want {
 			t.Errorf("RouteToLID(%d) = %s, %v; want %s", tc.lid, mad.FormatDRPath(path), err, tc.want)

@@ -4,20 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 func engineOn(t *testing.T, f *fakeFabric, window int) *rpc.Engine {
 	t.Helper()
-	eng := rpc.New(f, rpc.Options{Timeout: 30 * time.Millisecond, Retries: 1, Window: window, DestWindow: window})
+	eng := rpc.New(f.port(), rpc.Options{Timeout: 30 * time.Millisecond, Retries: 1, Window: window, DestWindow: window})
 	t.Cleanup(func() { eng.Close() })
 	return eng
 }
@@ -103,28 +101,28 @@ func TestDiscoverTinyInLibibnetdiscOrder(t *testing.T) {
 func fatTreeFake(leaves, spines, hosts, links int) *fakeFabric {
 	f := newFake()
 	first := f.add(NodeCA, 0xe000, 1, "host first")
-	var ls, ss []*fakeNode
+	var ls, ss []*umadtest.Node
 	for i := 0; i < spines; i++ {
 		ss = append(ss, f.add(NodeSwitch, 0x5000+uint64(i), 36, fmt.Sprintf("spine%d", i)))
 	}
 	for i := 0; i < leaves; i++ {
 		l := f.add(NodeSwitch, 0x7000+uint64(i), 36, fmt.Sprintf("leaf%d", i))
-		l.enhSP0 = i%2 == 0
+		l.EnhancedPort0 = i%2 == 0
 		ls = append(ls, l)
 		for h := 0; h < hosts; h++ {
 			c := f.add(NodeCA, 0xc0000+uint64(i*100+h*2), 2, fmt.Sprintf("host %d/%d", i, h))
-			f.link(l, h+1, c, 1)
+			f.Link(l, h+1, c, 1)
 		}
 		for s, sp := range ss {
 			for k := 0; k < links; k++ {
-				f.link(l, hosts+1+s*links+k, sp, i*links+k+1)
+				f.Link(l, hosts+1+s*links+k, sp, i*links+k+1)
 			}
 		}
 	}
-	f.link(ls[0], 30, first, 1)
+	f.Link(ls[0], 30, first, 1)
 	dual := f.add(NodeCA, 0xd000, 2, "dual")
-	f.link(ls[1], 31, dual, 1)
-	f.link(ls[2%leaves], 32, dual, 2)
+	f.Link(ls[1], 31, dual, 1)
+	f.Link(ls[2%leaves], 32, dual, 2)
 	return f
 }
 
@@ -136,8 +134,7 @@ func TestDiscoverOrderDoesNotDependOnReplyOrder(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 5; seed++ {
 		g := fatTreeFake(4, 3, 3, 2)
-		g.rng = rand.New(rand.NewPCG(seed, seed))
-		g.delay = 2 * time.Millisecond
+		g.seed, g.delay = seed, 2*time.Millisecond
 		mode := ModeLID
 		if seed%2 == 0 {
 			mode = ModeDR
@@ -171,17 +168,18 @@ func TestDiscoverRoutesByLIDOnlyWhenItCan(t *testing.T) {
 		{ModeLID, true, true},
 	} {
 		f := fatTreeFake(2, 1, 2, 1)
-		f.active = tc.active
+		f.inactive = !tc.active
 		fab := discover(t, f, 16, Options{Mode: tc.mode})
-		if (f.lidReq > 0) != tc.lid || len(fab.Nodes) != 1+1+2+4+1 {
-			t.Errorf("mode %v active %v: %d LID-routed, %d DR SMPs, %d nodes", tc.mode, tc.active, f.lidReq, f.drReq, len(fab.Nodes))
+		lidReq, drReq := len(f.requests(mad.ClassSubnLID)), len(f.requests(mad.ClassSubnDR))
+		if (lidReq > 0) != tc.lid || len(fab.Nodes) != 1+1+2+4+1 {
+			t.Errorf("mode %v active %v: %d LID-routed, %d DR SMPs, %d nodes", tc.mode, tc.active, lidReq, drReq, len(fab.Nodes))
 		}
 	}
 }
 
 func TestDiscoverRecordsWhatIsLostAndGoesOn(t *testing.T) {
 	f, sw1, _, _, _, hca3 := tinyFake()
-	f.drop = func(n *fakeNode, attr uint16, mod uint32) bool {
+	f.drop = func(n *umadtest.Node, attr uint16, mod uint32) bool {
 		return (n == sw1 && attr == mad.AttrPortInfo && mod == 4) || (n == hca3 && attr == mad.AttrNodeInfo)
 	}
 	fab := discover(t, f, 8, Options{})
@@ -204,7 +202,7 @@ func TestDiscoverRecordsWhatIsLostAndGoesOn(t *testing.T) {
 // A reply too short to hold SMP data is that node's error, not a panic.
 func TestDiscoverRecordsShortReplies(t *testing.T) {
 	f, _, sw2, _, _, _ := tinyFake()
-	f.truncate = func(n *fakeNode, attr uint16) bool { return n == sw2 && attr == mad.AttrNodeDescription }
+	f.truncate = func(n *umadtest.Node, attr uint16) bool { return n == sw2 && attr == mad.AttrNodeDescription }
 	fab := discover(t, f, 8, Options{})
 	if len(fab.Nodes) != 5 || len(fab.Errors) != 1 {
 		t.Fatalf("%d nodes, errors %v; want all 5 nodes and one error", len(fab.Nodes), fab.Errors)
@@ -216,7 +214,7 @@ func TestDiscoverRecordsShortReplies(t *testing.T) {
 
 func TestDiscoverFailsWithoutTheLocalNode(t *testing.T) {
 	f, _, _, _, _, _ := tinyFake()
-	f.drop = func(*fakeNode, uint16, uint32) bool { return true }
+	f.drop = func(*umadtest.Node, uint16, uint32) bool { return true }
 	_, err := Discover(context.Background(), engineOn(t, f, 4), Options{})
 	if !errors.Is(err, ErrNoLocalNode) {
 		t.Fatalf("got %v, want ErrNoLocalNode", err)
@@ -231,7 +229,7 @@ func TestDiscoverLoadsIncrementally(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f.count(mad.AttrNodeDescription) != 0 || f.count(mad.AttrSwitchInfo) != 0 || fab.Has(LoadNodeDesc) || !fab.Has(LoadTopology) {
-		t.Fatalf("topology only: %v sent, loaded %v", f.sent, fab.Loaded)
+		t.Fatalf("topology only: %v sent, loaded %v", f.sent(), fab.Loaded)
 	}
 	ni, pi := f.count(mad.AttrNodeInfo), f.count(mad.AttrPortInfo)
 	again, err := Discover(context.Background(), eng, Options{Fabric: fab, Load: LoadAll})
@@ -240,7 +238,7 @@ func TestDiscoverLoadsIncrementally(t *testing.T) {
 	}
 	if again != fab || f.count(mad.AttrNodeInfo) != ni || f.count(mad.AttrPortInfo) != pi ||
 		f.count(mad.AttrNodeDescription) != 5 || f.count(mad.AttrSwitchInfo) != 2 || !fab.Has(LoadAll) {
-		t.Fatalf("completion: %v sent, loaded %v", f.sent, fab.Loaded)
+		t.Fatalf("completion: %v sent, loaded %v", f.sent(), fab.Loaded)
 	}
 	if fab.Node(0x100006).Desc() != "Hca3" || !fab.Node(0x200001).EnhancedSP0 {
 		t.Errorf("descriptions and SwitchInfo not filled in")
@@ -253,7 +251,7 @@ func TestDiscoverLoadsIncrementally(t *testing.T) {
 
 func TestDiscoverCompletesAFabricWithoutRoutes(t *testing.T) {
 	f, _, _, _, _, _ := tinyFake()
-	f.active = false // no LIDs: the routes must come from the links
+	f.inactive = true // no LIDs: the routes must come from the links
 	eng := engineOn(t, f, 8)
 	fab, err := Discover(context.Background(), eng, Options{Load: LoadTopology})
 	if err != nil {
@@ -281,19 +279,16 @@ func TestDiscoverMaxHops(t *testing.T) {
 func TestDiscoverAsksMellanoxPortsForFDR10(t *testing.T) {
 	for _, noEPI := range []bool{false, true} {
 		f := fatTreeFake(2, 1, 2, 1)
-		for _, n := range f.nodes {
-			n.vendor, n.dev, n.qdr, n.noEPI = 0x2c9, 0xcb20, true, noEPI
-			if n.typ != NodeSwitch {
-				n.dev = 0x1017
-			}
+		for _, n := range f.Nodes() {
+			mellanox(n, noEPI)
 		}
 		want := dumpFabric(discover(t, f, 1, Options{Mode: ModeDR}))
 		if f.count(mad.AttrMlnxExtPortInfo) == 0 {
 			t.Fatal("no Mellanox extended PortInfo asked for")
 		}
 		g := fatTreeFake(2, 1, 2, 1)
-		for i, n := range g.nodes {
-			n.vendor, n.dev, n.qdr, n.noEPI = f.nodes[i].vendor, f.nodes[i].dev, true, noEPI
+		for _, n := range g.Nodes() {
+			mellanox(n, noEPI)
 		}
 		g.delay = time.Millisecond
 		fab := discover(t, g, 32, Options{})
@@ -342,15 +337,8 @@ func TestLoadNames(t *testing.T) {
 func TestDiscoverSurvivesRandomLoss(t *testing.T) {
 	want := dumpFabric(discover(t, fatTreeFake(3, 2, 3, 2), 1, Options{}))
 	f := fatTreeFake(3, 2, 3, 2)
-	f.delay = time.Millisecond
-	var mu sync.Mutex
-	rng := rand.New(rand.NewPCG(3, 4))
-	f.drop = func(*fakeNode, uint16, uint32) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return rng.IntN(5) == 0
-	}
-	eng := rpc.New(f, rpc.Options{Timeout: 10 * time.Millisecond, Retries: 10, Window: 16, DestWindow: 4})
+	f.delay, f.seed, f.loss = time.Millisecond, 3, 0.2
+	eng := rpc.New(f.port(), rpc.Options{Timeout: 10 * time.Millisecond, Retries: 10, Window: 16, DestWindow: 4})
 	defer eng.Close()
 	fab, err := Discover(context.Background(), eng, Options{})
 	if err != nil {
@@ -368,38 +356,19 @@ func TestDiscoverSurvivesRandomLoss(t *testing.T) {
 // walk asks again over directed routes, once per node.
 func TestDiscoverFallsBackToDR(t *testing.T) {
 	f := fatTreeFake(2, 1, 2, 1)
-	lidLost := 0
-	var mu sync.Mutex
-	f.drop = func(n *fakeNode, attr uint16, mod uint32) bool { return false }
-	g := &lidDropper{fakeFabric: f, lost: &lidLost, mu: &mu}
-	eng := rpc.New(g, rpc.Options{Timeout: 10 * time.Millisecond, Retries: 1, Window: 8, DestWindow: 4})
+	f.dropLID = true
+	eng := rpc.New(f.port(), rpc.Options{Timeout: 10 * time.Millisecond, Retries: 1, Window: 8, DestWindow: 4})
 	defer eng.Close()
 	fab, err := Discover(context.Background(), eng, Options{Mode: ModeLID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fab.Errors) != 0 || len(fab.Nodes) != len(f.nodes) {
+	if len(fab.Errors) != 0 || len(fab.Nodes) != len(f.Nodes()) {
 		t.Fatalf("%d nodes, errors %v", len(fab.Nodes), fab.Errors)
 	}
 	// One LID-routed query per node finds out, in 2 attempts.
-	if lidLost == 0 || lidLost > 2*len(f.nodes) {
-		t.Errorf("%d LID-routed SMPs lost for %d nodes", lidLost, len(f.nodes))
+	lidLost := len(f.requests(mad.ClassSubnLID))
+	if lidLost == 0 || lidLost > 2*len(f.Nodes()) {
+		t.Errorf("%d LID-routed SMPs lost for %d nodes", lidLost, len(f.Nodes()))
 	}
-}
-
-// lidDropper loses every LID-routed SMP.
-type lidDropper struct {
-	*fakeFabric
-	lost *int
-	mu   *sync.Mutex
-}
-
-func (d *lidDropper) Send(p *umad.Packet) error {
-	if mad.Header(p.MAD).Class() == mad.ClassSubnLID {
-		d.mu.Lock()
-		*d.lost++
-		d.mu.Unlock()
-		return nil
-	}
-	return d.fakeFabric.Send(p)
 }

@@ -109,6 +109,16 @@ func (f *Fabric) Link(a *Node, pa int, b *Node, pb int) {
 	f.lft = nil
 }
 
+// Unlink unplugs the link at port p of n (if any).
+func (f *Fabric) Unlink(n *Node, p int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := n.ports[p].remote; r != nil {
+		r.remote, n.ports[p].remote = nil, nil
+	}
+	f.lft = nil
+}
+
 // Nodes returns the nodes in the order they were added.
 func (f *Fabric) Nodes() []*Node {
 	f.mu.Lock()
