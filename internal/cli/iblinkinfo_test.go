@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,16 +9,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 // libibnetdisc logs an internal error when a walk reads a CA's PortInfo a
@@ -346,152 +344,25 @@ func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
 // engine acknowledges and reassembles.
 // ---------------------------------------------------------------------
 
-// rmppSA is a local port on a fabric whose SA holds a fabric's records.
+// rmppSA is a transport whose port is on a fabric whose SA (umadtest's,
+// which sends GetTable replies in RMPP segments) holds a fabric's
+// records. SMPs are handed back undelivered.
 type rmppSA struct {
-	tables map[uint16][]mad.Struct
-	local  umad.PortInfo
-
-	mu    sync.Mutex
-	xfers map[uint64][][]byte // GetTable replies in segments, by TID
-	next  map[uint64]int      // the next segment of each to send
-	smps  int                 // SMPs sent: --sa must send none
-	segs  int                 // segments sent
-	ch    chan *umad.Packet
-	done  chan struct{}
-	once  sync.Once
+	*umadtest.Opener
+	sa    *umadtest.SA
+	local umad.PortInfo
 }
 
-func (s *rmppSA) Name() string                 { return "fake" }
-func (s *rmppSA) CAs() ([]umad.CA, error)      { return nil, nil }
-func (s *rmppSA) Info() (umad.PortInfo, error) { return s.local, nil }
-func (s *rmppSA) Open(string, int) (umad.Port, error) {
-	s.ch, s.done, s.once = make(chan *umad.Packet, 4096), make(chan struct{}), sync.Once{}
-	return s, nil
-}
-func (s *rmppSA) Close() error { s.once.Do(func() { close(s.done) }); return nil }
-func (s *rmppSA) Recv(deadline time.Time) (*umad.Packet, error) {
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case p := <-s.ch:
-		return p, nil
-	case <-s.done:
-		return nil, umad.ErrClosed
-	case <-t.C:
-		return nil, umad.ErrTimeout
-	}
-}
-
-func (s *rmppSA) Send(pkt *umad.Packet) error {
-	req := append(mad.Header(nil), pkt.MAD...)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if req.Class() != mad.ClassSubnAdm {
-		s.smps++
-		s.ch <- &umad.Packet{Addr: pkt.Addr, MAD: req, Status: umad.StatusTimeout}
-		return nil
-	}
-	attr := binary.BigEndian.Uint16(req[16:])
-	switch {
-	case req[25] == 2: // an RMPP ACK: send the segments it opens
-		tid := req.TID()
-		segs := s.xfers[tid]
-		acked, last := int(binary.BigEndian.Uint32(req[28:])), int(binary.BigEndian.Uint32(req[32:]))
-		for i := max(acked, s.next[tid]); i < min(last, len(segs)); i++ {
-			s.send(pkt.Addr, segs[i])
-			s.next[tid] = i + 1
-		}
-	case req.Method() == mad.MethodGetTable:
-		var data []byte
-		stride := 0
-		for _, rec := range s.match(attr, req) {
-			stride = (len(rec) + 7) &^ 7
-			data = append(data, append(rec, make([]byte, stride-len(rec))...)...)
-		}
-		segs := saSegments(req, data, stride)
-		s.xfers[req.TID()], s.next[req.TID()] = segs, 1
-		s.send(pkt.Addr, segs[0]) // the window is one segment until the first ACK
-	case req.Method() == mad.MethodGet:
-		reply := append(mad.Header(nil), req[:256]...)
-		reply[3] = mad.MethodGetResp
-		recs := s.match(attr, req)
-		switch len(recs) {
-		case 1:
-			copy(reply[sa.DataOffset:], recs[0])
-		case 0:
-			binary.BigEndian.PutUint16(reply[4:], 0x0300) // ERR_NO_RECORDS
-		default:
-			binary.BigEndian.PutUint16(reply[4:], 0x0500) // too many records
-		}
-		s.send(pkt.Addr, reply)
-	}
-	return nil
-}
-
-func (s *rmppSA) send(addr umad.Address, m []byte) {
-	s.segs++
-	s.ch <- &umad.Packet{Addr: addr, MAD: append([]byte(nil), m...)}
-}
-
-// match returns the records matching the query's component mask.
-func (s *rmppSA) match(attr uint16, req mad.Header) [][]byte {
-	mask := binary.BigEndian.Uint64(req[48:])
-	var out [][]byte
-	for _, rec := range s.tables[attr] {
-		d := rec.Desc()
-		q := d.New()
-		_ = q.Unmarshal(append(append([]byte(nil), req[sa.DataOffset:]...), make([]byte, d.Size)...))
-		ok := true
-		for _, path := range mad.CompMaskFields(d, mask) {
-			a, err1 := mad.Get(rec, path)
-			b, err2 := mad.Get(q, path)
-			ok = ok && err1 == nil && err2 == nil && a == b
-		}
-		if ok {
-			out = append(out, mad.Encode(rec))
-		}
-	}
-	return out
-}
-
-// saSegments cuts a GetTableResp payload into RMPP DATA segments (IBA
-// 13.6.2.1, 15.2.1.1): each with the SA header and up to 200 data bytes.
-func saSegments(req mad.Header, data []byte, stride int) [][]byte {
-	const chunk = 200
-	n := max(1, (len(data)+chunk-1)/chunk)
-	var segs [][]byte
-	for i := 0; i < n; i++ {
-		m := make([]byte, 256)
-		copy(m, req[:sa.DataOffset])
-		m[3] = mad.MethodGetTable | mad.MethodResponse
-		binary.BigEndian.PutUint16(m[4:], 0)
-		part := data[min(i*chunk, len(data)):min((i+1)*chunk, len(data))]
-		copy(m[sa.DataOffset:], part)
-		m[24], m[25] = 1, 1 // RMPP version 1, DATA
-		flags := byte(1)    // Active
-		if i == 0 {
-			flags |= 2
-			binary.BigEndian.PutUint32(m[32:], uint32(n*20+len(data)))
-		}
-		if i == n-1 {
-			flags |= 4
-			binary.BigEndian.PutUint32(m[32:], uint32(20+len(part)))
-		}
-		m[26] = flags
-		binary.BigEndian.PutUint32(m[28:], uint32(i+1))
-		binary.BigEndian.PutUint16(m[44:], uint16(stride/8))
-		segs = append(segs, m)
-	}
-	return segs
-}
+// smps says how many SMPs were sent: --sa must send none.
+func (s *rmppSA) smps() int { return len(s.Requests(mad.ClassSubnLID, mad.ClassSubnDR)) }
 
 // rmppSAOf is what OpenSM's SA holds for a fabric (a NodeRecord per end
 // port, a PortInfoRecord per port, a LinkRecord per link end, a
 // SwitchInfoRecord per switch), attached at the port discovery started
 // at.
 func rmppSAOf(f *discovery.Fabric) *rmppSA {
-	s := &rmppSA{tables: map[uint16][]mad.Struct{}, xfers: map[uint64][][]byte{}, next: map[uint64]int{}}
-	add := func(attr uint16, r mad.Struct) { s.tables[attr] = append(s.tables[attr], r) }
+	s := &rmppSA{sa: umadtest.NewSA()}
+	add := func(_ uint16, r mad.Struct) { s.sa.Add(r) }
 	lidOf := func(p *discovery.Port) uint16 {
 		if p.Node.Type == discovery.NodeSwitch {
 			return p.Node.SMALID
@@ -541,6 +412,7 @@ func rmppSAOf(f *discovery.Fabric) *rmppSA {
 	if f.From.Type == discovery.NodeSwitch {
 		s.local.Num = 0
 	}
+	s.Opener = umadtest.NewOpener(umadtest.Classes{mad.ClassSubnAdm: s.sa.Answer}.Answer, umadtest.WithInfo(s.local))
 	return s
 }
 
@@ -566,11 +438,12 @@ func TestIblinkinfoFromTheSA(t *testing.T) {
 					t.Errorf("%s: iblinkinfo %s %s: exit %d, stderr %q\n%s", topo, sel, flags, got.code, got.stderr,
 						simfabric.UnifiedDiff("SMP walk", "SA walk", want.Stdout, got.stdout))
 				}
-				if s.smps != 0 || len(s.xfers) != 4 {
-					t.Errorf("%s: %d SMPs, %d GetTable queries; want none and 4", topo, s.smps, len(s.xfers))
+				tables, segs := s.sa.Stats()
+				if s.smps() != 0 || tables != 4 {
+					t.Errorf("%s: %d SMPs, %d GetTable queries; want none and 4", topo, s.smps(), tables)
 				}
-				if topo == "fattree-50.net" && s.segs < 20 {
-					t.Errorf("%s: only %d segments: the tables should need many", topo, s.segs)
+				if topo == "fattree-50.net" && segs < 20 {
+					t.Errorf("%s: only %d segments: the tables should need many", topo, segs)
 				}
 			}
 		}

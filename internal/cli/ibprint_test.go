@@ -98,15 +98,15 @@ func TestIbprintFromTheSA(t *testing.T) {
 			want := runSim(f, "", tool, "--load-cache", file, hexGUID(n.GUID))
 			s := rmppSAOf(fab)
 			got := runWith(s, "ibtool", tool, "--sa", hexGUID(n.GUID))
-			if got.code != 0 || got.stdout != want.Stdout || want.Stdout == "" || s.smps != 0 {
-				t.Errorf("%s: %s --sa %x: exit %d, stderr %q, %d SMPs\n%s", topo, tool, n.GUID, got.code, got.stderr, s.smps,
+			if got.code != 0 || got.stdout != want.Stdout || want.Stdout == "" || s.smps() != 0 {
+				t.Errorf("%s: %s --sa %x: exit %d, stderr %q, %d SMPs\n%s", topo, tool, n.GUID, got.code, got.stderr, s.smps(),
 					simfabric.UnifiedDiff("cache", "SA", want.Stdout, got.stdout))
 			}
 		}
 		for _, tool := range []string{"ibprintca", "ibprintswitch"} {
 			want := runSim(f, "", tool, "-l", "--load-cache", file)
 			s := rmppSAOf(fab)
-			if got := runWith(s, "ibtool", tool, "-l", "--discovery", "sa"); got.code != 0 || got.stdout != want.Stdout || s.smps != 0 {
+			if got := runWith(s, "ibtool", tool, "-l", "--discovery", "sa"); got.code != 0 || got.stdout != want.Stdout || s.smps() != 0 {
 				t.Errorf("%s: %s -l --sa: exit %d, stderr %q\n%s", topo, tool, got.code, got.stderr,
 					simfabric.UnifiedDiff("cache", "SA", want.Stdout, got.stdout))
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 // fakeSysfs is the umad package's fake sysfs: mlx4_0 (IB port 1 Down,
@@ -205,17 +206,6 @@ func TestIbstatSkipsBrokenCA(t *testing.T) {
 	}
 }
 
-type fakeOpener struct {
-	cas []umad.CA
-	err error
-}
-
-func (f fakeOpener) Name() string            { return "fake" }
-func (f fakeOpener) CAs() ([]umad.CA, error) { return f.cas, f.err }
-func (f fakeOpener) Open(string, int) (umad.Port, error) {
-	return nil, errors.New("fake transport: no ports")
-}
-
 // simCA is what the ibsim transport describes when attached to a switch
 // (the values of the simulator outputs in the task).
 func simCA() umad.CA {
@@ -232,7 +222,7 @@ func simCA() umad.CA {
 
 // Outputs of infiniband-diags 44 ibstat under ibsim, captured from the C tool.
 func TestIbstatSimulatorOutput(t *testing.T) {
-	tr := fakeOpener{cas: []umad.CA{simCA()}}
+	tr := &umadtest.Opener{LocalCAs: []umad.CA{simCA()}}
 	want := "Switch 'ibsim0'\n\tSwitch type: simulator\n\tNumber of ports: 0\n\tFirmware version: 1\n\tHardware version: a1\n" +
 		"\tNode GUID: 0x0000000000200000\n\tSystem image GUID: 0x0000000000200000\n\tPort 0:\n\t\tState: Active\n" +
 		"\t\tPhysical state: LinkUp\n\t\tRate: 10\n\t\tBase lid: 1\n\t\tLMC: 0\n\t\tSM lid: 1\n" +
@@ -261,7 +251,7 @@ func TestIbstatFormatting(t *testing.T) {
 			{Num: 4, State: 3, PhysState: 7, Rate: "10 Gb/sec (1X fdr10)"},
 		},
 	}
-	r := runWith(fakeOpener{cas: []umad.CA{ca, {Name: "iw0", NodeType: 4}, {Name: "zero", NodeType: 0}}}, "ibstat")
+	r := runWith(&umadtest.Opener{LocalCAs: []umad.CA{ca, {Name: "iw0", NodeType: 4}, {Name: "zero", NodeType: 0}}}, "ibstat")
 	want := "Router 'r0'\n" +
 		"\tRouter type: " + long[:39] + "\n" +
 		"\tNumber of ports: 4\n" + // the highest port number
@@ -278,10 +268,10 @@ func TestIbstatFormatting(t *testing.T) {
 		t.Errorf("ibstat:\n%s", unifiedDiff(want, r.stdout))
 	}
 	// Devices that are not IB node types are not IB devices for ibstat.
-	if r := runWith(fakeOpener{cas: []umad.CA{{Name: "iw0", NodeType: 4}}}, "ibstat", "iw0"); r.code != ExitFailure {
+	if r := runWith(&umadtest.Opener{LocalCAs: []umad.CA{{Name: "iw0", NodeType: 4}}}, "ibstat", "iw0"); r.code != ExitFailure {
 		t.Errorf("ibstat iw0: %+v", r)
 	}
-	if r := runWith(fakeOpener{err: errors.New("no InfiniBand port")}, "ibstat"); r.code != ExitFailure ||
+	if r := runWith(&umadtest.Opener{CAsErr: errors.New("no InfiniBand port")}, "ibstat"); r.code != ExitFailure ||
 		!strings.Contains(r.stderr, "can't list IB device names: no InfiniBand port") {
 		t.Errorf("transport failure: %+v", r)
 	}
@@ -365,12 +355,12 @@ func TestIbstatJSON(t *testing.T) {
 	// Simulator values: 1X SDR is 2.5, "IB" is InfiniBand.
 	ca := simCA()
 	ca.Ports[0].Rate = "2.5 Gb/sec (1X SDR)"
-	r = runWith(fakeOpener{cas: []umad.CA{ca}}, "ibstat", "--json")
+	r = runWith(&umadtest.Opener{LocalCAs: []umad.CA{ca}}, "ibstat", "--json")
 	if !strings.Contains(r.stdout, `"rate_gbps": 2.5,`) || !strings.Contains(r.stdout, `"link_layer": "InfiniBand"`) ||
 		!strings.Contains(r.stdout, `"node_type": "Switch"`) {
 		t.Errorf("ibstat --json on a switch:\n%s", r.stdout)
 	}
-	r = runWith(fakeOpener{}, "ibstat", "--json")
+	r = runWith(&umadtest.Opener{}, "ibstat", "--json")
 	if r.stdout != "{\n  \"cas\": []\n}\n" {
 		t.Errorf("no CAs: %q", r.stdout)
 	}
@@ -475,7 +465,7 @@ func TestIbstatusMatchesScript(t *testing.T) {
 func TestIbstatusSimulator(t *testing.T) {
 	ca := simCA()
 	ca.Ports[0].GIDs = nil // rebuilt from prefix and port GUID
-	r := runWith(fakeOpener{cas: []umad.CA{ca}}, "ibstatus")
+	r := runWith(&umadtest.Opener{LocalCAs: []umad.CA{ca}}, "ibstatus")
 	want := "Infiniband device 'ibsim0' port 0 status:\n" +
 		"\tdefault gid:\t fe80:0000:0000:0000:0000:0000:0020:0000\n" +
 		"\tbase lid:\t 0x1\n" +
@@ -489,15 +479,15 @@ func TestIbstatusSimulator(t *testing.T) {
 	}
 	// States and physical states outside the kernel's tables.
 	ca.Ports[0].State, ca.Ports[0].PhysState = 9, 7
-	r = runWith(fakeOpener{cas: []umad.CA{ca}}, "ibstatus", "ibsim0:0")
+	r = runWith(&umadtest.Opener{LocalCAs: []umad.CA{ca}}, "ibstatus", "ibsim0:0")
 	if !strings.Contains(r.stdout, "\tstate:\t\t 9: UNKNOWN\n\tphys state:\t 7: Phy Test\n") {
 		t.Errorf("ibstatus:\n%s", r.stdout)
 	}
-	r = runWith(fakeOpener{err: errors.New("no InfiniBand port")}, "ibstatus")
+	r = runWith(&umadtest.Opener{CAsErr: errors.New("no InfiniBand port")}, "ibstatus")
 	if r.stdout != "Fatal error:  No devices\n" || r.code != ExitFailure {
 		t.Errorf("transport failure: %+v", r)
 	}
-	r = runWith(fakeOpener{err: errors.New("no InfiniBand port")}, "ibtool", "ibstatus")
+	r = runWith(&umadtest.Opener{CAsErr: errors.New("no InfiniBand port")}, "ibtool", "ibstatus")
 	if r.stderr != "ibstatus: No devices: no InfiniBand port\n" || r.code != ExitFailure {
 		t.Errorf("transport failure: %+v", r)
 	}

@@ -4,17 +4,15 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 // perfTrafficRE matches the traffic counters' lines. ibsim counts every
@@ -526,116 +524,44 @@ func TestAddCountersSaturates(t *testing.T) {
 	}
 }
 
-// pmaOpener is a transport whose one port plays a node: a PMA answering
-// PerfGet/PerfSet from a table keyed by attribute and PortSelect, and an
-// SMA answering SubnGet from one keyed by attribute and modifier. It
-// records the requests it gets.
+// pmaOpener is a transport on a fabric of two nodes: the local CA and the
+// node under test at a LID, whose PMA answers PerfGet/PerfSet from what a
+// test stores by attribute and PortSelect, and whose SMA answers only
+// what a test sets (status 0x1c otherwise). It records the requests it
+// gets.
 type pmaOpener struct {
-	lid  uint16
-	num  int                  // the local port's number
-	pma  map[[2]int][]byte    // {attr, port select} -> data; missing: status 0x1c
-	sma  map[[2]uint32][]byte // {attr, mod} -> data; missing: status 0x1c
-	mu   *sync.Mutex          //
-	reqs *[]mad.Header        // what was sent, in order
-	drop map[uint16]bool      // attributes never answered
-	fail map[[2]int]uint16    // {attr, port select} -> a MAD status
+	*umadtest.Opener
+	pma    *umadtest.PMA
+	target *umadtest.Node
 }
 
 func newPMA(lid uint16) *pmaOpener {
-	return &pmaOpener{lid: lid, num: 1, pma: map[[2]int][]byte{}, sma: map[[2]uint32][]byte{}, mu: &sync.Mutex{},
-		reqs: &[]mad.Header{}, drop: map[uint16]bool{}, fail: map[[2]int]uint16{}}
-}
-
-func (o *pmaOpener) Name() string            { return "fake" }
-func (o *pmaOpener) CAs() ([]umad.CA, error) { return nil, errors.New("no CAs") }
-func (o *pmaOpener) Open(string, int) (umad.Port, error) {
-	return &pmaPort{o: o, in: make(chan *umad.Packet, 64), closed: make(chan struct{})}, nil
+	fab := umadtest.NewFabric()
+	host := fab.AddCA(0xa0, 1, "host")
+	target := fab.AddSwitch(0xb0, 36, "target")
+	target.Scripted = true
+	target.SetLID(0, lid)
+	fab.Link(host, 1, target, 1)
+	pma := umadtest.NewPMA()
+	answer := umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer, mad.ClassPerf: pma.Answer}.Answer
+	return &pmaOpener{Opener: umadtest.NewOpener(answer, umadtest.WithInfo(fab.LocalInfo())), pma: pma, target: target}
 }
 
 // requests returns the recorded requests of a class.
-func (o *pmaOpener) requests(class uint8) []mad.Header {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var out []mad.Header
-	for _, m := range *o.reqs {
-		if m.Class() == class {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-type pmaPort struct {
-	o      *pmaOpener
-	in     chan *umad.Packet
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (p *pmaPort) Send(pkt *umad.Packet) error {
-	req := append(mad.Header(nil), pkt.MAD...)
-	p.o.mu.Lock()
-	*p.o.reqs = append(*p.o.reqs, req)
-	p.o.mu.Unlock()
-	if p.o.drop[req.AttrID()] {
-		return nil
-	}
-	m := append(mad.Header(nil), pkt.MAD...)
-	m[3] = mad.MethodGetResp
-	var data []byte
-	var ok bool
-	status := uint16(0x1c)
-	switch m.Class() {
-	case mad.ClassPerf:
-		key := [2]int{int(m.AttrID()), int(m[perfDataOffset+1])}
-		if s, bad := p.o.fail[key]; bad {
-			status, ok = s, false
-		} else if data, ok = p.o.pma[key]; ok {
-			copy(m[perfDataOffset:], data)
-		}
-	case mad.ClassSubnLID:
-		if data, ok = p.o.sma[[2]uint32{uint32(m.AttrID()), m.AttrMod()}]; ok {
-			copy(m[mad.SMPDataOffset:], data)
-		}
-	}
-	if !ok {
-		binary.BigEndian.PutUint16(m[4:], status)
-	}
-	p.in <- &umad.Packet{Addr: pkt.Addr, MAD: m}
-	return nil
-}
-
-func (p *pmaPort) Recv(deadline time.Time) (*umad.Packet, error) {
-	select {
-	case pkt := <-p.in:
-		return pkt, nil
-	case <-p.closed:
-		return nil, umad.ErrClosed
-	case <-time.After(time.Until(deadline)):
-		return nil, umad.ErrTimeout
-	}
-}
-
-func (p *pmaPort) Info() (umad.PortInfo, error) {
-	return umad.PortInfo{LID: p.o.lid, Num: p.o.num}, nil
-}
-func (p *pmaPort) Close() error { p.once.Do(func() { close(p.closed) }); return nil }
+func (o *pmaOpener) requests(class uint8) []mad.Header { return o.Requests(class) }
 
 func (o *pmaOpener) cpi(capMask uint16, capMask2 uint32) {
-	c := mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, CapabilityMask: capMask, CapabilityMask2: capMask2}
-	for p := 0; p < 256; p++ {
-		o.pma[[2]int{int(mad.AttrClassPortInfo), p}] = mad.Encode(&c)
-	}
+	o.pma.Set(0, &mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, CapabilityMask: capMask, CapabilityMask2: capMask2})
 }
 
 func (o *pmaOpener) nodeInfo(ni mad.NodeInfo, enhancedPort0 bool) {
-	o.sma[[2]uint32{uint32(mad.AttrNodeInfo), 0}] = mad.Encode(&ni)
+	o.target.Set(0, &ni)
 	if ni.NodeType == mad.NodeTypeSwitch {
 		si := mad.SwitchInfo{}
 		if enhancedPort0 {
 			si.EnhancedPort0 = 1
 		}
-		o.sma[[2]uint32{uint32(mad.AttrSwitchInfo), 0}] = mad.Encode(&si)
+		o.target.Set(0, &si)
 	}
 }
 
@@ -648,7 +574,7 @@ func TestPerfqueryEmulatesAllPortSelect(t *testing.T) {
 	for p := 1; p <= 3; p++ {
 		pc := mad.PortCounters{PortSelect: uint8(p), SymbolErrorCounter: 0x7000 * uint16(p), LinkDownedCounter: uint8(p),
 			PortXmitData: 0x60000000 * uint32(p), PortXmitWait: uint32(p)}
-		o.pma[[2]int{int(mad.AttrPortCounters), p}] = mad.Encode(&pc)
+		o.pma.Set(uint32(p), &pc)
 	}
 	r := runWith(o, "perfquery", "-a", "9")
 	sum := mad.PortCounters{PortSelect: 255, SymbolErrorCounter: 0xffff, LinkDownedCounter: 6, PortXmitData: 0xffffffff, PortXmitWait: 6}
@@ -669,16 +595,16 @@ func TestPerfqueryEmulatesAllPortSelect(t *testing.T) {
 		t.Fatalf("9 255: %+v", r)
 	}
 	// A port that fails ends the sum.
-	o.fail[[2]int{int(mad.AttrPortCounters), 2}] = 0x1c
+	o.pma.Fail(mad.AttrPortCounters, 2, 0x1c)
 	r = runWith(o, "perfquery", "-a", "9")
 	if r.code != ExitFailure || r.stdout != "perfquery: iberror: failed: perfquery\n" {
 		t.Fatalf("a failing port: %+v", r)
 	}
 	// An enhanced port 0 is counted too.
-	delete(o.fail, [2]int{int(mad.AttrPortCounters), 2})
+	o.pma.Fail(mad.AttrPortCounters, 2, 0)
 	o.nodeInfo(mad.NodeInfo{NodeType: mad.NodeTypeSwitch, NumPorts: 3}, true)
 	pc0 := mad.PortCounters{LinkDownedCounter: 250}
-	o.pma[[2]int{int(mad.AttrPortCounters), 0}] = mad.Encode(&pc0)
+	o.pma.Set(0, &pc0)
 	r = runWith(o, "ibtool", "perfquery", "--json", "-a", "9")
 	var res struct {
 		Counters []struct {
@@ -699,7 +625,7 @@ func TestPerfqueryAllPortsOnCA(t *testing.T) {
 	o.cpi(0x1200, 0)
 	o.nodeInfo(mad.NodeInfo{NodeType: mad.NodeTypeCA, NumPorts: 2, LocalPortNum: 1}, false)
 	pc := mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 4}
-	o.pma[[2]int{int(mad.AttrPortCounters), 1}] = mad.Encode(&pc)
+	o.pma.Set(1, &pc)
 	r := runWith(o, "perfquery", "-a", "3")
 	if r.code != ExitFailure || r.stdout != "perfquery: iberror: failed: AllPortSelect not supported\n" ||
 		!strings.Contains(r.stderr, "query each port's own LID") {
@@ -722,9 +648,8 @@ func TestPerfqueryAllPortsOnCA(t *testing.T) {
 func TestPerfqueryResetMADs(t *testing.T) {
 	o := newPMA(3)
 	o.cpi(0x1000|0x8000|0x200, 0) // XmitWait, QP1Dropped, ExtWidth
-	var zero [192]byte
 	for _, a := range []uint16{mad.AttrPortCounters, mad.AttrPortCountersExtended, mad.AttrPortRcvErrorDetails, mad.AttrPortExtendedSpeedsCounters} {
-		o.pma[[2]int{int(a), 1}] = zero[:]
+		o.pma.Set(1, mad.LookupAttr(mad.ClassPerf, a).New())
 	}
 	for _, tc := range []struct {
 		args string
@@ -784,11 +709,11 @@ func TestPerfqueryGroupsFake(t *testing.T) {
 	esc.ErrorDetectionCounter[11] = 5
 	psc := mad.PortSamplesControl{PortSelect: 1, Tick: 0x10, SampleInterval: 1000}
 	cc := mad.PortRcvConCtrl{PortSelect: 1, PortPktRcvFECN: 8, PortPktRcvBECN: 9}
-	o.pma[[2]int{int(mad.AttrPortXmitDataSL), 1}] = mad.Encode(&xsl)
-	o.pma[[2]int{int(mad.AttrPortRcvDataSL), 1}] = mad.Encode(&rsl)
-	o.pma[[2]int{int(mad.AttrPortExtendedSpeedsCounters), 1}] = mad.Encode(&esc)
-	o.pma[[2]int{int(mad.AttrPortSamplesControl), 1}] = mad.Encode(&psc)
-	o.pma[[2]int{int(mad.AttrPortRcvConCtrl), 1}] = mad.Encode(&cc)
+	o.pma.Set(1, &xsl)
+	o.pma.Set(1, &rsl)
+	o.pma.Set(1, &esc)
+	o.pma.Set(1, &psc)
+	o.pma.Set(1, &cc)
 	for _, tc := range []struct {
 		args  string
 		title string
@@ -823,12 +748,12 @@ func TestPerfqueryExtSpeedsRSFEC(t *testing.T) {
 	o.cpi(0x1200|0x4000, 0)
 	o.nodeInfo(mad.NodeInfo{NodeType: mad.NodeTypeSwitch, NumPorts: 8}, false)
 	pi := mad.PortInfo{CapabilityMask: uint32(mad.PortCapMaskCapabilityMask2), CapabilityMask2: uint16(mad.PortCapMask2PortInfoExtended)}
-	o.sma[[2]uint32{uint32(mad.AttrPortInfo), 0}] = mad.Encode(&pi) // a switch's capabilities are port 0's
+	o.target.Set(0, &pi) // a switch's capabilities are port 0's
 	pie := mad.PortInfoExtended{CapabilityMask: 1, FECModeActive: 2}
-	o.sma[[2]uint32{uint32(mad.AttrPortInfoExtended), 5}] = mad.Encode(&pie)
+	o.target.Set(5, &pie)
 	rs := mad.PortExtendedSpeedsCountersRSFEC{PortSelect: 5, PortFECCorrectableBlockCtr: 77}
 	rs.FECCorrectableSymbolCtr[3] = 9
-	o.pma[[2]int{int(mad.AttrPortExtendedSpeedsCounters), 5}] = mad.Encode(&rs)
+	o.pma.SetData(mad.AttrPortExtendedSpeedsCounters, 5, mad.Encode(&rs)) // the RS-FEC layout of the attribute
 	r := runWith(o, "perfquery", "-T", "3", "5")
 	want := "# PortExtendedSpeedsCounters with RS-FEC Active counters: Lid 3 port 5\n" + mad.Dotted(&rs, nil)
 	if r.code != 0 || r.stdout != want {
@@ -836,7 +761,7 @@ func TestPerfqueryExtSpeedsRSFEC(t *testing.T) {
 	}
 	// Without PortInfoExtended support: warnings, and the plain layout.
 	pi.CapabilityMask2 = 0
-	o.sma[[2]uint32{uint32(mad.AttrPortInfo), 0}] = mad.Encode(&pi)
+	o.target.Set(0, &pi)
 	r = runWith(o, "perfquery", "-T", "3", "5")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "# PortExtendedSpeedsCounters counters: Lid 3 port 5\n") ||
 		!strings.Contains(r.stderr, "Port Info Extended not supported") {
@@ -844,8 +769,8 @@ func TestPerfqueryExtSpeedsRSFEC(t *testing.T) {
 	}
 	// A PortInfoExtended that cannot be read is fatal, as in the C tool.
 	pi.CapabilityMask2 = uint16(mad.PortCapMask2PortInfoExtended)
-	o.sma[[2]uint32{uint32(mad.AttrPortInfo), 0}] = mad.Encode(&pi)
-	delete(o.sma, [2]uint32{uint32(mad.AttrPortInfoExtended), 5})
+	o.target.Set(0, &pi)
+	o.target.Fail(mad.AttrPortInfoExtended, 5, umadtest.StatusInvalidField)
 	r = runWith(o, "perfquery", "-T", "3", "5")
 	if r.code != ExitFailure || r.stdout != "perfquery: iberror: failed: smp query portinfo extended failed\n" {
 		t.Fatalf("PortInfoExtended fails: %+v", r)
@@ -859,8 +784,8 @@ func TestPerfqueryCapabilities(t *testing.T) {
 	o.cpi(0, 0)
 	pc := mad.PortCounters{PortSelect: 1, PortXmitWait: 99}
 	pce := mad.PortCountersExtended{PortSelect: 1, PortXmitData: 5, PortUnicastXmitPkts: 6}
-	o.pma[[2]int{int(mad.AttrPortCounters), 1}] = mad.Encode(&pc)
-	o.pma[[2]int{int(mad.AttrPortCountersExtended), 1}] = mad.Encode(&pce)
+	o.pma.Set(1, &pc)
+	o.pma.Set(1, &pce)
 	r := runWith(o, "perfquery", "3", "1")
 	pc.PortXmitWait = 0
 	if want := "# Port counters: Lid 3 port 1 (CapMask: 0x00)\n" + mad.Dotted(&pc, nil); r.code != 0 || r.stdout != want {

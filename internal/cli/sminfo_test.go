@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 // runLinked runs ibtool in-process as the symlink named tool (compat use)
@@ -146,54 +145,6 @@ func TestSminfoJSON(t *testing.T) {
 	}
 }
 
-// recordingSMA is a fake port that answers every SMP with its request's
-// data (status 0) and remembers what was sent.
-type recordingSMA struct {
-	mu   sync.Mutex
-	sent []mad.Header
-	lid  uint16
-}
-
-func (o *recordingSMA) Name() string            { return "fake" }
-func (o *recordingSMA) CAs() ([]umad.CA, error) { return nil, nil }
-func (o *recordingSMA) Open(string, int) (umad.Port, error) {
-	return &recordingPort{o: o, in: make(chan *umad.Packet, 16), closed: make(chan struct{})}, nil
-}
-
-type recordingPort struct {
-	o      *recordingSMA
-	in     chan *umad.Packet
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (p *recordingPort) Send(pkt *umad.Packet) error {
-	m := append(mad.Header(nil), pkt.MAD...)
-	p.o.mu.Lock()
-	p.o.sent = append(p.o.sent, m)
-	p.o.mu.Unlock()
-	reply := append(mad.Header(nil), m...)
-	reply[3] = mad.MethodGetResp
-	p.in <- &umad.Packet{Addr: pkt.Addr, MAD: reply}
-	return nil
-}
-
-func (p *recordingPort) Recv(deadline time.Time) (*umad.Packet, error) {
-	select {
-	case pkt := <-p.in:
-		return pkt, nil
-	case <-p.closed:
-		return nil, umad.ErrClosed
-	case <-time.After(time.Until(deadline)):
-		return nil, umad.ErrTimeout
-	}
-}
-
-func (p *recordingPort) Info() (umad.PortInfo, error) {
-	return umad.PortInfo{LID: p.o.lid, SMLID: 1, Num: 1}, nil
-}
-func (p *recordingPort) Close() error { p.once.Do(func() { close(p.closed) }); return nil }
-
 // A modifier makes sminfo send a SubnSet(SMInfo) with -s/-p/-a in it;
 // without one it is a Get (whose payload carries them too, as in C).
 func TestSminfoSetPayload(t *testing.T) {
@@ -212,15 +163,17 @@ func TestSminfoSetPayload(t *testing.T) {
 		{[]string{"sminfo", "-s", "0", "-D", "0,1", "1"}, mad.MethodSet, 1, mad.SMInfo{},
 			"sminfo: sm lid 0 sm guid 0x0, activity count 0 priority 0 state 0 SMINFO_NOTACT\n"},
 	} {
-		o := &recordingSMA{lid: 9}
+		// Every SMP is answered with its request's data.
+		o := umadtest.NewOpener(umadtest.Echo, umadtest.WithInfo(umad.PortInfo{LID: 9, SMLID: 1, Num: 1}))
 		r := runWith(o, tc.args...)
 		if r.code != 0 || r.stdout != tc.out {
 			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want %q", tc.args, r.code, r.stdout, r.stderr, tc.out)
 		}
-		if len(o.sent) != 1 {
-			t.Fatalf("%v: sent %d MADs", tc.args, len(o.sent))
+		sent := o.Requests()
+		if len(sent) != 1 {
+			t.Fatalf("%v: sent %d MADs", tc.args, len(sent))
 		}
-		m := o.sent[0]
+		m := sent[0]
 		var info mad.SMInfo
 		if err := info.Unmarshal(m.SMPData()); err != nil {
 			t.Fatal(err)

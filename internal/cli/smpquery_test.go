@@ -2,19 +2,16 @@ package cli
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 type smpqueryCase struct{ host, args string }
@@ -293,63 +290,28 @@ func TestSmpqueryJSON(t *testing.T) {
 	}
 }
 
-// smaOpener is a transport whose one port answers SubnGet SMPs from a
-// table keyed by attribute and modifier, for what ibsim cannot show
+// smaTarget is a transport on a fabric of two nodes: the local CA and the
+// node under test at lid, whose SMA answers only the attributes a test
+// sets on it (status 0x1c otherwise), for what ibsim cannot show
 // (PortInfoExtended, long VL arbitration tables).
-type smaOpener struct {
-	lid   uint16
-	attrs map[[2]uint32][]byte // {attr, mod} -> data; missing: status 0x1c
+func smaTarget(lid uint16) (*umadtest.Opener, *umadtest.Node) {
+	fab := umadtest.NewFabric()
+	host := fab.AddCA(0xa0, 1, "host")
+	target := fab.AddSwitch(0xb0, 40, "target")
+	target.Scripted = true
+	target.SetLID(0, lid)
+	fab.Link(host, 1, target, 1)
+	return umadtest.NewOpener(fab.Answer, umadtest.WithInfo(fab.LocalInfo())), target
 }
-
-func (o smaOpener) Name() string            { return "fake" }
-func (o smaOpener) CAs() ([]umad.CA, error) { return nil, errors.New("no CAs") }
-func (o smaOpener) Open(string, int) (umad.Port, error) {
-	return &smaPort{o: o, in: make(chan *umad.Packet, 16), closed: make(chan struct{})}, nil
-}
-
-type smaPort struct {
-	o      smaOpener
-	in     chan *umad.Packet
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (p *smaPort) Send(pkt *umad.Packet) error {
-	m := append(mad.Header(nil), pkt.MAD...)
-	m[3] = mad.MethodGetResp
-	data, ok := p.o.attrs[[2]uint32{uint32(m.AttrID()), m.AttrMod()}]
-	if ok {
-		copy(m[mad.SMPDataOffset:], data)
-	} else {
-		binary.BigEndian.PutUint16(m[4:], 0x1c)
-	}
-	p.in <- &umad.Packet{Addr: pkt.Addr, MAD: m}
-	return nil
-}
-
-func (p *smaPort) Recv(deadline time.Time) (*umad.Packet, error) {
-	select {
-	case pkt := <-p.in:
-		return pkt, nil
-	case <-p.closed:
-		return nil, umad.ErrClosed
-	case <-time.After(time.Until(deadline)):
-		return nil, umad.ErrTimeout
-	}
-}
-
-func (p *smaPort) Info() (umad.PortInfo, error) { return umad.PortInfo{LID: p.o.lid}, nil }
-func (p *smaPort) Close() error                 { p.once.Do(func() { close(p.closed) }); return nil }
 
 func TestSmpqueryPortInfoExtended(t *testing.T) {
 	ni := mad.NodeInfo{NodeType: mad.NodeTypeSwitch, NumPorts: 40}
 	pi := mad.PortInfo{CapabilityMask: uint32(mad.PortCapMaskCapabilityMask2), CapabilityMask2: uint16(mad.PortCapMask2PortInfoExtended)}
 	pie := mad.PortInfoExtended{CapabilityMask: 1, FECModeActive: 2, EDRFECModeSupported: 0x7, EDRFECModeEnabled: 0x3}
-	tr := smaOpener{attrs: map[[2]uint32][]byte{
-		{uint32(mad.AttrNodeInfo), 0}:          mad.Encode(&ni),
-		{uint32(mad.AttrPortInfo), 0}:          mad.Encode(&pi), // a switch's capabilities are port 0's
-		{uint32(mad.AttrPortInfoExtended), 12}: mad.Encode(&pie),
-	}}
+	tr, sma := smaTarget(9)
+	sma.Set(0, &ni)
+	sma.Set(0, &pi) // a switch's capabilities are port 0's
+	sma.Set(12, &pie)
 	r := runWith(tr, "smpquery", "pie", "9", "12")
 	want := "# Port info Extended: Lid 9 port 12\n" + mad.Dotted(&pie, nil)
 	if r.code != 0 || r.stdout != want || r.stderr != "" {
@@ -366,14 +328,14 @@ func TestSmpqueryPortInfoExtended(t *testing.T) {
 	}
 	// Without CapabilityMask2 the C tool warns and gives up.
 	pi.CapabilityMask = 0
-	tr.attrs[[2]uint32{uint32(mad.AttrPortInfo), 0}] = mad.Encode(&pi)
+	sma.Set(0, &pi)
 	r = runWith(tr, "smpquery", "pie", "9", "12")
 	if r.code != ExitFailure || r.stdout != "smpquery: iberror: failed: operation pie: port info extended not supported\n" ||
 		r.stderr != "smpquery: port info capability mask2 not supported\n" {
 		t.Fatalf("no CapabilityMask2: %+v", r)
 	}
 	// Its NodeInfo failure is a bare IBEXIT, without "operation pie:".
-	delete(tr.attrs, [2]uint32{uint32(mad.AttrNodeInfo), 0})
+	sma.Fail(mad.AttrNodeInfo, 0, umadtest.StatusInvalidField)
 	r = runWith(tr, "smpquery", "pie", "9", "12")
 	if r.code != ExitFailure || r.stdout != "smpquery: iberror: failed: node info query failed\n" || r.stderr != "" {
 		t.Fatalf("no NodeInfo: %+v", r)
@@ -384,7 +346,8 @@ func TestSmpqueryPortInfoExtended(t *testing.T) {
 // its title before the table query fails.
 func TestSmpqueryPartialOutput(t *testing.T) {
 	ni := mad.NodeInfo{NodeType: 1, NumPorts: 1}
-	tr := smaOpener{attrs: map[[2]uint32][]byte{{uint32(mad.AttrNodeInfo), 0}: mad.Encode(&ni)}}
+	tr, sma := smaTarget(3)
+	sma.Set(0, &ni)
 	title := "# SL2VL table: Lid 3\n#                 SL: | 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|\n"
 	r := runWith(tr, "smpquery", "sl2vl", "3")
 	if r.code != ExitFailure || r.stdout != title+"smpquery: iberror: failed: operation sl2vl: slvl query failed\n" || r.stderr != "" {
@@ -417,15 +380,14 @@ func TestSmpqueryLongTables(t *testing.T) {
 			pk[b].PKey[i] = uint16(0x8000 | b*32 + i)
 		}
 	}
-	tr := smaOpener{attrs: map[[2]uint32][]byte{
-		{uint32(mad.AttrNodeInfo), 0}:                   mad.Encode(&ni),
-		{uint32(mad.AttrPortInfo), 1}:                   mad.Encode(&pi),
-		{uint32(mad.AttrVLArbitrationTable), 1<<16 | 1}: mad.Encode(&low1),
-		{uint32(mad.AttrVLArbitrationTable), 2<<16 | 1}: mad.Encode(&low2),
-		{uint32(mad.AttrPKeyTable), 1<<16 | 0}:          mad.Encode(&pk[0]),
-		{uint32(mad.AttrPKeyTable), 1<<16 | 1}:          mad.Encode(&pk[1]),
-		{uint32(mad.AttrPKeyTable), 1<<16 | 2}:          mad.Encode(&pk[2]),
-	}}
+	tr, sma := smaTarget(3)
+	sma.Set(0, &ni)
+	sma.Set(1, &pi)
+	sma.Set(1<<16|1, &low1)
+	sma.Set(2<<16|1, &low2)
+	for b := range pk {
+		sma.Set(1<<16|uint32(b), &pk[b])
+	}
 	r := runWith(tr, "smpquery", "vlarb", "3", "1")
 	want := "# VLArbitration tables: Lid 3 port 1 LowCap 40 HighCap 0\n# Low priority VL Arbitration Table:" +
 		mad.FormatVLArbitration(&low1, 32) + mad.FormatVLArbitration(&low2, 8)

@@ -125,8 +125,8 @@ func TestSubnetDiffFromTheSA(t *testing.T) {
 	}
 	s := rmppSAOf(fab)
 	r := runWith(s, "ibtool", "subnet_diff", "--sa", file)
-	if r.code != 0 || s.smps != 0 || !strings.Contains(r.stdout, "Current subnet has 50 nodes, reference subnet has 50 nodes\n") {
-		t.Errorf("exit %d, %d SMPs, stderr %q\n%s", r.code, s.smps, r.stderr, r.stdout)
+	if r.code != 0 || s.smps() != 0 || !strings.Contains(r.stdout, "Current subnet has 50 nodes, reference subnet has 50 nodes\n") {
+		t.Errorf("exit %d, %d SMPs, stderr %q\n%s", r.code, s.smps(), r.stderr, r.stdout)
 	}
 }
 

@@ -46,6 +46,9 @@ type Node struct {
 	EnhancedPort0 bool
 	// Speed is every port's LinkSpeedActive (SDR when 0).
 	Speed mad.LinkSpeed
+	// Scripted makes the SMA compute nothing: it answers what Set and
+	// Fail give it, and status 0x1C to anything else.
+	Scripted bool
 
 	fabric *Fabric
 	ports  []*end // 0..NumPorts; a CA's port 0 is unused
@@ -184,11 +187,25 @@ func (n *Node) portGUID(port int) uint64 {
 }
 
 // Set makes the node's SMA answer a Get of s's attribute with modifier
-// mod (AnyMod: any) with s, instead of what it would compute.
-func (n *Node) Set(mod uint32, s mad.Struct) {
+// mod (AnyMod: any) with s, instead of what it would compute. s must be
+// an attribute (see SetData for other layouts).
+func (n *Node) Set(mod uint32, s mad.Struct) { n.SetData(attrOf(s), mod, mad.Encode(s)) }
+
+// SetData makes the node's SMA answer a Get of attr with modifier mod
+// (AnyMod: any) with data.
+func (n *Node) SetData(attr uint16, mod uint32, data []byte) {
 	n.fabric.mu.Lock()
 	defer n.fabric.mu.Unlock()
-	n.attrs[attrKey{s.Desc().AttrID, mod}] = answer{data: mad.Encode(s)}
+	n.attrs[attrKey{attr, mod}] = answer{data: data}
+}
+
+// attrOf returns the attribute ID of s, which must be an attribute.
+func attrOf(s mad.Struct) uint16 {
+	d := s.Desc()
+	if !d.IsAttribute {
+		panic("umadtest: " + d.Name + " is not an attribute; use SetData")
+	}
+	return d.AttrID
 }
 
 // Fail makes the node's SMA answer attr with modifier mod (AnyMod: any)
@@ -375,6 +392,9 @@ func (n *Node) sma(h mad.Header, arrival int) ([]byte, uint16) {
 	}
 	if a, ok := n.attrs[attrKey{attr, AnyMod}]; ok {
 		return a.data, a.status
+	}
+	if n.Scripted {
+		return nil, StatusInvalidField
 	}
 	sw := n.Type == mad.NodeTypeSwitch
 	switch attr {

@@ -17,32 +17,34 @@ import (
 // change, and a test checks what was asked for in the requests it sent.
 type PMA struct {
 	mu    sync.Mutex
-	attrs map[attrKey]answer
+	attrs map[attrKey][]byte
+	fails map[attrKey]uint16
 }
 
 // NewPMA returns a PMA with nothing stored.
-func NewPMA() *PMA { return &PMA{attrs: map[attrKey]answer{}} }
+func NewPMA() *PMA { return &PMA{attrs: map[attrKey][]byte{}, fails: map[attrKey]uint16{}} }
 
 // Set stores s as its attribute for PortSelect port (AnyMod: every port).
-func (p *PMA) Set(port uint32, s mad.Struct) {
+// s must be an attribute (see SetData for other layouts).
+func (p *PMA) Set(port uint32, s mad.Struct) { p.SetData(attrOf(s), port, mad.Encode(s)) }
+
+// SetData stores data as attribute attr for PortSelect port.
+func (p *PMA) SetData(attr uint16, port uint32, data []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.attrs[p.key(s.Desc().AttrID, port)] = answer{data: mad.Encode(s)}
+	p.attrs[p.key(attr, port)] = data
 }
 
 // Fail makes the PMA answer attr for PortSelect port (AnyMod: every port)
-// with a MAD status.
+// with a MAD status instead of what is stored; status 0 ends that.
 func (p *PMA) Fail(attr uint16, port uint32, status uint16) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.attrs[p.key(attr, port)] = answer{status: status}
-}
-
-// Clear forgets what Set and Fail stored for attr and port.
-func (p *PMA) Clear(attr uint16, port uint32) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.attrs, p.key(attr, port))
+	if status == 0 {
+		delete(p.fails, p.key(attr, port))
+		return
+	}
+	p.fails[p.key(attr, port)] = status
 }
 
 func (p *PMA) key(attr uint16, port uint32) attrKey {
@@ -70,12 +72,15 @@ func (p *PMA) Answer(req *umad.Packet) []*umad.Packet {
 	// PortSelect is the second byte of the PerfMgt attributes that have
 	// one (IBA 16.1.3).
 	k := p.key(h.AttrID(), uint32(h[mad.SMPDataOffset+1]))
-	a, ok := p.attrs[k]
-	if !ok {
-		a, ok = p.attrs[attrKey{k.attr, AnyMod}]
+	for _, k := range []attrKey{k, {k.attr, AnyMod}} {
+		if st, ok := p.fails[k]; ok {
+			return []*umad.Packet{Reply(req, st, nil)}
+		}
 	}
-	if !ok {
-		return []*umad.Packet{Reply(req, StatusInvalidField, nil)}
+	for _, k := range []attrKey{k, {k.attr, AnyMod}} {
+		if data, ok := p.attrs[k]; ok {
+			return []*umad.Packet{Reply(req, 0, data)}
+		}
 	}
-	return []*umad.Packet{Reply(req, a.status, a.data)}
+	return []*umad.Packet{Reply(req, StatusInvalidField, nil)}
 }
