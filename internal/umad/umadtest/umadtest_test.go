@@ -399,3 +399,52 @@ func TestSAGetAndRMPPGetTable(t *testing.T) {
 		t.Errorf("stats %d %d", tables, segs)
 	}
 }
+
+// A scripted node answers only what the test gives it; PMA failures end
+// with status 0; layouts that are not attributes go in as data.
+func TestScriptedNodeAndStoredData(t *testing.T) {
+	f := NewFabric()
+	host := f.AddCA(0xa, 1, "host")
+	n := f.AddSwitch(0xb, 4, "target")
+	f.Link(host, 1, n, 2)
+	n.Scripted = true
+	n.Set(0, &mad.NodeInfo{NodeType: mad.NodeTypeSwitch, NumPorts: 40})
+	n.SetData(mad.AttrPortInfoExtended, 3, []byte{0, 0, 0, 1})
+	var ni mad.NodeInfo
+	_ = ni.Unmarshal(answer1(t, f.Answer, smp(mad.MethodGet, mad.AttrNodeInfo, 0, n.LID(0))).SMPData())
+	if ni.NumPorts != 40 {
+		t.Errorf("NodeInfo %+v: want the one set", ni)
+	}
+	if h := answer1(t, f.Answer, smp(mad.MethodGet, mad.AttrPortInfoExtended, 3, n.LID(0))); h.SMPData()[3] != 1 {
+		t.Errorf("PortInfoExtended % x", h.SMPData()[:4])
+	}
+	if h := answer1(t, f.Answer, smp(mad.MethodGet, mad.AttrPortInfo, 1, n.LID(0))); h.Status() != StatusInvalidField {
+		t.Errorf("PortInfo of a scripted node: status %#x", h.Status())
+	}
+	// A route through a node is not the node's to script.
+	if n, port := f.Dest(dr(mad.AttrNodeInfo, 0, 1)); n == nil || port != 2 {
+		t.Errorf("DR to the target: %v port %d", n, port)
+	}
+
+	p := NewPMA()
+	p.Set(AnyMod, &mad.PortCounters{SymbolErrorCounter: 3})
+	p.Fail(mad.AttrPortCounters, 2, 0x1c)
+	get := func(port byte) mad.Header {
+		req := mad.NewRequest(mad.ClassPerf, 1, mad.MethodGet, mad.AttrPortCounters, 0)
+		req[mad.SMPDataOffset+1] = port
+		return answer1(t, p.Answer, &umad.Packet{MAD: req})
+	}
+	if get(2).Status() != 0x1c || get(5).Status() != 0 {
+		t.Error("failing port 2")
+	}
+	p.Fail(mad.AttrPortCounters, 2, 0)
+	if h := get(2); h.Status() != 0 || binary.BigEndian.Uint16(h[mad.SMPDataOffset+2+2:]) != 3 {
+		t.Errorf("port 2 after its failure ended: %#x % x", h.Status(), h[64:70])
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("setting a layout that is not an attribute must panic")
+		}
+	}()
+	p.Set(1, &mad.PortExtendedSpeedsCountersRSFEC{})
+}
