@@ -5,70 +5,67 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/sa"
+	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
-// saFake is an SA at the client level: tables of records, matched by the
-// components of each query's mask (as OpenSM matches them).
+// saFake is umadtest's SA holding tables of records, matched by the
+// components of each query's mask (as OpenSM matches them), reached by an
+// SA client through the engine.
 type saFake struct {
-	mu      sync.Mutex
-	tables  map[uint16][]mad.Struct
-	queries map[uint16]int
-	fail    map[uint16]error
+	tables map[uint16][]mad.Struct
+	lose   map[uint16]bool // tables whose queries are lost
+	oneMAD bool            // GetTable answered as under ibsim: one MAD
+	port   *umadtest.Port
 }
 
-var errSANoRecords = errors.New("no records")
-
-func (s *saFake) match(attr uint16, query []byte, mask uint64) [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queries[attr]++
-	var out [][]byte
-	for _, rec := range s.tables[attr] {
-		d := rec.Desc()
-		q := d.New()
-		_ = q.Unmarshal(append(append([]byte(nil), query...), make([]byte, d.Size)...))
-		ok := true
-		for _, path := range mad.CompMaskFields(d, mask) {
-			a, err1 := mad.Get(rec, path)
-			b, err2 := mad.Get(q, path)
-			if err1 != nil || err2 != nil || a != b {
-				ok = false
-			}
+// client returns a client of an SA holding the tables as they are now.
+func (s *saFake) client(t *testing.T) *sa.Client {
+	t.Helper()
+	u := umadtest.NewSA()
+	u.OneMAD = s.oneMAD
+	for _, recs := range s.tables {
+		u.Add(recs...)
+	}
+	answer := func(req *umad.Packet) []*umad.Packet {
+		if s.lose[mad.Header(req.MAD).AttrID()] {
+			return nil
 		}
-		if ok {
-			out = append(out, mad.Encode(rec))
+		return u.Answer(req)
+	}
+	s.port = umadtest.NewPort(umadtest.Classes{mad.ClassSubnAdm: answer}.Answer)
+	eng := rpc.New(s.port, rpc.Options{Timeout: 20 * time.Millisecond, Retries: 1})
+	t.Cleanup(func() { eng.Close() })
+	c, err := sa.New(eng, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// queries says how many queries of a table the SA was sent (not counting
+// retries and RMPP ACKs).
+func (s *saFake) queries(attr uint16) int {
+	tids := map[uint64]bool{}
+	for _, m := range s.port.Requests(mad.ClassSubnAdm) {
+		if m.AttrID() == attr && m[25] != 2 {
+			tids[m.TID()] = true
 		}
 	}
-	return out
-}
-
-func (s *saFake) GetTable(_ context.Context, attr uint16, rec []byte, mask uint64) ([][]byte, error) {
-	if err := s.fail[attr]; err != nil {
-		return nil, err
-	}
-	return s.match(attr, rec, mask), nil
-}
-
-func (s *saFake) Get(_ context.Context, attr uint16, rec []byte, mask uint64) ([]byte, error) {
-	if err := s.fail[attr]; err != nil {
-		return nil, err
-	}
-	recs := s.match(attr, rec, mask)
-	if len(recs) != 1 {
-		return nil, errSANoRecords
-	}
-	return recs[0], nil
+	return len(tids)
 }
 
 // saFakeOf is what OpenSM's SA would hold for a fabric: a NodeRecord per
 // end port, a PortInfoRecord per port, a LinkRecord per link end, a
 // SwitchInfoRecord per switch; in shuffled order.
 func saFakeOf(f *Fabric, seed uint64) *saFake {
-	s := &saFake{tables: map[uint16][]mad.Struct{}, queries: map[uint16]int{}, fail: map[uint16]error{}}
+	s := &saFake{tables: map[uint16][]mad.Struct{}, lose: map[uint16]bool{}}
 	add := func(attr uint16, r mad.Struct) { s.tables[attr] = append(s.tables[attr], r) }
 	lidOf := func(p *Port) uint16 {
 		if p.Node.Type == NodeSwitch {
@@ -124,18 +121,19 @@ func TestDiscoverSAIsTheSMPWalk(t *testing.T) {
 		smp := discover(t, fake(), 8, Options{Load: LoadAll &^ LoadMlnxExtPortInfo})
 		want := dumpFabric(smp)
 		for seed := uint64(1); seed <= 3; seed++ {
-			sa := saFakeOf(smp, seed)
+			fake := saFakeOf(smp, seed)
 			local := SALocal{PortGUID: smp.From.Port(smp.FromPort).GUID, PortNum: smp.FromPort}
-			f, err := DiscoverSA(context.Background(), sa, local)
+			f, err := DiscoverSA(context.Background(), fake.client(t), local)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if got := dumpFabric(f); got != want {
 				t.Fatalf("%s, seed %d: the SA walk differs from the SMP walk:\n%s", name, seed, diffLines(want, got))
 			}
-			if sa.queries[mad.AttrNodeRecord] != 1 || sa.queries[mad.AttrPortInfoRecord] != 1 ||
-				sa.queries[mad.AttrLinkRecord] != 1 || sa.queries[mad.AttrSwitchInfoRecord] != 1 {
-				t.Errorf("%s: queries %v, want one GetTable of each table", name, sa.queries)
+			for _, attr := range []uint16{mad.AttrNodeRecord, mad.AttrPortInfoRecord, mad.AttrLinkRecord, mad.AttrSwitchInfoRecord} {
+				if n := fake.queries(attr); n != 1 {
+					t.Errorf("%s: %d queries of table %#x, want one GetTable of each table", name, n, attr)
+				}
 			}
 		}
 	}
@@ -144,24 +142,26 @@ func TestDiscoverSAIsTheSMPWalk(t *testing.T) {
 func TestDiscoverSAFailures(t *testing.T) {
 	f, _, _, _, _, _ := tinyFake()
 	smp := discover(t, f, 8, Options{})
-	sa := saFakeOf(smp, 1)
-	if _, err := DiscoverSA(context.Background(), sa, SALocal{PortGUID: 0x999}); err == nil || !strings.Contains(err.Error(), "no NodeRecord of the local port") {
+	fake := saFakeOf(smp, 1)
+	if _, err := DiscoverSA(context.Background(), fake.client(t), SALocal{PortGUID: 0x999}); err == nil || !strings.Contains(err.Error(), "no NodeRecord of the local port") {
 		t.Errorf("unknown local port: %v", err)
 	}
-	sa.fail[mad.AttrLinkRecord] = errors.New("timed out")
-	if _, err := DiscoverSA(context.Background(), sa, SALocal{PortGUID: 0x200000}); err == nil || !strings.Contains(err.Error(), "LinkRecord table: timed out") {
+	fake.lose[mad.AttrLinkRecord] = true
+	_, err := DiscoverSA(context.Background(), fake.client(t), SALocal{PortGUID: 0x200000})
+	var te *rpc.TimeoutError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "LinkRecord table: ") {
 		t.Errorf("a table fails: %v", err)
 	}
 	// Records of nodes the walk cannot reach are left out.
-	sa = saFakeOf(smp, 1)
+	fake = saFakeOf(smp, 1)
 	var keep []mad.Struct
-	for _, r := range sa.tables[mad.AttrLinkRecord] {
+	for _, r := range fake.tables[mad.AttrLinkRecord] {
 		if lr := r.(*mad.LinkRecord); lr.FromLID != 2 && lr.ToLID != 2 { // Switch2
 			keep = append(keep, r)
 		}
 	}
-	sa.tables[mad.AttrLinkRecord] = keep
-	fab, err := DiscoverSA(context.Background(), sa, SALocal{PortGUID: 0x200000})
+	fake.tables[mad.AttrLinkRecord] = keep
+	fab, err := DiscoverSA(context.Background(), fake.client(t), SALocal{PortGUID: 0x200000})
 	if err != nil || nodeOrder(fab) != "Switch1, hca one, Hca2" {
 		t.Errorf("without Switch2's links: %v, nodes %s", err, nodeOrder(fab))
 	}
@@ -170,9 +170,10 @@ func TestDiscoverSAFailures(t *testing.T) {
 func TestNodeSA(t *testing.T) {
 	f, _, _, _, _, _ := tinyFake()
 	smp := discover(t, f, 8, Options{Load: LoadAll &^ LoadMlnxExtPortInfo})
-	sa := saFakeOf(smp, 2)
-	noRecords := func(err error) bool { return errors.Is(err, errSANoRecords) }
-	fab, err := NodeSA(context.Background(), sa, 0x200001, noRecords)
+	fake := saFakeOf(smp, 2)
+	noRecords := func(err error) bool { return errors.Is(err, sa.ErrNoRecords) }
+	c := fake.client(t)
+	fab, err := NodeSA(context.Background(), c, 0x200001, noRecords)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,11 +194,11 @@ func TestNodeSA(t *testing.T) {
 		t.Errorf("Switch1's port: %+v", r)
 	}
 	// A CA: its ports with a record.
-	fab, err = NodeSA(context.Background(), sa, 0x100003, noRecords)
+	fab, err = NodeSA(context.Background(), c, 0x100003, noRecords)
 	if err != nil || fab.From.Port(1) == nil || fab.From.Port(2) != nil || remoteOf(fab.From.Port(1)) != "Switch1" {
 		t.Errorf("Hca2: %v %+v", err, fab)
 	}
-	if _, err := NodeSA(context.Background(), sa, 0x123, noRecords); !errors.Is(err, ErrNodeNotFound) {
+	if _, err := NodeSA(context.Background(), c, 0x123, noRecords); !errors.Is(err, ErrNodeNotFound) {
 		t.Errorf("unknown node: %v", err)
 	}
 }
@@ -207,12 +208,9 @@ func TestDiscoverSAOnTablesCutToOneMAD(t *testing.T) {
 	f, _, _, _, _, _ := tinyFake()
 	smp := discover(t, f, 8, Options{})
 	for _, local := range []uint64{0x200000, 0x100001} {
-		sa := saFakeOf(smp, 1)
-		for attr, recs := range sa.tables {
-			size := len(mad.Encode(recs[0]))
-			sa.tables[attr] = recs[:min(len(recs), 200/((size+7)&^7))]
-		}
-		if _, err := DiscoverSA(context.Background(), sa, SALocal{PortGUID: local}); !errors.Is(err, errTablesCut) {
+		fake := saFakeOf(smp, 1)
+		fake.oneMAD = true
+		if _, err := DiscoverSA(context.Background(), fake.client(t), SALocal{PortGUID: local}); !errors.Is(err, errTablesCut) {
 			t.Errorf("local %x: %v", local, err)
 		}
 	}

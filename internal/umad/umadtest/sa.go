@@ -20,6 +20,10 @@ import (
 // A record matches when each field the component mask selects equals the
 // query's, as OpenSM compares them.
 type SA struct {
+	// OneMAD makes GetTable answer as OpenSM does under ibsim, which has
+	// no RMPP: one plain MAD, cut after its 200 bytes of records.
+	OneMAD bool
+
 	mu        sync.Mutex
 	tables    map[uint16][]mad.Struct
 	xfers     map[uint32]*xfer // GetTable replies being sent, by TID (low 32 bits)
@@ -113,6 +117,12 @@ func (s *SA) Answer(req *umad.Packet) []*umad.Packet {
 			stride = (len(rec) + 7) &^ 7 // records are 8-byte aligned
 			data = append(data, rec...)
 			data = append(data, make([]byte, stride-len(rec))...)
+		}
+		if s.OneMAD {
+			s.segs++
+			r := Reply(req, 0, data[:min(len(data), saSegmentData)])
+			binary.BigEndian.PutUint16(r.MAD[offAttrOffset:], uint16(stride/8))
+			return []*umad.Packet{r}
 		}
 		x := &xfer{addr: req.Addr, segs: segments(req, data, stride), next: 1, acked: -1}
 		s.xfers[h.TID32()] = x
