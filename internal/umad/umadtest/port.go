@@ -9,19 +9,21 @@
 // route). Ready-made Funcs answer like real agents:
 //
 //   - Fabric: the SMAs of a small in-memory subnet of switches, CAs and
-//     links, by LID routing and by directed route (IBA 14.2.2);
-//   - PMA: a performance management agent holding counters by PortSelect;
+//     links, by LID routing and by directed route (IBA 14.2.2); a Scripted
+//     node answers only what a test gives it;
+//   - PMA: a performance management agent holding attributes by PortSelect;
 //   - SA: a subnet administrator answering Get and GetTable (in RMPP
-//     segments) from records;
+//     segments, or as one MAD as under ibsim) from records;
 //   - Echo: any request answered with its own data.
 //
-// Classes sends each management class to its own Func. Options add loss,
-// delay and reordering.
+// Classes sends each management class to its own Func; a test wraps a Func
+// in its own to lose, change or count what it wants (Fabric.Dest says which
+// node a request reaches). Options add random loss, delay and reordering.
 //
-// A test reads like this:
+// A test reads like this (the package example runs it):
 //
 //	fab := umadtest.NewFabric()
-//	host := fab.AddCA(0x100, 1, "host")   // the first node is the local one
+//	host := fab.AddCA(0x100, 1, "host") // the first node is the local one
 //	sw := fab.AddSwitch(0x200, 8, "sw")
 //	fab.Link(host, 1, sw, 3)
 //	pma := umadtest.NewPMA()
@@ -35,7 +37,7 @@
 //	sent := tr.Requests(mad.ClassPerf) // what the command asked
 //
 // The package imports only internal/umad and internal/mad, so the tests of
-// every layer above them can use it.
+// every layer above them (rpc included) can use it.
 package umadtest
 
 import (
