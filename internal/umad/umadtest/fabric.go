@@ -15,7 +15,8 @@ import (
 //
 // The SMAs compute NodeInfo, NodeDescription, PortInfo, SwitchInfo,
 // LinearForwardingTable and MulticastForwardingTable from the topology;
-// Node.Set and Node.Fail give any other answer. A LID-routed request
+// Node.Set and Node.Fail give any other answer. A SubnSet stores its data
+// as the attribute's value, answered as it is from then on. A LID-routed request
 // follows the switches' linear forwarding tables, which route every LID
 // along a shortest path; a directed route follows its initial path, through
 // switches only, and its reply carries the return path. A request nobody
