@@ -2,6 +2,7 @@ package umadtest
 
 import (
 	"encoding/binary"
+	"strings"
 	"sync"
 
 	"github.com/ibtool/ibtool/internal/mad"
@@ -171,20 +172,46 @@ func (s *SA) match(h mad.Header) [][]byte {
 	mask := binary.BigEndian.Uint64(h[offCompMask:])
 	var out [][]byte
 	for _, rec := range s.tables[h.AttrID()] {
-		d := rec.Desc()
-		q := d.New()
-		_ = q.Unmarshal(append(append([]byte(nil), h[saDataOffset:]...), make([]byte, d.Size)...))
-		ok := true
-		for _, path := range mad.CompMaskFields(d, mask) {
-			a, err1 := mad.Get(rec, path)
-			b, err2 := mad.Get(q, path)
-			ok = ok && err1 == nil && err2 == nil && a == b
-		}
-		if ok {
+		if matches(rec, h[saDataOffset:], mask, h.AttrMod()) {
 			out = append(out, mad.Encode(rec))
 		}
 	}
 	return out
+}
+
+// matches compares the fields of rec the mask selects with the query's,
+// as OpenSM does: numbers and byte strings (GIDs, descriptions) equal,
+// except PortInfoRecord's CapabilityMask, where attribute modifier bit 31
+// asks for any bit in common (IBA 15.2.5.3; OpenSM's "cap mask match").
+// Mask bits that name no field are ignored.
+func matches(rec mad.Struct, query []byte, mask uint64, mod uint32) bool {
+	d := rec.Desc()
+	q := d.New()
+	if err := q.Unmarshal(append(append([]byte(nil), query...), make([]byte, d.Size)...)); err != nil {
+		return false
+	}
+	for _, path := range mad.CompMaskFields(d, mask) {
+		if strings.HasPrefix(path, "bit ") {
+			continue
+		}
+		if a, err := mad.Get(rec, path); err == nil {
+			b, _ := mad.Get(q, path)
+			if path == "PortInfo.CapabilityMask" && mod&(1<<31) != 0 {
+				if a&b == 0 {
+					return false
+				}
+			} else if a != b {
+				return false
+			}
+			continue
+		}
+		a, err1 := mad.GetBytes(rec, path)
+		b, err2 := mad.GetBytes(q, path)
+		if err1 != nil || err2 != nil || string(a) != string(b) {
+			return false
+		}
+	}
+	return true
 }
 
 // segments cuts a GetTableResp's records into RMPP DATA segments (IBA

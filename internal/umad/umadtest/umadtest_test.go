@@ -448,3 +448,33 @@ func TestScriptedNodeAndStoredData(t *testing.T) {
 	}()
 	p.Set(1, &mad.PortExtendedSpeedsCountersRSFEC{})
 }
+
+// Byte-string fields (GIDs, names) match by their bytes; PortInfoRecord's
+// CapabilityMask with modifier bit 31 by any common bit.
+func TestSAMatchesLikeOpenSM(t *testing.T) {
+	s := NewSA()
+	for i := range 3 {
+		r := &mad.ServiceRecord{ServiceID: uint64(i)}
+		r.ServiceGID[15] = byte(i)
+		s.Add(r)
+		s.Add(&mad.PortInfoRecord{EndPortLID: uint16(i + 1), PortInfo: mad.PortInfo{CapabilityMask: 1 << i}})
+	}
+	get := func(q mad.Struct, fields string, mod uint32) [][]byte {
+		m := mad.NewRequest(mad.ClassSubnAdm, 2, mad.MethodGet, q.Desc().AttrID, mod)
+		binary.BigEndian.PutUint64(m[48:], mad.MustCompMask(q.Desc(), fields))
+		copy(m[56:], mad.Encode(q))
+		return s.match(m)
+	}
+	q := &mad.ServiceRecord{}
+	q.ServiceGID[15] = 2
+	if recs := get(q, "ServiceGID", 0); len(recs) != 1 || recs[0][7] != 2 {
+		t.Errorf("by GID: %d records", len(recs))
+	}
+	pq := &mad.PortInfoRecord{PortInfo: mad.PortInfo{CapabilityMask: 0b110}}
+	if recs := get(pq, "PortInfo.CapabilityMask", 0); len(recs) != 0 {
+		t.Errorf("CapabilityMask equal: %d records", len(recs))
+	}
+	if recs := get(pq, "PortInfo.CapabilityMask", 1<<31); len(recs) != 2 {
+		t.Errorf("CapabilityMask any bit: %d records", len(recs))
+	}
+}
