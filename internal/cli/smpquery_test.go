@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
@@ -405,5 +407,40 @@ func TestSmpqueryLongTables(t *testing.T) {
 	var got smpqueryResult
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.PKeys.PKeys) != 70 || got.PKeys.PKeys[69] != 0x8045 {
 		t.Fatalf("pkeys --json: %v %+v", err, r)
+	}
+}
+
+// On a fake fabric, without ibsim: smpquery reaches nodes by LID along the
+// switches' forwarding tables and by directed route, and a LID nobody has
+// fails at once (the transport hands the request back).
+func TestSmpqueryOnAFakeFabric(t *testing.T) {
+	fab := umadtest.NewFabric()
+	host := fab.AddCA(0x100, 1, "host one")
+	sw1 := fab.AddSwitch(0x200, 8, "switch one")
+	sw2 := fab.AddSwitch(0x300, 4, "switch two")
+	far := fab.AddCA(0x400, 1, "far host")
+	fab.Link(host, 1, sw1, 3)
+	fab.Link(sw1, 8, sw2, 4)
+	fab.Link(sw2, 1, far, 1)
+	tr := umadtest.NewOpener(fab.Answer, umadtest.WithInfo(fab.LocalInfo()))
+	for _, tc := range []struct{ args, desc string }{
+		{"nd " + fmt.Sprint(far.LID(1)), "far host"},
+		{"-D nd 0,1,8", "switch two"},
+		{"-D nd 0,1,8,1", "far host"},
+		{"nd " + fmt.Sprint(sw1.LID(0)), "switch one"},
+	} {
+		r := runWith(tr, append([]string{"smpquery"}, strings.Fields(tc.args)...)...)
+		if r.code != 0 || !strings.HasSuffix(r.stdout, "."+tc.desc+"\n") {
+			t.Errorf("smpquery %s: %+v, want %q", tc.args, r, tc.desc)
+		}
+	}
+	start := time.Now()
+	r := runWith(tr, "ibtool", "smpquery", "nd", "99")
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "no reply to SubnGet(NodeInfo) LID 99") || time.Since(start) > 500*time.Millisecond {
+		t.Errorf("LID 99: %+v after %v", r, time.Since(start))
+	}
+	// Two of the queries went by directed route, the others by LID.
+	if dr := tr.Requests(mad.ClassSubnDR); len(dr) != 4 {
+		t.Errorf("%d directed-route SMPs, want 4 (NodeInfo and NodeDescription, twice)", len(dr))
 	}
 }
