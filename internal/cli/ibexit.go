@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ibtool/ibtool/internal/rpc"
 )
@@ -25,12 +26,20 @@ type ibFailure struct {
 	// (libibmad's ibwarn lines), so compat use may explain it there.
 	stderr bool
 	code   int // exit code as "ibtool <cmd>"; 0 means ExitFailure
+	// cstderr is set for a tool that reports its failures without IBEXIT
+	// (saquery prints a message and exits with an errno value): this text
+	// goes to stderr as is and the exit code is code, in compat use and as
+	// "ibtool <cmd>" alike.
+	cstderr string
 }
 
 func (f *ibFailure) Error() string {
 	msg := f.what
 	if msg == "" {
 		msg = f.cmsg
+	}
+	if msg == "" {
+		msg = strings.TrimSuffix(f.cstderr, "\n")
 	}
 	if f.err == nil {
 		return msg
@@ -44,7 +53,8 @@ func (f *ibFailure) Unwrap() error { return f.err }
 // ibFailures pass through. In compat use an ibFailure prints the C tool's
 // IBEXIT line on stdout and exits 255 (the explanation goes to stderr when
 // the C tool writes there too, or with -v/-e/-d/--json); as "ibtool <cmd>"
-// it is one line on stderr with the failure's exit code.
+// it is one line on stderr with the failure's exit code. A failure the C
+// tool reports in its own words (cstderr) is those words in both uses.
 func ibFail(env *Env, c *Common, tool string, err error) error {
 	var f *ibFailure
 	if err == nil || !errors.As(err, &f) {
@@ -55,11 +65,15 @@ func ibFail(env *Env, c *Common, tool string, err error) error {
 
 // reportIBExit reports an ibFailure (err wraps f) as ibFail describes.
 func reportIBExit(env *Env, c *Common, tool string, f *ibFailure, err error) error {
+	code := f.code
+	if code == 0 {
+		code = ExitFailure
+	}
+	if f.cstderr != "" {
+		fmt.Fprint(env.IO.Err, f.cstderr)
+		return &ExitError{Code: code, Err: errSilent}
+	}
 	if !env.Compat {
-		code := f.code
-		if code == 0 {
-			code = ExitFailure
-		}
 		return &ExitError{Code: code, Err: err}
 	}
 	if !c.JSON {

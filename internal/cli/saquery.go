@@ -55,13 +55,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,14 +101,11 @@ func saStrerror(code int) string {
 	return fmt.Sprintf("Unknown error %d", code)
 }
 
-// saExit ends saquery with the C tool's message (written to stderr as is)
-// and exit code.
-type saExit struct {
-	code int
-	msg  string
+// saFail is a failure the way the C tool reports it (not through IBEXIT):
+// a message on stderr, as is, and an errno value as the exit code.
+func saFail(code int, format string, args ...any) *ibFailure {
+	return &ibFailure{cstderr: fmt.Sprintf(format, args...), code: code}
 }
-
-func (e *saExit) Error() string { return strings.TrimSuffix(e.msg, "\n") }
 
 // saOrdered is a flag that remembers when it was last set, for the
 // options whose order decides, as getopt's does in the C tool (-N then -p:
@@ -222,6 +220,7 @@ type saqueryType struct {
 	usage       string
 	extraNames  []string // ibtool only: other names that select it
 	run         func(q *saQuery, args []string) error
+	dump        *saDump // how its records print
 	ibtoolOnly  bool
 }
 
@@ -230,30 +229,30 @@ var saqueryTypes []*saqueryType
 func init() {
 	saqueryTypes = []*saqueryType{
 		{name: "ClassPortInfo", alias: "CPI", attr: mad.AttrClassPortInfo, run: (*saQuery).classPortInfo},
-		{name: "NodeRecord", alias: "NR", attr: mad.AttrNodeRecord, usage: "[lid]", run: (*saQuery).nodeRecords},
-		{name: "PortInfoRecord", alias: "PIR", attr: mad.AttrPortInfoRecord, usage: "[[lid]/[port]/[options]]", run: (*saQuery).portInfoRecords},
-		{name: "SL2VLTableRecord", alias: "SL2VL", attr: mad.AttrSLtoVLMappingTableRecord, usage: "[[lid]/[in_port]/[out_port]]", run: (*saQuery).sl2vlRecords,
+		{name: "NodeRecord", alias: "NR", attr: mad.AttrNodeRecord, usage: "[lid]", run: (*saQuery).nodeRecords, dump: &saNodeRecordDump},
+		{name: "PortInfoRecord", alias: "PIR", attr: mad.AttrPortInfoRecord, usage: "[[lid]/[port]/[options]]", run: (*saQuery).portInfoRecords, dump: &saPortInfoRecordDump},
+		{name: "SL2VLTableRecord", alias: "SL2VL", attr: mad.AttrSLtoVLMappingTableRecord, usage: "[[lid]/[in_port]/[out_port]]", run: (*saQuery).sl2vlRecords, dump: &saSL2VLDump,
 			extraNames: []string{"SLtoVLMappingTableRecord"}},
-		{name: "PKeyTableRecord", alias: "PKTR", attr: mad.AttrPKeyTableRecord, usage: "[[lid]/[port]/[block]]", run: (*saQuery).pkeyRecords,
+		{name: "PKeyTableRecord", alias: "PKTR", attr: mad.AttrPKeyTableRecord, usage: "[[lid]/[port]/[block]]", run: (*saQuery).pkeyRecords, dump: &saPKeyDump,
 			extraNames: []string{"P_KeyTableRecord"}},
-		{name: "VLArbitrationTableRecord", alias: "VLAR", attr: mad.AttrVLArbitrationTableRecord, usage: "[[lid]/[port]/[block]]", run: (*saQuery).vlarbRecords},
-		{name: "InformInfoRecord", alias: "IIR", attr: mad.AttrInformInfoRecord, usage: "[subscriber_gid]", run: (*saQuery).informInfoRecords},
-		{name: "LinkRecord", alias: "LR", attr: mad.AttrLinkRecord, usage: "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", run: (*saQuery).linkRecords},
-		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, run: (*saQuery).serviceRecords},
-		{name: "PathRecord", alias: "PR", attr: mad.AttrPathRecord, run: (*saQuery).pathRecords},
-		{name: "MCMemberRecord", alias: "MCMR", attr: mad.AttrMCMemberRecord, run: (*saQuery).mcMemberRecords},
-		{name: "LFTRecord", alias: "LFTR", attr: mad.AttrLinearForwardingTableRecord, usage: "[[lid]/[block]]", run: (*saQuery).lftRecords,
+		{name: "VLArbitrationTableRecord", alias: "VLAR", attr: mad.AttrVLArbitrationTableRecord, usage: "[[lid]/[port]/[block]]", run: (*saQuery).vlarbRecords, dump: &saVLArbDump},
+		{name: "InformInfoRecord", alias: "IIR", attr: mad.AttrInformInfoRecord, usage: "[subscriber_gid]", run: (*saQuery).informInfoRecords, dump: &saInformInfoDump},
+		{name: "LinkRecord", alias: "LR", attr: mad.AttrLinkRecord, usage: "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", run: (*saQuery).linkRecords, dump: &saLinkDump},
+		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, run: (*saQuery).serviceRecords, dump: &saServiceDump},
+		{name: "PathRecord", alias: "PR", attr: mad.AttrPathRecord, run: (*saQuery).pathRecords, dump: &saPathDump},
+		{name: "MCMemberRecord", alias: "MCMR", attr: mad.AttrMCMemberRecord, run: (*saQuery).mcMemberRecords, dump: &saMCMemberRecordDump},
+		{name: "LFTRecord", alias: "LFTR", attr: mad.AttrLinearForwardingTableRecord, usage: "[[lid]/[block]]", run: (*saQuery).lftRecords, dump: &saLFTDump,
 			extraNames: []string{"LinearForwardingTableRecord"}},
-		{name: "MFTRecord", alias: "MFTR", attr: mad.AttrMulticastForwardingTableRecord, usage: "[[mlid]/[position]/[block]]", run: (*saQuery).mftRecords,
+		{name: "MFTRecord", alias: "MFTR", attr: mad.AttrMulticastForwardingTableRecord, usage: "[[mlid]/[position]/[block]]", run: (*saQuery).mftRecords, dump: &saMFTDump,
 			extraNames: []string{"MulticastForwardingTableRecord"}},
-		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", run: (*saQuery).guidInfoRecords},
-		{name: "SwitchInfoRecord", alias: "SWIR", attr: mad.AttrSwitchInfoRecord, usage: "[lid]", run: (*saQuery).switchInfoRecords,
+		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", run: (*saQuery).guidInfoRecords, dump: &saGUIDInfoDump},
+		{name: "SwitchInfoRecord", alias: "SWIR", attr: mad.AttrSwitchInfoRecord, usage: "[lid]", run: (*saQuery).switchInfoRecords, dump: &saSwitchInfoDump,
 			extraNames: []string{"SwitchInfo", "SWI"}},
-		{name: "SMInfoRecord", alias: "SMIR", attr: mad.AttrSMInfoRecord, usage: "[lid]", run: (*saQuery).smInfoRecords,
+		{name: "SMInfoRecord", alias: "SMIR", attr: mad.AttrSMInfoRecord, usage: "[lid]", run: (*saQuery).smInfoRecords, dump: &saSMInfoDump,
 			extraNames: []string{"SMInfo"}},
-		{name: "RFTRecord", alias: "RFTR", attr: mad.AttrRandomForwardingTableRecord, usage: "[[lid]/[block]]", run: (*saQuery).rftRecords,
+		{name: "RFTRecord", alias: "RFTR", attr: mad.AttrRandomForwardingTableRecord, usage: "[[lid]/[block]]", run: (*saQuery).rftRecords, dump: &saRFTDump,
 			extraNames: []string{"RandomForwardingTableRecord"}, ibtoolOnly: true},
-		{name: "ServiceAssociationRecord", alias: "SAR", attr: mad.AttrServiceAssociationRecord, run: (*saQuery).serviceAssociationRecords,
+		{name: "ServiceAssociationRecord", alias: "SAR", attr: mad.AttrServiceAssociationRecord, run: (*saQuery).serviceAssociationRecords, dump: &saServiceAssociationDump,
 			ibtoolOnly: true},
 	}
 }
@@ -385,7 +384,6 @@ type saParams struct {
 	qkey                  uint32
 	scope, joinState      uint8
 	proxyJoin             int64
-	cpi                   []byte
 }
 
 // saMember is one MEMBER=VALUE argument.
@@ -400,7 +398,6 @@ type saQuery struct {
 	sa      *sa.Client
 	names   *nodename.Map
 	p       saParams
-	out     io.Writer // the text output (io.Discard with --json)
 	members []saMember
 
 	printMode     saNodePrint
@@ -409,51 +406,18 @@ type saQuery struct {
 	requestedLID  uint16
 	requestedGUID uint64
 
-	res saqueryJSON
-}
-
-// saqueryJSON is saquery's --json output.
-type saqueryJSON struct {
-	Query         string             `json:"query"`
-	Method        string             `json:"method,omitempty"`
-	AttributeID   uint16             `json:"attribute_id,omitempty"`
-	ComponentMask uint64             `json:"component_mask"`
-	MaskFields    []string           `json:"component_mask_fields"`
-	Records       []json.RawMessage  `json:"records"`
-	IsSMDisabled  *[]json.RawMessage `json:"is_sm_disabled,omitempty"`
-	ClassPortInfo json.RawMessage    `json:"class_port_info,omitempty"`
+	res *saqueryResult
 }
 
 // saMemberRE matches MEMBER=VALUE arguments: a field path, then '='.
 var saMemberRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\.[0-9]+)*=`)
 
 func runSaquery(env *Env, opts *saqueryOptions, args []string) error {
-	q := &saQuery{env: env, opts: opts, ctx: context.Background(), out: env.IO.Out}
-	if opts.JSON {
-		q.out = io.Discard
-	}
-	q.res.Records = []json.RawMessage{}
-	q.res.MaskFields = []string{}
+	q := &saQuery{env: env, opts: opts, ctx: context.Background(),
+		res: &saqueryResult{Records: []saRecord{}, MaskFields: []string{}}}
 	err := q.run(args)
-	var ex *saExit
-	if errors.As(err, &ex) {
-		fmt.Fprint(env.IO.Err, ex.msg)
-		if ex.code == 0 {
-			return nil
-		}
-		return &ExitError{Code: ex.code, Err: errSilent}
-	}
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &q.res)
-	}
-	return nil
+	return finish(env, &opts.Common, "saquery", q.res, err)
 }
-
-// saUniqueDone ends -l after the first match (the C tool's exit(0)).
-var saUniqueDone = &saExit{}
 
 func (q *saQuery) run(args []string) error {
 	opts := q.opts
@@ -550,12 +514,12 @@ func (q *saQuery) run(args []string) error {
 		}
 	}
 	if len(q.members) > 0 && (command == saCmdClassPortInfo || command == saCmdQuery && qt.attr == mad.AttrClassPortInfo) {
-		return &saExit{code: saEINVAL, msg: "ClassPortInfo has no components to match (MEMBER=VALUE)\n"}
+		return saFail(saEINVAL, "ClassPortInfo has no components to match (MEMBER=VALUE)\n")
 	}
 
 	if _, err := opts.timeoutMS(DefaultTimeoutMS); err != nil {
 		// IBEXIT during option parsing, as the other tools.
-		return ibFail(q.env, &opts.Common, "saquery", &ibFailure{fn: "process_opt", cmsg: err.Error()})
+		return &ibFailure{fn: "process_opt", cmsg: err.Error()}
 	}
 	smkey, err := q.smKey()
 	if err != nil {
@@ -603,22 +567,17 @@ func (q *saQuery) run(args []string) error {
 
 	switch command {
 	case saCmdNodeRecord:
-		err = q.printNodeRecords()
+		return q.printNodeRecords()
 	case saCmdClassPortInfo:
-		err = q.classPortInfo(nil)
+		return q.classPortInfo(nil)
 	case saCmdIsSM:
-		err = q.printIsSM()
+		return q.printIsSM()
 	case saCmdMCGroups:
-		err = q.printMCGroups()
+		return q.printMCGroups()
 	case saCmdMCMembers:
-		err = q.printMCMembers()
-	default:
-		err = qt.run(q, pos)
+		return q.printMCMembers()
 	}
-	if err == saUniqueDone {
-		return nil
-	}
-	return err
+	return qt.run(q, pos)
 }
 
 // parseParams turns the selector options into saParams as saquery.c's
@@ -764,13 +723,13 @@ func (q *saQuery) smKey() (uint64, error) {
 
 // saFailure is get_any_records' handling of a failed query: the message
 // it prints and the status it returns.
-func saFailure(err error) *saExit {
+func saFailure(err error) *ibFailure {
 	var te *rpc.TimeoutError
 	code := saEIO
 	if errors.As(err, &te) {
 		code = saETIMEDOUT
 	}
-	return &saExit{code: code, msg: fmt.Sprintf("Query SA failed: %s\n", saStrerror(code))}
+	return saFail(code, "Query SA failed: %s\n", saStrerror(code))
 }
 
 // saStatusText is sa_report_err's line for a non-success SA status.
@@ -844,34 +803,51 @@ func (q *saQuery) query(method uint8, attr uint16, mod uint32, data []byte, mask
 		return nil, saFailure(err)
 	}
 	if st := reply.MAD.Status(); st != 0 {
-		return nil, &saExit{code: saEIO, msg: saStatusText(st)}
+		return nil, saFail(saEIO, "%s", saStatusText(st))
 	}
 	n := reply.Length
 	if n <= 0 || n > len(reply.MAD) {
 		n = len(reply.MAD)
 	}
 	if n < sa.DataOffset {
-		return nil, &saExit{code: saEIO, msg: fmt.Sprintf("Query SA failed: reply of %d bytes is too short\n", n)}
+		return nil, saFail(saEIO, "Query SA failed: reply of %d bytes is too short\n", n)
 	}
 	return reply.MAD[:n], nil
 }
 
-// getTable is get_any_records: a GetTable, its records split.
-func (q *saQuery) getTable(attr uint16, mod uint32, data []byte, mask uint64, size int) ([][]byte, error) {
+// getTable is get_any_records: a GetTable, its records split and decoded
+// with the generated type of attribute attr: the one decode that both the
+// text and the JSON print.
+func (q *saQuery) getTable(attr uint16, mod uint32, data []byte, mask uint64) ([]saRecord, error) {
+	d := mad.LookupAttr(mad.ClassSubnAdm, attr)
 	reply, err := q.query(mad.MethodGetTable, attr, mod, data, mask)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := sa.SplitTable(reply, size)
+	raws, err := sa.SplitTable(reply, d.Size)
 	if err != nil {
-		return nil, &saExit{code: saEIO, msg: fmt.Sprintf("Query SA failed: %v\n", err)}
+		return nil, saFail(saEIO, "Query SA failed: %v\n", err)
+	}
+	recs := make([]saRecord, len(raws))
+	for i, raw := range raws {
+		r := &recs[i]
+		r.Struct, r.showKeys = d.New(), q.opts.ShowKeys
+		if err := r.Unmarshal(raw); err != nil {
+			return nil, saFail(saEIO, "Query SA failed: %v\n", err)
+		}
+		switch rec := r.Struct.(type) {
+		case *mad.NodeRecord:
+			r.name = q.names.Name(uint64(rec.NodeInfo.NodeGUID), string(rec.NodeDescription.NodeString[:]))
+		case *mad.MCMemberRecord:
+			r.cProxyJoin = raw[49] & 1 // see saCProxyJoin
+		}
 	}
 	return recs, nil
 }
 
 // mainTable is the command's own GetTable: it applies MEMBER=VALUE to the
 // record, reports the request with -v and fills the JSON header.
-func (q *saQuery) mainTable(name string, rec mad.Struct, mask uint64, mod uint32, patch func([]byte)) ([][]byte, error) {
+func (q *saQuery) mainTable(name string, rec mad.Struct, mask uint64, mod uint32, patch func([]byte)) ([]saRecord, error) {
 	d := rec.Desc()
 	if err := q.applyMembers(rec, &mask); err != nil {
 		return nil, err
@@ -889,7 +865,7 @@ func (q *saQuery) mainTable(name string, rec mad.Struct, mask uint64, mod uint32
 		fmt.Fprintf(q.env.IO.Err, "saquery: SubnAdmGetTable(%s) attribute 0x%04X modifier 0x%08X component mask 0x%016X %v\n",
 			d.Name, d.AttrID, mod, mask, fields)
 	}
-	return q.getTable(d.AttrID, mod, data, mask, d.Size)
+	return q.getTable(d.AttrID, mod, data, mask)
 }
 
 // applyMembers sets the MEMBER=VALUE components in rec and their bits in
@@ -904,11 +880,11 @@ func (q *saQuery) applyMembers(rec mad.Struct, mask *uint64) error {
 			}
 		}
 		if err != nil {
-			return &saExit{code: saEINVAL, msg: fmt.Sprintf("Invalid %s=%s for %s: %v\n", m.path, m.value, rec.Desc().Name, err)}
+			return saFail(saEINVAL, "Invalid %s=%s for %s: %v\n", m.path, m.value, rec.Desc().Name, err)
 		}
 		bits, err := mad.CompMask(rec.Desc(), m.path)
 		if err != nil {
-			return &saExit{code: saEINVAL, msg: fmt.Sprintf("Invalid %s=%s for %s: %v\n", m.path, m.value, rec.Desc().Name, err)}
+			return saFail(saEINVAL, "Invalid %s=%s for %s: %v\n", m.path, m.value, rec.Desc().Name, err)
 		}
 		*mask |= bits
 	}
@@ -920,21 +896,17 @@ func (q *saQuery) applyMembers(rec mad.Struct, mask *uint64) error {
 func (q *saQuery) queryCPI() error {
 	reply, err := q.query(mad.MethodGet, mad.AttrClassPortInfo, 0, nil, 0)
 	if err != nil {
-		var ex *saExit
+		var ex *ibFailure
 		if errors.As(err, &ex) {
-			ex.msg += "Failed to query SA:ClassPortInfo\n"
+			ex.cstderr += "Failed to query SA:ClassPortInfo\n"
 		}
 		return err
 	}
-	q.p.cpi = saPad(reply[sa.DataOffset:], mad.ClassPortInfoSize)
-	return nil
-}
-
-func saPad(b []byte, n int) []byte {
-	if len(b) >= n {
-		return b
-	}
-	return append(append([]byte(nil), b...), make([]byte, n-len(b))...)
+	// A short reply reads as zeros past its end.
+	data := make([]byte, mad.ClassPortInfoSize)
+	copy(data, reply[sa.DataOffset:])
+	q.res.cpi = &mad.ClassPortInfo{}
+	return q.res.cpi.Unmarshal(data)
 }
 
 // --- argument parsing, the C way ---
@@ -946,17 +918,17 @@ func (q *saQuery) getLID(name string) (uint16, error) {
 		lid, err := q.lidFromName(name)
 		if err != nil {
 			code, msg := saENONET, ""
-			var ex *saExit
+			var ex *ibFailure
 			if errors.As(err, &ex) {
-				code, msg = ex.code, ex.msg
+				code, msg = ex.code, ex.cstderr
 			}
-			return 0, &saExit{code: code, msg: msg + fmt.Sprintf("Failed to find lid for \"%s\": %s\n", name, saStrerror(code))}
+			return 0, saFail(code, "%sFailed to find lid for \"%s\": %s\n", msg, name, saStrerror(code))
 		}
 		return lid, nil
 	}
 	v, ok := saStrtol(name)
 	if !ok || v <= 0 || v > 0xFFFF {
-		return 0, &saExit{code: saEINVAL, msg: fmt.Sprintf("Invalid lid specified: \"%s\"\n", name)}
+		return 0, saFail(saEINVAL, "Invalid lid specified: \"%s\"\n", name)
 	}
 	return uint16(v), nil
 }
@@ -964,13 +936,13 @@ func (q *saQuery) getLID(name string) (uint16, error) {
 var saNoSuchNode = errors.New("no such node")
 
 func (q *saQuery) lidFromName(name string) (uint16, error) {
-	recs, err := q.getTable(mad.AttrNodeRecord, 0, nil, 0, mad.NodeRecordSize)
+	recs, err := q.getTable(mad.AttrNodeRecord, 0, nil, 0)
 	if err != nil {
 		return 0, err
 	}
 	for _, r := range recs {
-		if saStrnEqual(name, string(r[44:108]), 64) {
-			return binary.BigEndian.Uint16(r[0:]), nil
+		if nr := r.Struct.(*mad.NodeRecord); saStrnEqual(name, string(nr.NodeDescription.NodeString[:]), 64) {
+			return nr.LID, nil
 		}
 	}
 	return 0, saNoSuchNode
@@ -1038,14 +1010,16 @@ func (b *saRecBuilder) mask() uint64 { return mad.MustCompMask(b.rec.Desc(), b.n
 
 // --- the record queries ---
 
-// lidRecordQuery is the common form of the "[lid]" and "lid/x/y"
-// queries: fields names the record's LID and port-like fields with their C
-// widths.
-func (q *saQuery) lidQuery(qt string, rec mad.Struct, args []string, fields []struct {
-	path  string
-	bits  uint
-	width uint
-}, dump func([]byte)) error {
+// saLIDField is a field a "lid/x/y" argument sets: its path, the C
+// variable's width (for the "not given" test) and the field's width.
+type saLIDField struct {
+	path        string
+	bits, width uint
+}
+
+// lidQuery is the common form of the "[lid]" and "lid/x/y" queries:
+// fields names the record's LID and port-like fields.
+func (q *saQuery) lidQuery(qt string, rec mad.Struct, args []string, fields ...saLIDField) error {
 	b := &saRecBuilder{rec: rec}
 	if len(args) > 0 {
 		lid, p1, p2, err := q.parseLIDAndPorts(args[0])
@@ -1058,91 +1032,65 @@ func (q *saQuery) lidQuery(qt string, rec mad.Struct, args []string, fields []st
 			b.setIf(f.path, vals[i], f.bits, -1, f.width)
 		}
 	}
-	recs, err := q.mainTable(qt, rec, b.mask(), 0, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		dump(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	return q.records(qt, rec, b.mask(), nil)
 }
 
-type saLIDField = struct {
-	path  string
-	bits  uint
-	width uint
+// records is the command's own GetTable, whose records are the result.
+func (q *saQuery) records(name string, rec mad.Struct, mask uint64, patch func([]byte)) error {
+	recs, err := q.mainTable(name, rec, mask, 0, patch)
+	q.res.Records = append(q.res.Records, recs...)
+	return err
 }
 
 func (q *saQuery) nodeRecords(args []string) error {
-	return q.lidQuery("NodeRecord", &mad.NodeRecord{}, args, []saLIDField{{"LID", 16, 16}}, q.dumpNodeRecord)
+	return q.lidQuery("NodeRecord", &mad.NodeRecord{}, args, saLIDField{"LID", 16, 16})
 }
 
 func (q *saQuery) portInfoRecords(args []string) error {
 	return q.lidQuery("PortInfoRecord", &mad.PortInfoRecord{}, args,
-		[]saLIDField{{"EndPortLID", 16, 16}, {"PortNum", 8, 8}, {"Options", 8, 8}}, q.dumpOnePortInfoRecord)
+		saLIDField{"EndPortLID", 16, 16}, saLIDField{"PortNum", 8, 8}, saLIDField{"Options", 8, 8})
 }
 
 func (q *saQuery) sl2vlRecords(args []string) error {
 	return q.lidQuery("SL2VLTableRecord", &mad.SLtoVLMappingTableRecord{}, args,
-		[]saLIDField{{"LID", 16, 16}, {"InputPortNum", 8, 8}, {"OutputPortNum", 8, 8}}, q.dumpSL2VLRecord)
+		saLIDField{"LID", 16, 16}, saLIDField{"InputPortNum", 8, 8}, saLIDField{"OutputPortNum", 8, 8})
 }
 
 func (q *saQuery) pkeyRecords(args []string) error {
 	return q.lidQuery("PKeyTableRecord", &mad.PKeyTableRecord{}, args,
-		[]saLIDField{{"LID", 16, 16}, {"PortNum", 8, 8}, {"BlockNum", 16, 16}}, q.dumpPKeyRecord)
+		saLIDField{"LID", 16, 16}, saLIDField{"PortNum", 8, 8}, saLIDField{"BlockNum", 16, 16})
 }
 
 func (q *saQuery) vlarbRecords(args []string) error {
 	return q.lidQuery("VLArbitrationTableRecord", &mad.VLArbitrationTableRecord{}, args,
-		[]saLIDField{{"LID", 16, 16}, {"OutputPortNum", 8, 8}, {"BlockNum", 8, 8}}, q.dumpVLArbRecord)
+		saLIDField{"LID", 16, 16}, saLIDField{"OutputPortNum", 8, 8}, saLIDField{"BlockNum", 8, 8})
 }
 
 func (q *saQuery) lftRecords(args []string) error {
-	return q.lidQuery("LFTRecord", &mad.LinearForwardingTableRecord{}, args,
-		[]saLIDField{{"LID", 16, 16}, {"BlockNum", 16, 16}}, q.dumpLFTRecord)
+	return q.lidQuery("LFTRecord", &mad.LinearForwardingTableRecord{}, args, saLIDField{"LID", 16, 16}, saLIDField{"BlockNum", 16, 16})
 }
 
 func (q *saQuery) rftRecords(args []string) error {
-	return q.lidQuery("RFTRecord", &mad.RandomForwardingTableRecord{}, args,
-		[]saLIDField{{"LID", 16, 16}, {"BlockNum", 16, 16}}, q.dumpRFTRecord)
+	return q.lidQuery("RFTRecord", &mad.RandomForwardingTableRecord{}, args, saLIDField{"LID", 16, 16}, saLIDField{"BlockNum", 16, 16})
 }
 
 func (q *saQuery) guidInfoRecords(args []string) error {
-	return q.lidQuery("GUIDInfoRecord", &mad.GUIDInfoRecord{}, args,
-		[]saLIDField{{"LID", 16, 16}, {"BlockNum", 8, 8}}, q.dumpGUIDInfoRecord)
+	return q.lidQuery("GUIDInfoRecord", &mad.GUIDInfoRecord{}, args, saLIDField{"LID", 16, 16}, saLIDField{"BlockNum", 8, 8})
 }
 
 func (q *saQuery) switchInfoRecords(args []string) error {
-	return q.lidQuery("SwitchInfoRecord", &mad.SwitchInfoRecord{}, args, []saLIDField{{"LID", 16, 16}}, q.dumpSwitchInfoRecord)
+	return q.lidQuery("SwitchInfoRecord", &mad.SwitchInfoRecord{}, args, saLIDField{"LID", 16, 16})
 }
 
 func (q *saQuery) smInfoRecords(args []string) error {
-	return q.lidQuery("SMInfoRecord", &mad.SMInfoRecord{}, args, []saLIDField{{"LID", 16, 16}}, q.dumpSMInfoRecord)
+	return q.lidQuery("SMInfoRecord", &mad.SMInfoRecord{}, args, saLIDField{"LID", 16, 16})
 }
 
+// mftRecords takes "mlid/position/block": the second argument is the
+// position, not in record order.
 func (q *saQuery) mftRecords(args []string) error {
-	rec := &mad.MulticastForwardingTableRecord{}
-	b := &saRecBuilder{rec: rec}
-	if len(args) > 0 {
-		lid, position, block, err := q.parseLIDAndPorts(args[0])
-		if err != nil {
-			return err
-		}
-		b.setIf("LID", int64(lid), 16, 0, 16)
-		b.setIf("BlockNum", block, 16, -1, 9)
-		b.setIf("Position", position, 8, -1, 4)
-	}
-	recs, err := q.mainTable("MFTRecord", rec, b.mask(), 0, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		q.dumpMFTRecord(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	return q.lidQuery("MFTRecord", &mad.MulticastForwardingTableRecord{}, args,
+		saLIDField{"LID", 16, 16}, saLIDField{"Position", 8, 4}, saLIDField{"BlockNum", 16, 9})
 }
 
 func (q *saQuery) linkRecords(args []string) error {
@@ -1165,15 +1113,7 @@ func (q *saQuery) linkRecords(args []string) error {
 	b.setIf("FromPort", fromPort, 8, -1, 8)
 	b.setIf("ToLID", int64(toLID), 16, 0, 16)
 	b.setIf("ToPort", toPort, 8, -1, 8)
-	recs, err := q.mainTable("LinkRecord", rec, b.mask(), 0, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		q.dumpLinkRecord(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	return q.records("LinkRecord", rec, b.mask(), nil)
 }
 
 func (q *saQuery) informInfoRecords(args []string) error {
@@ -1182,43 +1122,23 @@ func (q *saQuery) informInfoRecords(args []string) error {
 	if len(args) > 0 {
 		g, err := saParseGID(args[0])
 		if err != nil {
-			return &saExit{code: saEINVAL, msg: fmt.Sprintf("Invalid SubscriberGID specified: \"%s\"\n", args[0])}
+			return saFail(saEINVAL, "Invalid SubscriberGID specified: \"%s\"\n", args[0])
 		}
 		// The C tool sets the mask even for the all-zero GID.
 		rec.SubscriberGID = g
 		b.names = append(b.names, "SubscriberGID")
 	}
-	recs, err := q.mainTable("InformInfoRecord", rec, b.mask(), 0, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		q.dumpInformInfoRecord(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	return q.records("InformInfoRecord", rec, b.mask(), nil)
 }
 
+// serviceRecords and serviceAssociationRecords are
+// get_and_dump_all_records: the whole table (MEMBER=VALUE still selects).
 func (q *saQuery) serviceRecords([]string) error {
-	return q.allRecords("ServiceRecord", &mad.ServiceRecord{}, q.dumpServiceRecord)
+	return q.records("ServiceRecord", &mad.ServiceRecord{}, 0, nil)
 }
 
 func (q *saQuery) serviceAssociationRecords([]string) error {
-	return q.allRecords("ServiceAssociationRecord", &mad.ServiceAssociationRecord{}, q.dumpServiceAssociationRecord)
-}
-
-// allRecords is get_and_dump_all_records: the whole table (MEMBER=VALUE
-// still selects).
-func (q *saQuery) allRecords(name string, rec mad.Struct, dump func([]byte)) error {
-	recs, err := q.mainTable(name, rec, 0, 0, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		dump(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	return q.records("ServiceAssociationRecord", &mad.ServiceAssociationRecord{}, 0, nil)
 }
 
 func (q *saQuery) pathRecords([]string) error {
@@ -1245,15 +1165,7 @@ func (q *saQuery) pathRecords([]string) error {
 	b.selector("MTU", p.mtu)
 	b.selector("Rate", p.rate)
 	b.selector("PacketLifeTime", p.pktLife)
-	recs, err := q.mainTable("PathRecord", rec, b.mask(), 0, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		q.dumpPathRecord(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	return q.records("PathRecord", rec, b.mask(), nil)
 }
 
 // selector is CHECK_AND_SET_VAL_AND_SEL: a byte with the selector in its
@@ -1266,10 +1178,10 @@ func (b *saRecBuilder) selector(field string, v uint8) {
 	b.set(field, uint64(v&0x3F))
 }
 
-// mcmrRecord builds the MCMemberRecord of the MCMR query from the options.
-// The C tool's ProxyJoin is a one-bit C bitfield, the low bit of byte 49
-// on x86 (OpenSM reads it there too); the patch puts it there.
-func (q *saQuery) mcmrRecord() (*mad.MCMemberRecord, uint64, func([]byte)) {
+// mcMemberRecords builds the MCMemberRecord of the MCMR query from the
+// options. The C tool's ProxyJoin is a one-bit C bitfield, the low bit of
+// byte 49 on x86 (OpenSM reads it there too); the patch puts it there.
+func (q *saQuery) mcMemberRecords([]string) error {
 	p := &q.p
 	rec := &mad.MCMemberRecord{}
 	b := &saRecBuilder{rec: rec}
@@ -1292,29 +1204,12 @@ func (q *saQuery) mcmrRecord() (*mad.MCMemberRecord, uint64, func([]byte)) {
 		b.names = append(b.names, "ProxyJoin")
 		patch = func(d []byte) { d[49] = d[49]&^1 | byte(v&1) }
 	}
-	return rec, b.mask(), patch
-}
-
-func (q *saQuery) mcMemberRecords([]string) error {
-	rec, mask, patch := q.mcmrRecord()
-	recs, err := q.mainTable("MCMemberRecord", rec, mask, 0, patch)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		q.dumpOneMCMemberRecord(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	return q.records("MCMemberRecord", rec, b.mask(), patch)
 }
 
 func (q *saQuery) classPortInfo([]string) error {
-	q.dumpClassPortInfo(q.p.cpi)
-	cpi := &mad.ClassPortInfo{}
-	if err := cpi.Unmarshal(q.p.cpi); err == nil {
-		q.res.Query, q.res.Method, q.res.AttributeID = "ClassPortInfo", "Get", mad.AttrClassPortInfo
-		q.res.ClassPortInfo, _ = json.Marshal(cpi)
-	}
+	q.res.Query, q.res.Method, q.res.AttributeID = "ClassPortInfo", "Get", mad.AttrClassPortInfo
+	q.res.ClassPortInfo = q.res.cpi
 	return nil
 }
 
@@ -1322,112 +1217,78 @@ func (q *saQuery) classPortInfo([]string) error {
 
 // printNodeRecords is print_node_records (-N, -D, -L, -l, -G, -O, -U).
 func (q *saQuery) printNodeRecords() error {
-	rec := &mad.NodeRecord{}
-	recs, err := q.mainTable("NodeRecord", rec, 0, 0, nil)
+	recs, err := q.mainTable("NodeRecord", &mad.NodeRecord{}, 0, 0, nil)
 	if err != nil {
 		return err
 	}
+	q.res.line = saNodeLines[q.printMode]
 	if q.printMode == saPrintAllDesc {
-		q.res.Query = "NodeDescriptions"
-		fmt.Fprint(q.out, "   LID \"name\"\n================\n")
+		q.res.Query, q.res.header = "NodeDescriptions", "   LID \"name\"\n================\n"
 	}
 	for _, r := range recs {
-		lid := binary.BigEndian.Uint16(r[0:])
-		name := q.nodeName(r)
+		nr := r.Struct.(*mad.NodeRecord)
+		desc := string(nr.NodeDescription.NodeString[:])
+		var match bool
 		switch q.printMode {
 		case saPrintAllDesc:
-			if r[4+2] == 1 { // a CA
-				fmt.Fprintf(q.out, "%6d  \"%s\"\n", lid, name)
-				q.addRecord(rec.Desc(), r, "name", name)
-			}
+			match = nr.NodeInfo.NodeType == 1 // a CA
 		case saPrintNameOfLID:
-			if q.requestedLID == lid {
-				q.printNodeRecord(r)
-			}
+			match = q.requestedLID == nr.LID
 		case saPrintNameOfGUID:
-			if q.requestedGUID == binary.BigEndian.Uint64(r[4+20:]) {
-				q.printNodeRecord(r)
-			}
+			match = q.requestedGUID == uint64(nr.NodeInfo.PortGUID)
 		default:
-			if !q.hasName || saStrnEqual(q.requestedName, string(r[44:108]), 64) || saStrnEqual(q.requestedName, name, 64) {
-				q.printNodeRecord(r)
-				if q.printMode == saPrintUniqueLIDOnly {
-					return saUniqueDone
-				}
+			match = !q.hasName || saStrnEqual(q.requestedName, desc, 64) || saStrnEqual(q.requestedName, r.name, 64)
+		}
+		if match {
+			r.nameKey = "name"
+			q.res.Records = append(q.res.Records, r)
+			if q.printMode == saPrintUniqueLIDOnly {
+				break // the C tool exits after the first
 			}
 		}
 	}
 	return nil
 }
 
-// printNodeRecord is print_node_record: one NodeRecord in the form the
-// option asks for.
-func (q *saQuery) printNodeRecord(r []byte) {
-	name := q.nodeName(r)
-	switch q.printMode {
-	case saPrintLIDOnly, saPrintUniqueLIDOnly:
-		fmt.Fprintf(q.out, "%d\n", binary.BigEndian.Uint16(r[0:]))
-	case saPrintGUIDOnly:
-		fmt.Fprintf(q.out, "0x%016x\n", binary.BigEndian.Uint64(r[4+20:]))
-	case saPrintNameOfLID, saPrintNameOfGUID:
-		fmt.Fprintf(q.out, "%s\n", name)
-	default:
-		q.dumpNodeRecord(r)
-	}
-	q.addRecord(mad.LookupStruct("NodeRecord"), r, "name", name)
+// saNodeLines is print_node_record's line of each form but the dump.
+var saNodeLines = map[saNodePrint]func(r *saRecord) string{
+	saPrintAllDesc: func(r *saRecord) string {
+		return fmt.Sprintf("%6d  \"%s\"\n", r.Struct.(*mad.NodeRecord).LID, r.name)
+	},
+	saPrintLIDOnly:       saLIDLine,
+	saPrintUniqueLIDOnly: saLIDLine,
+	saPrintGUIDOnly:      func(r *saRecord) string { return r.Struct.(*mad.NodeRecord).NodeInfo.PortGUID.String() + "\n" },
+	saPrintNameOfLID:     saNameLine,
+	saPrintNameOfGUID:    saNameLine,
 }
 
-// nodeName is the node name map's name of a NodeRecord's node, or its
-// cleaned description.
-func (q *saQuery) nodeName(r []byte) string {
-	return q.names.Name(binary.BigEndian.Uint64(r[4+12:]), string(r[44:108]))
-}
+func saLIDLine(r *saRecord) string  { return fmt.Sprintf("%d\n", r.Struct.(*mad.NodeRecord).LID) }
+func saNameLine(r *saRecord) string { return r.name + "\n" }
 
 // printIsSM is print_issm_records (-s): the PortInfoRecords whose
 // CapabilityMask has IsSM, then those with IsSMdisabled.
 func (q *saQuery) printIsSM() error {
 	const capIsSM, capSMDisabled = 0x2, 0x400
-	var tables [2][][]byte
-	for i, capBit := range []uint32{capIsSM, capSMDisabled} {
+	for _, capBit := range []uint32{capIsSM, capSMDisabled} {
 		rec := &mad.PortInfoRecord{}
 		rec.PortInfo.CapabilityMask = capBit
 		recs, err := q.mainTable("IsSM", rec, mad.MustCompMask(rec.Desc(), "PortInfo.CapabilityMask"), 1<<31, nil)
 		if err != nil {
 			return err
 		}
-		tables[i] = recs
-		if i == 0 {
-			fmt.Fprint(q.out, "IsSM ports\n")
+		if q.res.as == nil {
+			q.res.as, q.res.header, q.res.Records = &saShortPortInfoDump, "IsSM ports\n", recs
 		} else {
-			fmt.Fprint(q.out, "\nIsSMdisabled ports\n")
-		}
-		for _, r := range recs {
-			q.dumpPortInfoRecord(r)
+			q.res.IsSMDisabled = &recs
 		}
 	}
-	d := mad.LookupStruct("PortInfoRecord")
-	for _, r := range tables[0] {
-		q.addRecord(d, r, "", "")
-	}
-	disabled := []json.RawMessage{}
-	for _, r := range tables[1] {
-		disabled = append(disabled, saRecordJSON(d, r, q.opts.ShowKeys, "", ""))
-	}
-	q.res.IsSMDisabled = &disabled
 	return nil
 }
 
+// printMCGroups is -g: every MCMemberRecord, in the group form.
 func (q *saQuery) printMCGroups() error {
-	rec := &mad.MCMemberRecord{}
-	recs, err := q.mainTable("MCMemberRecord", rec, 0, 0, nil)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		q.dumpMCGroupRecord(r)
-		q.addRecord(rec.Desc(), r, "", "")
-	}
-	return nil
+	q.res.as = &saMCGroupDump
+	return q.records("MCMemberRecord", &mad.MCMemberRecord{}, 0, nil)
 }
 
 // printMCMembers is print_multicast_member_records (-m): every
@@ -1435,98 +1296,262 @@ func (q *saQuery) printMCGroups() error {
 // has (from the NodeRecords); with an MLID argument only the PortGIDs of
 // that group.
 func (q *saQuery) printMCMembers() error {
-	rec := &mad.MCMemberRecord{}
-	recs, err := q.mainTable("MCMemberRecord", rec, 0, 0, nil)
+	recs, err := q.mainTable("MCMemberRecord", &mad.MCMemberRecord{}, 0, 0, nil)
 	if err != nil {
 		return err
 	}
-	nodes, err := q.getTable(mad.AttrNodeRecord, 0, nil, 0, mad.NodeRecordSize)
+	nodes, err := q.getTable(mad.AttrNodeRecord, 0, nil, 0)
 	if err != nil {
 		return err
+	}
+	q.res.as = &saMCMemberDump
+	mlid, _ := saStrtol(q.requestedName)
+	if q.hasName {
+		q.res.line = func(r *saRecord) string {
+			return saLine(24, "PortGid", "%s (%s)", saNtop6(r.Struct.(*mad.MCMemberRecord).PortGID[:]), r.name)
+		}
 	}
 	for _, r := range recs {
-		name := "<unknown>"
+		mc := r.Struct.(*mad.MCMemberRecord)
+		if q.hasName && int64(mc.MLID) != mlid {
+			continue
+		}
+		r.name, r.nameKey = "<unknown>", "node_description"
 		for _, n := range nodes {
-			if string(n[4+20:4+28]) == string(r[24:32]) {
-				name = q.nodeName(n)
+			if n.Struct.(*mad.NodeRecord).NodeInfo.PortGUID == mc.PortGID.GUID() {
+				r.name = n.name
 				break
 			}
 		}
-		mlid := binary.BigEndian.Uint16(r[36:])
-		if q.hasName {
-			if v, _ := saStrtol(q.requestedName); v == int64(mlid) {
-				fmt.Fprintf(q.out, "\t\tPortGid.................%s (%s)\n", saNtop6(r[16:32]), name)
-				q.addRecord(rec.Desc(), r, "node_description", name)
-			}
-			continue
-		}
-		fmt.Fprintf(q.out, "MCMemberRecord member dump:\n")
-		q.field(24, "MGID", "%s", saNtop6(r[0:16]))
-		q.field(24, "Mlid", "0x%X", mlid)
-		q.field(24, "PortGid", "%s", saNtop6(r[16:32]))
-		q.field(24, "ScopeState", "0x%X", r[48])
-		q.field(24, "ProxyJoin", "0x%X", r[49]&1)
-		q.field(24, "NodeDescription", "%s", name)
-		q.addRecord(rec.Desc(), r, "node_description", name)
+		q.res.Records = append(q.res.Records, r)
 	}
 	return nil
 }
 
-// --- JSON ---
+// --- the result ---
 
-// addRecord adds a record to the JSON output, with an extra string member
-// when key is not empty.
-func (q *saQuery) addRecord(d *mad.StructDesc, r []byte, key, value string) {
-	if !q.opts.JSON {
-		return
-	}
-	q.res.Records = append(q.res.Records, saRecordJSON(d, r, q.opts.ShowKeys, key, value))
+// saqueryResult is what saquery found: the SA's records decoded with
+// their generated types. Its JSON is the value (the schema is at the top
+// of this file); writeText prints what the C tool prints, from the same
+// decoded records.
+type saqueryResult struct {
+	Query         string             `json:"query"`
+	Method        string             `json:"method,omitempty"`
+	AttributeID   uint16             `json:"attribute_id,omitempty"`
+	ComponentMask uint64             `json:"component_mask"`
+	MaskFields    []string           `json:"component_mask_fields"`
+	Records       []saRecord         `json:"records"`
+	IsSMDisabled  *[]saRecord        `json:"is_sm_disabled,omitempty"`
+	ClassPortInfo *mad.ClassPortInfo `json:"class_port_info,omitempty"`
+
+	// How the text prints: a header, then each record as line or as
+	// the dump as gives, else as its type's dump.
+	header string
+	line   func(r *saRecord) string
+	as     *saDump
+	cpi    *mad.ClassPortInfo // the SA's, when asked for (SwitchInfoRecord's MulticastFDBTop)
 }
 
-// saRecordJSON decodes a record with its generated type and returns its
-// JSON, with key: value appended to the object when key is not empty, and
-// the secret fields (M_Key, SM_Key, ServiceKey) null unless showKeys (-K).
-func saRecordJSON(d *mad.StructDesc, r []byte, showKeys bool, key, value string) json.RawMessage {
-	var s mad.Struct
-	if d.New != nil {
-		s = d.New()
+// saRecord is one record of the answer.
+type saRecord struct {
+	mad.Struct        // decoded with its generated type
+	showKeys   bool   // -K: the JSON shows the secret fields
+	name       string // NodeRecord: the node's name (node name map); -m: the member's node
+	nameKey    string // the JSON key of name ("": name is not in the JSON)
+	cProxyJoin uint8  // MCMemberRecord: the bit the C tool prints as ProxyJoin (see saMCMemberFields)
+}
+
+// MarshalJSON is the record's generated JSON, with name under nameKey.
+func (r saRecord) MarshalJSON() ([]byte, error) {
+	b := mad.JSON(r.Struct, r.showKeys)
+	if r.nameKey == "" || len(b) < 2 {
+		return b, nil
 	}
-	if s == nil || s.Unmarshal(saPad(r, d.Size)) != nil {
-		return json.RawMessage(strconv.Quote(hex.EncodeToString(r)))
+	v, _ := json.Marshal(r.name)
+	sep := ","
+	if len(b) == 2 {
+		sep = ""
 	}
-	b := mad.JSON(s, showKeys)
-	if key != "" && len(b) > 1 && b[len(b)-1] == '}' {
-		v, _ := json.Marshal(value)
-		sep := ","
-		if len(b) == 2 {
-			sep = ""
+	return fmt.Appendf(b[:len(b)-1:len(b)-1], "%s%q:%s}", sep, r.nameKey, v), nil
+}
+
+func (res *saqueryResult) writeText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if res.ClassPortInfo != nil {
+		res.dump(bw, &saClassPortInfoDump, &saRecord{Struct: res.ClassPortInfo})
+	}
+	bw.WriteString(res.header)
+	res.writeRecords(bw, res.Records)
+	if res.IsSMDisabled != nil {
+		bw.WriteString("\nIsSMdisabled ports\n")
+		res.writeRecords(bw, *res.IsSMDisabled)
+	}
+	return bw.Flush()
+}
+
+func (res *saqueryResult) writeRecords(w *bufio.Writer, recs []saRecord) {
+	for i := range recs {
+		switch r := &recs[i]; {
+		case res.line != nil:
+			w.WriteString(res.line(r))
+		case res.as != nil:
+			res.dump(w, res.as, r)
+		default:
+			res.dump(w, saqueryTypeByAttr(r.Desc().AttrID).dump, r)
 		}
-		b = append(append(append(append(b[:len(b)-1:len(b)-1], sep...), strconv.Quote(key)+":"...), v...), '}')
+	}
+}
+
+// --- the record dumps: saquery.c's dump_* functions as label tables ---
+
+// saField is one line of a record's dump: the C tool's label, the field
+// path in the record's generated structure and the printf format of its
+// value. A path "A|B|C" names fields that share a byte or word, which the
+// C tool prints as that one number (saPacked).
+type saField struct {
+	label, path, format string
+	// value, when set, gives a value that is not one field of the
+	// record (instead of path).
+	value func(r *saRecord) any
+	// when, when set, says whether the line prints at all.
+	when   func(res *saqueryResult, r *saRecord) bool
+	secret bool   // "<not displayed>" unless -K
+	text   string // a line printed as is (a heading inside the dump)
+}
+
+// saDump is one record type's dump: its first lines, the width its
+// labels are dotted to, its fields, and the table some print after them.
+type saDump struct {
+	title  string
+	col    int
+	fields []saField
+	table  func(w *bufio.Writer, r *saRecord)
+}
+
+func (res *saqueryResult) dump(w *bufio.Writer, d *saDump, r *saRecord) {
+	w.WriteString(d.title)
+	for _, f := range d.fields {
+		switch {
+		case f.text != "":
+			w.WriteString(f.text)
+		case f.when != nil && !f.when(res, r):
+		case f.secret && !r.showKeys:
+			w.WriteString(saLine(d.col, f.label, "%s", "<not displayed>"))
+		case f.value != nil:
+			w.WriteString(saLine(d.col, f.label, f.format, f.value(r)))
+		default:
+			w.WriteString(saLine(d.col, f.label, f.format, saValue(r.Struct, f.path)))
+		}
+	}
+	if d.table != nil {
+		d.table(w, r)
+	}
+}
+
+// saLine is one "\t\tlabel.....value" line, the label and dots col wide.
+func saLine(col int, label, format string, args ...any) string {
+	dots := ""
+	if len(label) < col {
+		dots = strings.Repeat(".", col-len(label))
+	}
+	return "\t\t" + label + dots + fmt.Sprintf(format, args...) + "\n"
+}
+
+// saValue is field path of s as the dumps print it: GIDs as inet_ntop
+// text, strings up to their NUL, other bytes as bytes, numbers as uint64.
+func saValue(s mad.Struct, path string) any {
+	if strings.Contains(path, "|") {
+		return saPacked(s, strings.Split(path, "|"))
+	}
+	f, _ := saFieldAt(s.Desc(), path)
+	if f.IsNumber() {
+		v, _ := mad.Get(s, path)
+		return v
+	}
+	b, _ := mad.GetBytes(s, path)
+	switch f.Hint {
+	case mad.HintGID:
+		return saNtop6(b)
+	case mad.HintString:
+		return saCString(b)
 	}
 	return b
 }
 
-// --- the record dumps (saquery.c's dump_* functions) ---
-
-// field prints one "\t\tname.....value" line, the name and dots col wide.
-func (q *saQuery) field(col int, name, format string, args ...any) {
-	fmt.Fprint(q.out, saLine(col, name, format, args...))
-}
-
-func saLine(col int, name, format string, args ...any) string {
-	dots := ""
-	if len(name) < col {
-		dots = strings.Repeat(".", col-len(name))
+// saPacked is fields that share bytes read as the C tool reads them, one
+// number from the first field's start to the byte that ends the last;
+// reserved bits in between read 0 (the SA sends them as 0, IBA 13.4.8.1
+// reserved fields).
+func saPacked(s mad.Struct, paths []string) uint64 {
+	last, lastOff := saFieldAt(s.Desc(), paths[len(paths)-1])
+	end := (lastOff + last.Width + 7) &^ 7
+	var v uint64
+	for _, p := range paths {
+		f, off := saFieldAt(s.Desc(), p)
+		x, _ := mad.Get(s, p)
+		v |= x << (end - off - f.Width)
 	}
-	return "\t\t" + name + dots + fmt.Sprintf(format, args...) + "\n"
+	return v
 }
 
-func saU16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
-func saU32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
-func saU64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+// saFieldAt finds a field path ("NodeInfo.NodeGUID", "GUIDInfo.GUID[3]")
+// in d: the field, and its bit offset in d. The tables' paths are fixed,
+// so a bad one is a bug the tests catch.
+func saFieldAt(d *mad.StructDesc, path string) (*mad.FieldDesc, int) {
+	var f *mad.FieldDesc
+	off := 0
+	for _, part := range strings.Split(path, ".") {
+		name, idx, _ := strings.Cut(strings.TrimSuffix(part, "]"), "[")
+		if f != nil {
+			d = f.Struct
+		}
+		if f = d.Field(name); f == nil {
+			panic("saquery: no field " + path + " in " + d.Name)
+		}
+		off += f.Offset
+		if i, err := strconv.Atoi(idx); err == nil {
+			off += i * f.Stride
+		}
+	}
+	return f, off
+}
+
+// saEach is the lines of an array field, one per element: label and path
+// take the element's index (the label's counted from first).
+func saEach(label, path string, n, first int, format string) []saField {
+	var fs []saField
+	for i := 0; i < n; i++ {
+		fs = append(fs, saField{label: fmt.Sprintf(label, i+first), path: fmt.Sprintf(path, i), format: format})
+	}
+	return fs
+}
+
+func saHeading(s string) saField { return saField{text: s} }
+
+// saZero is a reserved field the C tool prints: the decoded record has no
+// reserved bits, and the SA sends them as 0 (IBA 13.4.8.1).
+func saZero(*saRecord) any { return 0 }
+
+var saNodeRecordDump = saDump{title: "NodeRecord dump:\n", col: 24, fields: []saField{
+	{label: "lid", path: "LID", format: "%d"},
+	{label: "reserved", value: saZero, format: "0x%X"}, // the two bytes after the LID
+	{label: "base_version", path: "NodeInfo.BaseVersion", format: "0x%X"},
+	{label: "class_version", path: "NodeInfo.ClassVersion", format: "0x%X"},
+	{label: "node_type", format: "%s", value: func(r *saRecord) any { return saNodeType(r.Struct.(*mad.NodeRecord).NodeInfo.NodeType) }},
+	{label: "num_ports", path: "NodeInfo.NumPorts", format: "%d"},
+	{label: "sys_guid", path: "NodeInfo.SystemImageGUID", format: "0x%016x"},
+	{label: "node_guid", path: "NodeInfo.NodeGUID", format: "0x%016x"},
+	{label: "port_guid", path: "NodeInfo.PortGUID", format: "0x%016x"},
+	{label: "partition_cap", path: "NodeInfo.PartitionCap", format: "0x%X"},
+	{label: "device_id", path: "NodeInfo.DeviceID", format: "0x%X"},
+	{label: "revision", path: "NodeInfo.Revision", format: "0x%X"},
+	{label: "port_num", path: "NodeInfo.LocalPortNum", format: "%d"},
+	{label: "vendor_id", path: "NodeInfo.VendorID", format: "0x%X"},
+	{label: "NodeDescription", format: "%s", value: func(r *saRecord) any { return r.name }}, // the node name map's name
+}}
 
 // saNodeType is ib_get_node_type_str.
-func saNodeType(t byte) string {
+func saNodeType(t mad.NodeType) string {
 	switch t {
 	case 1:
 		return "Channel Adapter"
@@ -1538,356 +1563,296 @@ func saNodeType(t byte) string {
 	return "UNKNOWN"
 }
 
-func (q *saQuery) dumpNodeRecord(r []byte) {
-	ni := r[4:44]
-	fmt.Fprint(q.out, "NodeRecord dump:\n")
-	q.field(24, "lid", "%d", saU16(r[0:]))
-	q.field(24, "reserved", "0x%X", saU16(r[2:]))
-	q.field(24, "base_version", "0x%X", ni[0])
-	q.field(24, "class_version", "0x%X", ni[1])
-	q.field(24, "node_type", "%s", saNodeType(ni[2]))
-	q.field(24, "num_ports", "%d", ni[3])
-	q.field(24, "sys_guid", "0x%016x", saU64(ni[4:]))
-	q.field(24, "node_guid", "0x%016x", saU64(ni[12:]))
-	q.field(24, "port_guid", "0x%016x", saU64(ni[20:]))
-	q.field(24, "partition_cap", "0x%X", saU16(ni[28:]))
-	q.field(24, "device_id", "0x%X", saU16(ni[30:]))
-	q.field(24, "revision", "0x%X", saU32(ni[32:]))
-	q.field(24, "port_num", "%d", ni[36])
-	q.field(24, "vendor_id", "0x%X", saU32(ni[36:])&0xFFFFFF)
-	q.field(24, "NodeDescription", "%s", q.nodeName(r))
-}
+var saPathDump = saDump{title: "PathRecord dump:\n", col: 24, fields: []saField{
+	{label: "service_id", path: "ServiceID", format: "0x%016x"},
+	{label: "dgid", path: "DGID", format: "%s"},
+	{label: "sgid", path: "SGID", format: "%s"},
+	{label: "dlid", path: "DLID", format: "%d"},
+	{label: "slid", path: "SLID", format: "%d"},
+	{label: "hop_flow_raw", path: "RawTraffic|FlowLabel|HopLimit", format: "0x%X"},
+	{label: "tclass", path: "TClass", format: "0x%X"},
+	{label: "num_path_revers", path: "Reversible|NumbPath", format: "0x%X"},
+	{label: "pkey", path: "PKey", format: "0x%X"},
+	{label: "qos_class", path: "QoSClass", format: "0x%X"},
+	{label: "sl", path: "SL", format: "0x%X"},
+	{label: "mtu", path: "MTUSelector|MTU", format: "0x%X"},
+	{label: "rate", path: "RateSelector|Rate", format: "0x%X"},
+	{label: "pkt_life", path: "PacketLifeTimeSelector|PacketLifeTime", format: "0x%X"},
+	{label: "preference", path: "Preference", format: "0x%X"},
+	{label: "resv2", value: saZero, format: "0x%012X"}, // the six reserved bytes at the end
+}}
 
-func (q *saQuery) dumpPathRecord(r []byte) {
-	fmt.Fprint(q.out, "PathRecord dump:\n")
-	q.field(24, "service_id", "0x%016x", saU64(r[0:]))
-	q.field(24, "dgid", "%s", saNtop6(r[8:24]))
-	q.field(24, "sgid", "%s", saNtop6(r[24:40]))
-	q.field(24, "dlid", "%d", saU16(r[40:]))
-	q.field(24, "slid", "%d", saU16(r[42:]))
-	q.field(24, "hop_flow_raw", "0x%X", saU32(r[44:]))
-	q.field(24, "tclass", "0x%X", r[48])
-	q.field(24, "num_path_revers", "0x%X", r[49])
-	q.field(24, "pkey", "0x%X", saU16(r[50:]))
-	q.field(24, "qos_class", "0x%X", saU16(r[52:])>>4)
-	q.field(24, "sl", "0x%X", saU16(r[52:])&0xF)
-	q.field(24, "mtu", "0x%X", r[54])
-	q.field(24, "rate", "0x%X", r[55])
-	q.field(24, "pkt_life", "0x%X", r[56])
-	q.field(24, "preference", "0x%X", r[57])
-	q.field(24, "resv2", "0x%02X%02X%02X%02X%02X%02X", r[58], r[59], r[60], r[61], r[62], r[63])
-}
+var saClassPortInfoDump = saDump{title: "SA ClassPortInfo:\n", col: 25, fields: []saField{
+	{label: "Base version", path: "BaseVersion", format: "%d"},
+	{label: "Class version", path: "ClassVersion", format: "%d"},
+	{label: "Capability mask", path: "CapabilityMask", format: "0x%04X"},
+	{label: "Capability mask 2", path: "CapabilityMask2", format: "0x%08X"},
+	{label: "Response time value", path: "RespTimeValue", format: "0x%02X"},
+	{label: "Redirect GID", path: "RedirectGID", format: "%s"},
+	{label: "Redirect TC/SL/FL", path: "RedirectTC|RedirectSL|RedirectFL", format: "0x%08X"},
+	{label: "Redirect LID", path: "RedirectLID", format: "%d"},
+	{label: "Redirect PKey", path: "RedirectPKey", format: "0x%04X"},
+	{label: "Redirect QP", path: "RedirectQP", format: "0x%08X"},
+	{label: "Redirect QKey", path: "RedirectQKey", format: "0x%08X"},
+	{label: "Trap GID", path: "TrapGID", format: "%s"},
+	{label: "Trap TC/SL/FL", path: "TrapTC|TrapSL|TrapFL", format: "0x%08X"},
+	{label: "Trap LID", path: "TrapLID", format: "%d"},
+	{label: "Trap PKey", path: "TrapPKey", format: "0x%04X"},
+	{label: "Trap HL/QP", path: "TrapHL|TrapQP", format: "0x%08X"},
+	{label: "Trap QKey", path: "TrapQKey", format: "0x%08X"},
+}}
 
-func (q *saQuery) dumpClassPortInfo(c []byte) {
-	fmt.Fprint(q.out, "SA ClassPortInfo:\n")
-	q.field(25, "Base version", "%d", c[0])
-	q.field(25, "Class version", "%d", c[1])
-	q.field(25, "Capability mask", "0x%04X", saU16(c[2:]))
-	q.field(25, "Capability mask 2", "0x%08X", saU32(c[4:])>>5)
-	q.field(25, "Response time value", "0x%02X", saU32(c[4:])&0x1F)
-	q.field(25, "Redirect GID", "%s", saNtop6(c[8:24]))
-	q.field(25, "Redirect TC/SL/FL", "0x%08X", saU32(c[24:]))
-	q.field(25, "Redirect LID", "%d", saU16(c[28:]))
-	q.field(25, "Redirect PKey", "0x%04X", saU16(c[30:]))
-	q.field(25, "Redirect QP", "0x%08X", saU32(c[32:]))
-	q.field(25, "Redirect QKey", "0x%08X", saU32(c[36:]))
-	q.field(25, "Trap GID", "%s", saNtop6(c[40:56]))
-	q.field(25, "Trap TC/SL/FL", "0x%08X", saU32(c[56:]))
-	q.field(25, "Trap LID", "%d", saU16(c[60:]))
-	q.field(25, "Trap PKey", "0x%04X", saU16(c[62:]))
-	q.field(25, "Trap HL/QP", "0x%08X", saU32(c[64:]))
-	q.field(25, "Trap QKey", "0x%08X", saU32(c[68:]))
-}
+// saShortPortInfoDump is the form -s prints.
+var saShortPortInfoDump = saDump{title: "PortInfoRecord dump:\n", col: 24, fields: []saField{
+	{label: "EndPortLid", path: "EndPortLID", format: "%d"},
+	{label: "PortNum", path: "PortNum", format: "%d"},
+	{label: "base_lid", path: "PortInfo.LID", format: "%d"},
+	{label: "master_sm_base_lid", path: "PortInfo.MasterSMLID", format: "%d"},
+	{label: "capability_mask", path: "PortInfo.CapabilityMask", format: "0x%X"},
+}}
 
-// dumpPortInfoRecord is the short form -s prints.
-func (q *saQuery) dumpPortInfoRecord(r []byte) {
-	fmt.Fprint(q.out, "PortInfoRecord dump:\n")
-	q.field(24, "EndPortLid", "%d", saU16(r[0:]))
-	q.field(24, "PortNum", "%d", r[2])
-	q.field(24, "base_lid", "%d", saU16(r[4+16:]))
-	q.field(24, "master_sm_base_lid", "%d", saU16(r[4+18:]))
-	q.field(24, "capability_mask", "0x%X", saU32(r[4+20:]))
-}
-
-// dumpOnePortInfoRecord prints a PortInfoRecord with libibmad's dotted
-// PortInfo, two tabs before each line (dump_portinfo).
-func (q *saQuery) dumpOnePortInfoRecord(r []byte) {
-	fmt.Fprint(q.out, "PortInfoRecord dump:\n\tRID\n")
-	q.field(24, "EndPortLid", "%d", saU16(r[0:]))
-	q.field(24, "PortNum", "%d", r[2])
-	q.field(24, "Options", "0x%x", r[3])
-	fmt.Fprint(q.out, "\tPortInfo dump:\n")
-	var pi mad.PortInfo
-	if err := pi.Unmarshal(saPad(r[4:], mad.PortInfoSize)); err != nil {
-		return
-	}
-	for _, line := range strings.SplitAfter(mad.Dotted(&pi, &mad.DottedOptions{ShowKeys: q.opts.ShowKeys}), "\n") {
+// saPortInfoRecordDump ends in libibmad's dotted PortInfo, two tabs
+// before each line (dump_portinfo).
+var saPortInfoRecordDump = saDump{title: "PortInfoRecord dump:\n\tRID\n", col: 24, fields: []saField{
+	{label: "EndPortLid", path: "EndPortLID", format: "%d"},
+	{label: "PortNum", path: "PortNum", format: "%d"},
+	{label: "Options", path: "Options", format: "0x%x"},
+	saHeading("\tPortInfo dump:\n"),
+}, table: func(w *bufio.Writer, r *saRecord) {
+	pi := &r.Struct.(*mad.PortInfoRecord).PortInfo
+	for _, line := range strings.SplitAfter(mad.Dotted(pi, &mad.DottedOptions{ShowKeys: r.showKeys}), "\n") {
 		if line != "" && !strings.HasPrefix(line, "\t") {
-			fmt.Fprint(q.out, "\t\t")
+			w.WriteString("\t\t")
 		}
-		fmt.Fprint(q.out, line)
+		w.WriteString(line)
 	}
-}
+}}
 
-func (q *saQuery) dumpOneMCMemberRecord(r []byte) {
-	shf := saU32(r[44:])
-	fmt.Fprint(q.out, "MCMember Record dump:\n")
-	q.field(24, "MGID", "%s", saNtop6(r[0:16]))
-	q.field(24, "PortGid", "%s", saNtop6(r[16:32]))
-	q.field(24, "qkey", "0x%x", saU32(r[32:]))
-	q.field(24, "mlid", "0x%x", saU16(r[36:]))
-	q.field(24, "mtu", "0x%x", r[38])
-	q.field(24, "TClass", "0x%x", r[39])
-	q.field(24, "pkey", "0x%x", saU16(r[40:]))
-	q.field(24, "rate", "0x%x", r[42])
-	q.field(24, "pkt_life", "0x%x", r[43])
-	q.field(24, "SL", "0x%x", shf>>28)
-	q.field(24, "FlowLabel", "0x%x", shf>>8&0xFFFFF)
-	q.field(24, "HopLimit", "0x%x", shf&0xFF)
-	q.field(24, "Scope", "0x%x", r[48]>>4)
-	q.field(24, "JoinState", "0x%x", r[48]&0xF)
-	q.field(24, "ProxyJoin", "0x%x", r[49]&1)
-}
+// saCProxyJoin is the MCMemberRecord's ProxyJoin as the C tool reads it:
+// a one-bit C bitfield, the low bit of byte 49 on x86, where OpenSM puts
+// it too (IBA 15.2.5.17 has it in the high bit: the decoded ProxyJoin).
+func saCProxyJoin(r *saRecord) any { return r.cProxyJoin }
 
-func (q *saQuery) dumpMCGroupRecord(r []byte) {
-	fmt.Fprint(q.out, "MCMemberRecord group dump:\n")
-	q.field(24, "MGID", "%s", saNtop6(r[0:16]))
-	q.field(24, "Mlid", "0x%X", saU16(r[36:]))
-	q.field(24, "Mtu", "0x%X", r[38])
-	q.field(24, "pkey", "0x%X", saU16(r[40:]))
-	q.field(24, "Rate", "0x%X", r[42])
-	q.field(24, "SL", "0x%X", saU32(r[44:])>>28)
-}
+var saMCMemberRecordDump = saDump{title: "MCMember Record dump:\n", col: 24, fields: []saField{
+	{label: "MGID", path: "MGID", format: "%s"},
+	{label: "PortGid", path: "PortGID", format: "%s"},
+	{label: "qkey", path: "QKey", format: "0x%x"},
+	{label: "mlid", path: "MLID", format: "0x%x"},
+	{label: "mtu", path: "MTUSelector|MTU", format: "0x%x"},
+	{label: "TClass", path: "TClass", format: "0x%x"},
+	{label: "pkey", path: "PKey", format: "0x%x"},
+	{label: "rate", path: "RateSelector|Rate", format: "0x%x"},
+	{label: "pkt_life", path: "PacketLifeTimeSelector|PacketLifeTime", format: "0x%x"},
+	{label: "SL", path: "SL", format: "0x%x"},
+	{label: "FlowLabel", path: "FlowLabel", format: "0x%x"},
+	{label: "HopLimit", path: "HopLimit", format: "0x%x"},
+	{label: "Scope", path: "Scope", format: "0x%x"},
+	{label: "JoinState", path: "JoinState", format: "0x%x"},
+	{label: "ProxyJoin", value: saCProxyJoin, format: "0x%x"},
+}}
 
-func (q *saQuery) dumpServiceRecord(r []byte) {
-	key := "<not displayed>"
-	if q.opts.ShowKeys {
-		key = "0x" + hex.EncodeToString(r[32:48])
-	}
-	fmt.Fprint(q.out, "ServiceRecord dump:\n")
-	q.field(24, "ServiceID", "0x%016x", saU64(r[0:]))
-	q.field(24, "ServiceGID", "%s", saNtop6(r[8:24]))
-	q.field(24, "ServiceP_Key", "0x%X", saU16(r[24:]))
-	q.field(24, "ServiceLease", "0x%X", saU32(r[28:]))
-	q.field(24, "ServiceKey", "%s", key)
-	q.field(24, "ServiceName", "%s", saCString(r[48:112]))
-	for i := 0; i < 16; i++ {
-		q.field(24, fmt.Sprintf("ServiceData8.%d", i+1), "0x%X", r[112+i])
-	}
-	for i := 0; i < 8; i++ {
-		q.field(24, fmt.Sprintf("ServiceData16.%d", i+1), "0x%X", saU16(r[128+2*i:]))
-	}
-	for i := 0; i < 4; i++ {
-		q.field(24, fmt.Sprintf("ServiceData32.%d", i+1), "0x%X", saU32(r[144+4*i:]))
-	}
-	for i := 0; i < 2; i++ {
-		q.field(24, fmt.Sprintf("ServiceData64.%d", i+1), "0x%016x", saU64(r[160+8*i:]))
-	}
-}
+var saMCGroupDump = saDump{title: "MCMemberRecord group dump:\n", col: 24, fields: []saField{
+	{label: "MGID", path: "MGID", format: "%s"},
+	{label: "Mlid", path: "MLID", format: "0x%X"},
+	{label: "Mtu", path: "MTUSelector|MTU", format: "0x%X"},
+	{label: "pkey", path: "PKey", format: "0x%X"},
+	{label: "Rate", path: "RateSelector|Rate", format: "0x%X"},
+	{label: "SL", path: "SL", format: "0x%X"},
+}}
 
-// dumpServiceAssociationRecord is ibtool's (the C tool has no such query),
-// in the ServiceRecord's style.
-func (q *saQuery) dumpServiceAssociationRecord(r []byte) {
-	key := "<not displayed>"
-	if q.opts.ShowKeys {
-		key = "0x" + hex.EncodeToString(r[0:16])
-	}
-	fmt.Fprint(q.out, "ServiceAssociationRecord dump:\n")
-	q.field(24, "ServiceKey", "%s", key)
-	q.field(24, "ServiceName", "%s", saCString(r[16:80]))
-}
+var saMCMemberDump = saDump{title: "MCMemberRecord member dump:\n", col: 24, fields: []saField{
+	{label: "MGID", path: "MGID", format: "%s"},
+	{label: "Mlid", path: "MLID", format: "0x%X"},
+	{label: "PortGid", path: "PortGID", format: "%s"},
+	{label: "ScopeState", path: "Scope|JoinState", format: "0x%X"},
+	{label: "ProxyJoin", value: saCProxyJoin, format: "0x%X"},
+	{label: "NodeDescription", format: "%s", value: func(r *saRecord) any { return r.name }},
+}}
 
-func (q *saQuery) dumpSMInfoRecord(r []byte) {
-	fmt.Fprint(q.out, "SMInfoRecord dump:\n\t\tRID\n")
-	q.field(22, "LID", "%d", saU16(r[0:]))
-	fmt.Fprint(q.out, "\t\tSMInfo dump:\n")
-	q.field(22, "GUID", "0x%016x", saU64(r[4:]))
-	q.field(22, "SM_Key", "0x%016x", saU64(r[12:]))
-	q.field(22, "ActCount", "%d", saU32(r[20:]))
-	q.field(22, "Priority", "%d", r[24]>>4)
-	q.field(22, "SMState", "%d", r[24]&0xF)
-}
+var saServiceDump = saDump{title: "ServiceRecord dump:\n", col: 24, fields: slices.Concat([]saField{
+	{label: "ServiceID", path: "ServiceID", format: "0x%016x"},
+	{label: "ServiceGID", path: "ServiceGID", format: "%s"},
+	{label: "ServiceP_Key", path: "ServicePKey", format: "0x%X"},
+	{label: "ServiceLease", path: "ServiceLease", format: "0x%X"},
+	{label: "ServiceKey", path: "ServiceKey", format: "0x%x", secret: true},
+	{label: "ServiceName", path: "ServiceName", format: "%s"},
+},
+	saEach("ServiceData8.%d", "ServiceData8[%d]", 16, 1, "0x%X"),
+	saEach("ServiceData16.%d", "ServiceData16[%d]", 8, 1, "0x%X"),
+	saEach("ServiceData32.%d", "ServiceData32[%d]", 4, 1, "0x%X"),
+	saEach("ServiceData64.%d", "ServiceData64[%d]", 2, 1, "0x%016x"),
+)}
 
-func (q *saQuery) dumpSwitchInfoRecord(r []byte) {
-	si := r[4:24]
-	fmt.Fprint(q.out, "SwitchInfoRecord dump:\n\t\tRID\n")
-	q.field(40, "LID", "%d", saU16(r[0:]))
-	fmt.Fprint(q.out, "\t\tSwitchInfo dump:\n")
-	q.field(40, "LinearFDBCap", "0x%X", saU16(si[0:]))
-	q.field(40, "RandomFDBCap", "0x%X", saU16(si[2:]))
-	q.field(40, "MulticastFDBCap", "0x%X", saU16(si[4:]))
-	q.field(40, "LinearFDBTop", "0x%X", saU16(si[6:]))
-	q.field(40, "DefaultPort", "%d", si[8])
-	q.field(40, "DefaultMulticastPrimaryPort", "%d", si[9])
-	q.field(40, "DefaultMulticastNotPrimaryPort", "%d", si[10])
-	q.field(40, "LifeTimeValue/PortStateChange/OpSL2VL", "0x%X", si[11])
-	q.field(40, "LIDsPerPort", "0x%X", saU16(si[12:]))
-	q.field(40, "PartitionEnforcementCap", "0x%X", saU16(si[14:]))
-	q.field(40, "flags", "0x%X", si[16])
-	const isMulticastTopSupported = 1 << 3
-	if len(q.p.cpi) >= 8 && (saU32(q.p.cpi[4:])>>5)&isMulticastTopSupported != 0 {
-		q.field(40, "MulticastFDBTop", "0x%X", saU16(si[18:]))
-	}
-}
+// saServiceAssociationDump is ibtool's (the C tool has no such query), in
+// the ServiceRecord's style.
+var saServiceAssociationDump = saDump{title: "ServiceAssociationRecord dump:\n", col: 24, fields: []saField{
+	{label: "ServiceKey", path: "ServiceKey", format: "0x%x", secret: true},
+	{label: "ServiceName", path: "ServiceName", format: "%s"},
+}}
 
-func (q *saQuery) dumpInformInfoRecord(r []byte) {
-	ii := r[24:60]
-	qpnResp := saU32(ii[28:])
-	fmt.Fprint(q.out, "InformInfoRecord dump:\n\t\tRID\n")
-	q.field(24, "SubscriberGID", "%s", saNtop6(r[0:16]))
-	q.field(24, "SubscriberEnum", "0x%X", saU16(r[16:]))
-	fmt.Fprint(q.out, "\t\tInformInfo dump:\n")
-	q.field(24, "gid", "%s", saNtop6(ii[0:16]))
-	q.field(24, "lid_range_begin", "%d", saU16(ii[16:]))
-	q.field(24, "lid_range_end", "%d", saU16(ii[18:]))
-	q.field(24, "is_generic", "0x%X", ii[22])
-	q.field(24, "subscribe", "0x%X", ii[23])
-	q.field(24, "trap_type", "0x%X", saU16(ii[24:]))
-	if ii[22] != 0 {
-		q.field(24, "trap_num", "%d", saU16(ii[26:]))
-	} else {
-		q.field(24, "dev_id", "0x%X", saU16(ii[26:]))
-	}
-	if q.opts.ShowKeys {
-		q.field(24, "qpn", "0x%06X", qpnResp>>8)
-	} else {
-		q.field(24, "qpn", "%s", "<not displayed>")
-	}
-	q.field(24, "resp_time_val", "0x%X", qpnResp&0x1F)
-	prod := uint32(ii[33])<<16 | uint32(saU16(ii[34:]))
-	if ii[22] != 0 {
-		q.field(24, "node_type", "0x%06X", prod)
-	} else {
-		q.field(24, "vendor_id", "0x%06X", prod)
-	}
-}
+var saSMInfoDump = saDump{title: "SMInfoRecord dump:\n\t\tRID\n", col: 22, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	saHeading("\t\tSMInfo dump:\n"),
+	{label: "GUID", path: "SMInfo.GUID", format: "0x%016x"},
+	{label: "SM_Key", path: "SMInfo.SMKey", format: "0x%016x"}, // shown without -K too, as in C
+	{label: "ActCount", path: "SMInfo.ActCount", format: "%d"},
+	{label: "Priority", path: "SMInfo.Priority", format: "%d"},
+	{label: "SMState", path: "SMInfo.SMState", format: "%d"},
+}}
 
-func (q *saQuery) dumpLinkRecord(r []byte) {
-	fmt.Fprint(q.out, "LinkRecord dump:\n")
-	q.field(27, "FromLID", "%d", saU16(r[0:]))
-	q.field(27, "FromPort", "%d", r[2])
-	q.field(27, "ToPort", "%d", r[3])
-	q.field(27, "ToLID", "%d", saU16(r[4:]))
-}
+var saSwitchInfoDump = saDump{title: "SwitchInfoRecord dump:\n\t\tRID\n", col: 40, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	saHeading("\t\tSwitchInfo dump:\n"),
+	{label: "LinearFDBCap", path: "SwitchInfo.LinearFDBCap", format: "0x%X"},
+	{label: "RandomFDBCap", path: "SwitchInfo.RandomFDBCap", format: "0x%X"},
+	{label: "MulticastFDBCap", path: "SwitchInfo.MulticastFDBCap", format: "0x%X"},
+	{label: "LinearFDBTop", path: "SwitchInfo.LinearFDBTop", format: "0x%X"},
+	{label: "DefaultPort", path: "SwitchInfo.DefaultPort", format: "%d"},
+	{label: "DefaultMulticastPrimaryPort", path: "SwitchInfo.DefaultMulticastPrimaryPort", format: "%d"},
+	{label: "DefaultMulticastNotPrimaryPort", path: "SwitchInfo.DefaultMulticastNotPrimaryPort", format: "%d"},
+	{label: "LifeTimeValue/PortStateChange/OpSL2VL", format: "0x%X",
+		path: "SwitchInfo.LifeTimeValue|SwitchInfo.PortStateChange|SwitchInfo.OptimizedSLtoVLMapping"},
+	{label: "LIDsPerPort", path: "SwitchInfo.LIDsPerPort", format: "0x%X"},
+	{label: "PartitionEnforcementCap", path: "SwitchInfo.PartitionEnforcementCap", format: "0x%X"},
+	{label: "flags", format: "0x%X", path: "SwitchInfo.InboundEnforcementCap|SwitchInfo.OutboundEnforcementCap|" +
+		"SwitchInfo.FilterRawInboundCap|SwitchInfo.FilterRawOutboundCap|SwitchInfo.EnhancedPort0"},
+	// Only if the SA's ClassPortInfo has IsMulticastTopSupported
+	// (CapabilityMask2 bit 3).
+	{label: "MulticastFDBTop", path: "SwitchInfo.MulticastFDBTop", format: "0x%X",
+		when: func(res *saqueryResult, _ *saRecord) bool {
+			return res.cpi != nil && res.cpi.CapabilityMask2&(1<<3) != 0
+		}},
+}}
 
-func (q *saQuery) dumpSL2VLRecord(r []byte) {
-	fmt.Fprint(q.out, "SL2VLTableRecord dump:\n")
-	q.field(27, "LID", "%d", saU16(r[0:]))
-	q.field(27, "InPort", "%d", r[2])
-	q.field(27, "OutPort", "%d", r[3])
-	var b strings.Builder
-	b.WriteString("\t\tSL: 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|\n\t\tVL:")
-	for sl := 0; sl < 16; sl++ {
-		vl := r[8+sl/2]
-		if sl%2 == 0 {
-			vl >>= 4
+func saGeneric(_ *saqueryResult, r *saRecord) bool {
+	return r.Struct.(*mad.InformInfoRecord).InformInfo.IsGeneric != 0
+}
+func saVendor(res *saqueryResult, r *saRecord) bool { return !saGeneric(res, r) }
+
+var saInformInfoDump = saDump{title: "InformInfoRecord dump:\n\t\tRID\n", col: 24, fields: []saField{
+	{label: "SubscriberGID", path: "SubscriberGID", format: "%s"},
+	{label: "SubscriberEnum", path: "Enum", format: "0x%X"},
+	saHeading("\t\tInformInfo dump:\n"),
+	{label: "gid", path: "InformInfo.GID", format: "%s"},
+	{label: "lid_range_begin", path: "InformInfo.LIDRangeBegin", format: "%d"},
+	{label: "lid_range_end", path: "InformInfo.LIDRangeEnd", format: "%d"},
+	{label: "is_generic", path: "InformInfo.IsGeneric", format: "0x%X"},
+	{label: "subscribe", path: "InformInfo.Subscribe", format: "0x%X"},
+	{label: "trap_type", path: "InformInfo.Type", format: "0x%X"},
+	{label: "trap_num", path: "InformInfo.TrapNumber", format: "%d", when: saGeneric},
+	{label: "dev_id", path: "InformInfo.TrapNumber", format: "0x%X", when: saVendor},
+	{label: "qpn", path: "InformInfo.QPN", format: "0x%06X", secret: true},
+	{label: "resp_time_val", path: "InformInfo.RespTimeValue", format: "0x%X"},
+	{label: "node_type", path: "InformInfo.ProducerType", format: "0x%06X", when: saGeneric},
+	{label: "vendor_id", path: "InformInfo.ProducerType", format: "0x%06X", when: saVendor},
+}}
+
+var saLinkDump = saDump{title: "LinkRecord dump:\n", col: 27, fields: []saField{
+	{label: "FromLID", path: "FromLID", format: "%d"},
+	{label: "FromPort", path: "FromPort", format: "%d"},
+	{label: "ToPort", path: "ToPort", format: "%d"},
+	{label: "ToLID", path: "ToLID", format: "%d"},
+}}
+
+var saSL2VLDump = saDump{title: "SL2VLTableRecord dump:\n", col: 27, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	{label: "InPort", path: "InputPortNum", format: "%d"},
+	{label: "OutPort", path: "OutputPortNum", format: "%d"},
+}, table: func(w *bufio.Writer, r *saRecord) {
+	w.WriteString("\t\tSL: 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|\n\t\tVL:")
+	for _, vl := range r.Struct.(*mad.SLtoVLMappingTableRecord).SLtoVLMappingTable.VL {
+		fmt.Fprintf(w, "%2d|", vl)
+	}
+	w.WriteString("\n")
+}}
+
+var saVLArbDump = saDump{title: "VLArbTableRecord dump:\n", col: 27, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	{label: "Port", path: "OutputPortNum", format: "%d"},
+	{label: "Block", path: "BlockNum", format: "%d"},
+}, table: func(w *bufio.Writer, r *saRecord) {
+	t := r.Struct.(*mad.VLArbitrationTableRecord).VLArbitrationTable.Entry
+	for half := 0; half < len(t); half += 16 {
+		w.WriteString("\t\tVL    :")
+		for _, e := range t[half : half+16] {
+			fmt.Fprintf(w, "%2d|", e.VL)
 		}
-		fmt.Fprintf(&b, "%2d|", vl&0xF)
-	}
-	b.WriteString("\n")
-	fmt.Fprint(q.out, b.String())
-}
-
-func (q *saQuery) dumpVLArbRecord(r []byte) {
-	fmt.Fprint(q.out, "VLArbTableRecord dump:\n")
-	q.field(27, "LID", "%d", saU16(r[0:]))
-	q.field(27, "Port", "%d", r[2])
-	q.field(27, "Block", "%d", r[3])
-	var b strings.Builder
-	for i := 0; i < 32; i += 16 {
-		b.WriteString("\t\tVL    :")
-		for e := i; e < i+16; e++ {
-			fmt.Fprintf(&b, "%2d|", r[8+2*e])
+		w.WriteString("\n\t\tWeight:")
+		for _, e := range t[half : half+16] {
+			fmt.Fprintf(w, "%2d|", e.Weight)
 		}
-		b.WriteString("\n\t\tWeight:")
-		for e := i; e < i+16; e++ {
-			fmt.Fprintf(&b, "%2d|", r[8+2*e+1])
-		}
-		b.WriteString("\n")
+		w.WriteString("\n")
 	}
-	fmt.Fprint(q.out, b.String())
-}
+}}
 
-func (q *saQuery) dumpPKeyRecord(r []byte) {
-	fmt.Fprint(q.out, "PKeyTableRecord dump:\n")
-	q.field(27, "LID", "%d", saU16(r[0:]))
-	q.field(27, "Port", "%d", r[4])
+var saPKeyDump = saDump{title: "PKeyTableRecord dump:\n", col: 27, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	{label: "Port", path: "PortNum", format: "%d"},
 	// The C tool prints block_num without byte swapping: it and OpenSM
 	// keep it in host (x86) order, so the number reads little endian.
-	q.field(27, "Block", "%d", binary.LittleEndian.Uint16(r[2:]))
-	var b strings.Builder
-	b.WriteString("\t\tPKey Table:\n")
-	for i := 0; i < 32; i += 8 {
-		b.WriteString("\t\t")
-		for e := i; e < i+8; e++ {
-			if e > i {
-				b.WriteByte(' ')
+	{label: "Block", format: "%d", value: func(r *saRecord) any {
+		return bits.ReverseBytes16(r.Struct.(*mad.PKeyTableRecord).BlockNum)
+	}},
+}, table: func(w *bufio.Writer, r *saRecord) {
+	w.WriteString("\t\tPKey Table:\n")
+	pkeys := r.Struct.(*mad.PKeyTableRecord).PKeyTable.PKey
+	for row := 0; row < len(pkeys); row += 8 {
+		w.WriteString("\t\t")
+		for i, pk := range pkeys[row : row+8] {
+			if i > 0 {
+				w.WriteByte(' ')
 			}
-			fmt.Fprintf(&b, "0x%04x", saU16(r[8+2*e:]))
+			fmt.Fprintf(w, "0x%04x", pk)
 		}
-		b.WriteString("\n")
+		w.WriteString("\n")
 	}
-	b.WriteString("\n")
-	fmt.Fprint(q.out, b.String())
-}
+	w.WriteString("\n")
+}}
 
-func (q *saQuery) dumpLFTRecord(r []byte) {
-	block := int(saU16(r[2:]))
-	fmt.Fprint(q.out, "LFT Record dump:\n")
-	q.field(27, "LID", "%d", saU16(r[0:]))
-	q.field(27, "Block", "%d", block)
-	var b strings.Builder
-	b.WriteString("\t\tLFT:\n\t\tLID\tPort Number\n")
-	for i := 0; i < 64; i++ {
-		fmt.Fprintf(&b, "\t\t%d\t%d\n", block*64+i, r[8+i])
+var saLFTDump = saDump{title: "LFT Record dump:\n", col: 27, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	{label: "Block", path: "BlockNum", format: "%d"},
+}, table: func(w *bufio.Writer, r *saRecord) {
+	rec := r.Struct.(*mad.LinearForwardingTableRecord)
+	w.WriteString("\t\tLFT:\n\t\tLID\tPort Number\n")
+	for i, port := range rec.LinearForwardingTable.Port {
+		fmt.Fprintf(w, "\t\t%d\t%d\n", int(rec.BlockNum)*64+i, port)
 	}
-	b.WriteString("\n")
-	fmt.Fprint(q.out, b.String())
-}
+	w.WriteString("\n")
+}}
 
-// dumpRFTRecord is ibtool's (the C tool has no RFTRecord query), in the
-// LFT record's style: one line per valid entry.
-func (q *saQuery) dumpRFTRecord(r []byte) {
-	fmt.Fprint(q.out, "RFT Record dump:\n")
-	q.field(27, "LID", "%d", saU16(r[0:]))
-	q.field(27, "Block", "%d", saU16(r[2:]))
-	var b strings.Builder
-	b.WriteString("\t\tRFT:\n\t\tLID\tLMC\tPort Number\n")
-	for i := 0; i < 16; i++ {
-		e := r[8+4*i:]
-		if e[2]&0x80 != 0 {
-			fmt.Fprintf(&b, "\t\t%d\t%d\t%d\n", saU16(e), e[2]>>4&7, e[3])
+// saRFTDump is ibtool's (the C tool has no RFTRecord query), in the LFT
+// record's style: one line per valid entry.
+var saRFTDump = saDump{title: "RFT Record dump:\n", col: 27, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	{label: "Block", path: "BlockNum", format: "%d"},
+}, table: func(w *bufio.Writer, r *saRecord) {
+	w.WriteString("\t\tRFT:\n\t\tLID\tLMC\tPort Number\n")
+	for _, e := range r.Struct.(*mad.RandomForwardingTableRecord).RandomForwardingTable.Entry {
+		if e.Valid != 0 {
+			fmt.Fprintf(w, "\t\t%d\t%d\t%d\n", e.LID, e.LMC, e.Port)
 		}
 	}
-	b.WriteString("\n")
-	fmt.Fprint(q.out, b.String())
-}
+	w.WriteString("\n")
+}}
 
-func (q *saQuery) dumpGUIDInfoRecord(r []byte) {
-	fmt.Fprint(q.out, "GUIDInfo Record dump:\n")
-	q.field(27, "LID", "%d", saU16(r[0:]))
-	q.field(27, "Block", "%d", r[2])
-	for i := 0; i < 8; i++ {
-		q.field(27, fmt.Sprintf("GUID %d", i), "0x%016x", saU64(r[8+8*i:]))
-	}
-}
+var saGUIDInfoDump = saDump{title: "GUIDInfo Record dump:\n", col: 27, fields: append([]saField{
+	{label: "LID", path: "LID", format: "%d"},
+	{label: "Block", path: "BlockNum", format: "%d"},
+}, saEach("GUID %d", "GUIDInfo.GUID[%d]", 8, 0, "0x%016x")...)}
 
-func (q *saQuery) dumpMFTRecord(r []byte) {
-	pb := saU16(r[2:])
-	position, block := pb>>12, pb&0x1FF
-	fmt.Fprint(q.out, "MFT Record dump:\n")
-	q.field(27, "LID", "%d", saU16(r[0:]))
-	q.field(27, "Position", "%d", position)
-	q.field(27, "Block", "%d", block)
-	var b strings.Builder
-	b.WriteString("\t\tMFT:\n\t\tMLID\tPort Mask\n")
-	offset := 0xC000 + int(block)*32
-	for i := 0; i < 32; i++ {
-		fmt.Fprintf(&b, "\t\t0x%04x\t0x%04x\n", offset+i, saU16(r[8+2*i:]))
+var saMFTDump = saDump{title: "MFT Record dump:\n", col: 27, fields: []saField{
+	{label: "LID", path: "LID", format: "%d"},
+	{label: "Position", path: "Position", format: "%d"},
+	{label: "Block", path: "BlockNum", format: "%d"},
+}, table: func(w *bufio.Writer, r *saRecord) {
+	rec := r.Struct.(*mad.MulticastForwardingTableRecord)
+	w.WriteString("\t\tMFT:\n\t\tMLID\tPort Mask\n")
+	for i, mask := range rec.MulticastForwardingTable.PortMask {
+		fmt.Fprintf(w, "\t\t0x%04x\t0x%04x\n", 0xC000+int(rec.BlockNum)*32+i, mask)
 	}
-	b.WriteString("\n")
-	fmt.Fprint(q.out, b.String())
-}
+	w.WriteString("\n")
+}}
 
 // --- C string and number conventions ---
 

@@ -501,6 +501,18 @@ func TestSaqueryMembersOnSim(t *testing.T) {
 	}
 }
 
+// saqueryJSON is saquery's --json output as a reader decodes it.
+type saqueryJSON struct {
+	Query         string             `json:"query"`
+	Method        string             `json:"method"`
+	AttributeID   uint16             `json:"attribute_id"`
+	ComponentMask uint64             `json:"component_mask"`
+	MaskFields    []string           `json:"component_mask_fields"`
+	Records       []json.RawMessage  `json:"records"`
+	IsSMDisabled  *[]json.RawMessage `json:"is_sm_disabled"`
+	ClassPortInfo json.RawMessage    `json:"class_port_info"`
+}
+
 func TestSaqueryJSONOnSim(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	decode := func(args ...string) (saqueryJSON, []map[string]any) {
