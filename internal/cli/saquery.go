@@ -219,9 +219,12 @@ type saqueryType struct {
 	attr        uint16
 	usage       string
 	extraNames  []string // ibtool only: other names that select it
-	run         func(q *saQuery, args []string) error
-	dump        *saDump // how its records print
+	dump        *saDump  // how its records print
 	ibtoolOnly  bool
+	// The query: run, or else (lidQuery) the whole table, or the records
+	// the "lid/x/y" argument selects by the fields in lid.
+	run func(q *saQuery, args []string) error
+	lid []saLIDField
 }
 
 var saqueryTypes []*saqueryType
@@ -229,30 +232,37 @@ var saqueryTypes []*saqueryType
 func init() {
 	saqueryTypes = []*saqueryType{
 		{name: "ClassPortInfo", alias: "CPI", attr: mad.AttrClassPortInfo, run: (*saQuery).classPortInfo},
-		{name: "NodeRecord", alias: "NR", attr: mad.AttrNodeRecord, usage: "[lid]", run: (*saQuery).nodeRecords, dump: &saNodeRecordDump},
-		{name: "PortInfoRecord", alias: "PIR", attr: mad.AttrPortInfoRecord, usage: "[[lid]/[port]/[options]]", run: (*saQuery).portInfoRecords, dump: &saPortInfoRecordDump},
-		{name: "SL2VLTableRecord", alias: "SL2VL", attr: mad.AttrSLtoVLMappingTableRecord, usage: "[[lid]/[in_port]/[out_port]]", run: (*saQuery).sl2vlRecords, dump: &saSL2VLDump,
-			extraNames: []string{"SLtoVLMappingTableRecord"}},
-		{name: "PKeyTableRecord", alias: "PKTR", attr: mad.AttrPKeyTableRecord, usage: "[[lid]/[port]/[block]]", run: (*saQuery).pkeyRecords, dump: &saPKeyDump,
-			extraNames: []string{"P_KeyTableRecord"}},
-		{name: "VLArbitrationTableRecord", alias: "VLAR", attr: mad.AttrVLArbitrationTableRecord, usage: "[[lid]/[port]/[block]]", run: (*saQuery).vlarbRecords, dump: &saVLArbDump},
-		{name: "InformInfoRecord", alias: "IIR", attr: mad.AttrInformInfoRecord, usage: "[subscriber_gid]", run: (*saQuery).informInfoRecords, dump: &saInformInfoDump},
-		{name: "LinkRecord", alias: "LR", attr: mad.AttrLinkRecord, usage: "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", run: (*saQuery).linkRecords, dump: &saLinkDump},
-		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, run: (*saQuery).serviceRecords, dump: &saServiceDump},
-		{name: "PathRecord", alias: "PR", attr: mad.AttrPathRecord, run: (*saQuery).pathRecords, dump: &saPathDump},
-		{name: "MCMemberRecord", alias: "MCMR", attr: mad.AttrMCMemberRecord, run: (*saQuery).mcMemberRecords, dump: &saMCMemberRecordDump},
-		{name: "LFTRecord", alias: "LFTR", attr: mad.AttrLinearForwardingTableRecord, usage: "[[lid]/[block]]", run: (*saQuery).lftRecords, dump: &saLFTDump,
-			extraNames: []string{"LinearForwardingTableRecord"}},
-		{name: "MFTRecord", alias: "MFTR", attr: mad.AttrMulticastForwardingTableRecord, usage: "[[mlid]/[position]/[block]]", run: (*saQuery).mftRecords, dump: &saMFTDump,
-			extraNames: []string{"MulticastForwardingTableRecord"}},
-		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", run: (*saQuery).guidInfoRecords, dump: &saGUIDInfoDump},
-		{name: "SwitchInfoRecord", alias: "SWIR", attr: mad.AttrSwitchInfoRecord, usage: "[lid]", run: (*saQuery).switchInfoRecords, dump: &saSwitchInfoDump,
-			extraNames: []string{"SwitchInfo", "SWI"}},
-		{name: "SMInfoRecord", alias: "SMIR", attr: mad.AttrSMInfoRecord, usage: "[lid]", run: (*saQuery).smInfoRecords, dump: &saSMInfoDump,
-			extraNames: []string{"SMInfo"}},
-		{name: "RFTRecord", alias: "RFTR", attr: mad.AttrRandomForwardingTableRecord, usage: "[[lid]/[block]]", run: (*saQuery).rftRecords, dump: &saRFTDump,
-			extraNames: []string{"RandomForwardingTableRecord"}, ibtoolOnly: true},
-		{name: "ServiceAssociationRecord", alias: "SAR", attr: mad.AttrServiceAssociationRecord, run: (*saQuery).serviceAssociationRecords, dump: &saServiceAssociationDump,
+		{name: "NodeRecord", alias: "NR", attr: mad.AttrNodeRecord, usage: "[lid]", dump: &saNodeRecordDump,
+			lid: []saLIDField{{"LID", 16, 16}}},
+		{name: "PortInfoRecord", alias: "PIR", attr: mad.AttrPortInfoRecord, usage: "[[lid]/[port]/[options]]", dump: &saPortInfoRecordDump,
+			lid: []saLIDField{{"EndPortLID", 16, 16}, {"PortNum", 8, 8}, {"Options", 8, 8}}},
+		{name: "SL2VLTableRecord", alias: "SL2VL", attr: mad.AttrSLtoVLMappingTableRecord, usage: "[[lid]/[in_port]/[out_port]]", dump: &saSL2VLDump,
+			lid: []saLIDField{{"LID", 16, 16}, {"InputPortNum", 8, 8}, {"OutputPortNum", 8, 8}}, extraNames: []string{"SLtoVLMappingTableRecord"}},
+		{name: "PKeyTableRecord", alias: "PKTR", attr: mad.AttrPKeyTableRecord, usage: "[[lid]/[port]/[block]]", dump: &saPKeyDump,
+			lid: []saLIDField{{"LID", 16, 16}, {"PortNum", 8, 8}, {"BlockNum", 16, 16}}, extraNames: []string{"P_KeyTableRecord"}},
+		{name: "VLArbitrationTableRecord", alias: "VLAR", attr: mad.AttrVLArbitrationTableRecord, usage: "[[lid]/[port]/[block]]", dump: &saVLArbDump,
+			lid: []saLIDField{{"LID", 16, 16}, {"OutputPortNum", 8, 8}, {"BlockNum", 8, 8}}},
+		{name: "InformInfoRecord", alias: "IIR", attr: mad.AttrInformInfoRecord, usage: "[subscriber_gid]", dump: &saInformInfoDump,
+			run: (*saQuery).informInfoRecords},
+		{name: "LinkRecord", alias: "LR", attr: mad.AttrLinkRecord, usage: "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", dump: &saLinkDump,
+			run: (*saQuery).linkRecords},
+		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, dump: &saServiceDump},
+		{name: "PathRecord", alias: "PR", attr: mad.AttrPathRecord, dump: &saPathDump, run: (*saQuery).pathRecords},
+		{name: "MCMemberRecord", alias: "MCMR", attr: mad.AttrMCMemberRecord, dump: &saMCMemberRecordDump, run: (*saQuery).mcMemberRecords},
+		{name: "LFTRecord", alias: "LFTR", attr: mad.AttrLinearForwardingTableRecord, usage: "[[lid]/[block]]", dump: &saLFTDump,
+			lid: []saLIDField{{"LID", 16, 16}, {"BlockNum", 16, 16}}, extraNames: []string{"LinearForwardingTableRecord"}},
+		// The argument is "mlid/position/block": position before block.
+		{name: "MFTRecord", alias: "MFTR", attr: mad.AttrMulticastForwardingTableRecord, usage: "[[mlid]/[position]/[block]]", dump: &saMFTDump,
+			lid: []saLIDField{{"LID", 16, 16}, {"Position", 8, 4}, {"BlockNum", 16, 9}}, extraNames: []string{"MulticastForwardingTableRecord"}},
+		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", dump: &saGUIDInfoDump,
+			lid: []saLIDField{{"LID", 16, 16}, {"BlockNum", 8, 8}}},
+		{name: "SwitchInfoRecord", alias: "SWIR", attr: mad.AttrSwitchInfoRecord, usage: "[lid]", dump: &saSwitchInfoDump,
+			lid: []saLIDField{{"LID", 16, 16}}, extraNames: []string{"SwitchInfo", "SWI"}},
+		{name: "SMInfoRecord", alias: "SMIR", attr: mad.AttrSMInfoRecord, usage: "[lid]", dump: &saSMInfoDump,
+			lid: []saLIDField{{"LID", 16, 16}}, extraNames: []string{"SMInfo"}},
+		{name: "RFTRecord", alias: "RFTR", attr: mad.AttrRandomForwardingTableRecord, usage: "[[lid]/[block]]", dump: &saRFTDump,
+			lid: []saLIDField{{"LID", 16, 16}, {"BlockNum", 16, 16}}, extraNames: []string{"RandomForwardingTableRecord"}, ibtoolOnly: true},
+		{name: "ServiceAssociationRecord", alias: "SAR", attr: mad.AttrServiceAssociationRecord, dump: &saServiceAssociationDump,
 			ibtoolOnly: true},
 	}
 }
@@ -577,7 +587,10 @@ func (q *saQuery) run(args []string) error {
 	case saCmdMCMembers:
 		return q.printMCMembers()
 	}
-	return qt.run(q, pos)
+	if qt.run != nil {
+		return qt.run(q, pos)
+	}
+	return q.lidQuery(qt, pos)
 }
 
 // parseParams turns the selector options into saParams as saquery.c's
@@ -1017,22 +1030,24 @@ type saLIDField struct {
 	bits, width uint
 }
 
-// lidQuery is the common form of the "[lid]" and "lid/x/y" queries:
-// fields names the record's LID and port-like fields.
-func (q *saQuery) lidQuery(qt string, rec mad.Struct, args []string, fields ...saLIDField) error {
+// lidQuery is the common form of the "[lid]" and "lid/x/y" queries (and
+// get_and_dump_all_records, with no fields): qt.lid names the record's LID
+// and port-like fields.
+func (q *saQuery) lidQuery(qt *saqueryType, args []string) error {
+	rec := mad.LookupAttr(mad.ClassSubnAdm, qt.attr).New()
 	b := &saRecBuilder{rec: rec}
-	if len(args) > 0 {
+	if len(args) > 0 && len(qt.lid) > 0 {
 		lid, p1, p2, err := q.parseLIDAndPorts(args[0])
 		if err != nil {
 			return err
 		}
-		b.setIf(fields[0].path, int64(lid), 16, 0, 16)
+		b.setIf(qt.lid[0].path, int64(lid), 16, 0, 16)
 		vals := []int64{p1, p2}
-		for i, f := range fields[1:] {
+		for i, f := range qt.lid[1:] {
 			b.setIf(f.path, vals[i], f.bits, -1, f.width)
 		}
 	}
-	return q.records(qt, rec, b.mask(), nil)
+	return q.records(qt.name, rec, b.mask(), nil)
 }
 
 // records is the command's own GetTable, whose records are the result.
@@ -1040,57 +1055,6 @@ func (q *saQuery) records(name string, rec mad.Struct, mask uint64, patch func([
 	recs, err := q.mainTable(name, rec, mask, 0, patch)
 	q.res.Records = append(q.res.Records, recs...)
 	return err
-}
-
-func (q *saQuery) nodeRecords(args []string) error {
-	return q.lidQuery("NodeRecord", &mad.NodeRecord{}, args, saLIDField{"LID", 16, 16})
-}
-
-func (q *saQuery) portInfoRecords(args []string) error {
-	return q.lidQuery("PortInfoRecord", &mad.PortInfoRecord{}, args,
-		saLIDField{"EndPortLID", 16, 16}, saLIDField{"PortNum", 8, 8}, saLIDField{"Options", 8, 8})
-}
-
-func (q *saQuery) sl2vlRecords(args []string) error {
-	return q.lidQuery("SL2VLTableRecord", &mad.SLtoVLMappingTableRecord{}, args,
-		saLIDField{"LID", 16, 16}, saLIDField{"InputPortNum", 8, 8}, saLIDField{"OutputPortNum", 8, 8})
-}
-
-func (q *saQuery) pkeyRecords(args []string) error {
-	return q.lidQuery("PKeyTableRecord", &mad.PKeyTableRecord{}, args,
-		saLIDField{"LID", 16, 16}, saLIDField{"PortNum", 8, 8}, saLIDField{"BlockNum", 16, 16})
-}
-
-func (q *saQuery) vlarbRecords(args []string) error {
-	return q.lidQuery("VLArbitrationTableRecord", &mad.VLArbitrationTableRecord{}, args,
-		saLIDField{"LID", 16, 16}, saLIDField{"OutputPortNum", 8, 8}, saLIDField{"BlockNum", 8, 8})
-}
-
-func (q *saQuery) lftRecords(args []string) error {
-	return q.lidQuery("LFTRecord", &mad.LinearForwardingTableRecord{}, args, saLIDField{"LID", 16, 16}, saLIDField{"BlockNum", 16, 16})
-}
-
-func (q *saQuery) rftRecords(args []string) error {
-	return q.lidQuery("RFTRecord", &mad.RandomForwardingTableRecord{}, args, saLIDField{"LID", 16, 16}, saLIDField{"BlockNum", 16, 16})
-}
-
-func (q *saQuery) guidInfoRecords(args []string) error {
-	return q.lidQuery("GUIDInfoRecord", &mad.GUIDInfoRecord{}, args, saLIDField{"LID", 16, 16}, saLIDField{"BlockNum", 8, 8})
-}
-
-func (q *saQuery) switchInfoRecords(args []string) error {
-	return q.lidQuery("SwitchInfoRecord", &mad.SwitchInfoRecord{}, args, saLIDField{"LID", 16, 16})
-}
-
-func (q *saQuery) smInfoRecords(args []string) error {
-	return q.lidQuery("SMInfoRecord", &mad.SMInfoRecord{}, args, saLIDField{"LID", 16, 16})
-}
-
-// mftRecords takes "mlid/position/block": the second argument is the
-// position, not in record order.
-func (q *saQuery) mftRecords(args []string) error {
-	return q.lidQuery("MFTRecord", &mad.MulticastForwardingTableRecord{}, args,
-		saLIDField{"LID", 16, 16}, saLIDField{"Position", 8, 4}, saLIDField{"BlockNum", 16, 9})
 }
 
 func (q *saQuery) linkRecords(args []string) error {
@@ -1129,16 +1093,6 @@ func (q *saQuery) informInfoRecords(args []string) error {
 		b.names = append(b.names, "SubscriberGID")
 	}
 	return q.records("InformInfoRecord", rec, b.mask(), nil)
-}
-
-// serviceRecords and serviceAssociationRecords are
-// get_and_dump_all_records: the whole table (MEMBER=VALUE still selects).
-func (q *saQuery) serviceRecords([]string) error {
-	return q.records("ServiceRecord", &mad.ServiceRecord{}, 0, nil)
-}
-
-func (q *saQuery) serviceAssociationRecords([]string) error {
-	return q.records("ServiceAssociationRecord", &mad.ServiceAssociationRecord{}, 0, nil)
 }
 
 func (q *saQuery) pathRecords([]string) error {
