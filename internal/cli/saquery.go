@@ -1312,7 +1312,7 @@ type saRecord struct {
 	showKeys   bool   // -K: the JSON shows the secret fields
 	name       string // NodeRecord: the node's name (node name map); -m: the member's node
 	nameKey    string // the JSON key of name ("": name is not in the JSON)
-	cProxyJoin uint8  // MCMemberRecord: the bit the C tool prints as ProxyJoin (see saMCMemberFields)
+	cProxyJoin uint8  // MCMemberRecord: the bit the C tool prints as ProxyJoin (see saCProxyJoin)
 }
 
 // MarshalJSON is the record's generated JSON, with name under nameKey.

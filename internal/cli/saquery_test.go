@@ -994,6 +994,36 @@ func TestSaqueryMulticastFDBTop(t *testing.T) {
 	}
 }
 
+// saCBitMCMR is an MCMemberRecord as OpenSM on x86 sends it: ProxyJoin in
+// the low bit of byte 49 (a C bitfield), not in the IBA's high bit.
+type saCBitMCMR struct{ mad.MCMemberRecord }
+
+func (r *saCBitMCMR) Marshal(b []byte) error {
+	err := r.MCMemberRecord.Marshal(b)
+	b[49] |= 1
+	return err
+}
+
+// The fields the C tool prints its own way: ProxyJoin from the C bitfield
+// (the JSON has the IBA's bit), a PathRecord's hop_flow_raw as the whole
+// word with RawTraffic in its top bit.
+func TestSaqueryCQuirks(t *testing.T) {
+	f := saFakeFabric()
+	f.tables[mad.AttrMCMemberRecord] = []mad.Struct{&saCBitMCMR{mad.MCMemberRecord{MLID: 0xc000, Scope: 2, JoinState: 1}}}
+	f.tables[mad.AttrPathRecord] = []mad.Struct{&mad.PathRecord{RawTraffic: 1, FlowLabel: 0x12345, HopLimit: 3, Reversible: 1, NumbPath: 2}}
+	for _, tc := range []struct{ args, want string }{
+		{"MCMR", "\t\tProxyJoin...............0x1\n"},
+		{"-m", "\t\tScopeState..............0x21\n\t\tProxyJoin...............0x1\n"},
+		{"PR", "\t\thop_flow_raw............0x81234503\n\t\ttclass..................0x0\n\t\tnum_path_revers.........0x82\n"},
+		{"--json MCMR", `"proxy_join": 0`},
+		{"--json PR", `"raw_traffic": 1,`},
+	} {
+		if r := runFakeSA(f, splitArgs(tc.args)...); r.code != 0 || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("saquery %s: want %q in\n%s", tc.args, tc.want, r.stdout)
+		}
+	}
+}
+
 // The node name map renames in dumps, lists and name matches.
 func TestSaqueryNodeNameMap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "map")
