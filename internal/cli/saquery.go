@@ -44,12 +44,22 @@ package cli
 // full field (C keeps 8 bits of the flow label and lets a hop limit over
 // 255 spill into it); -f is accepted for -F (python-rdma's letter).
 //
-// JSON (--json): {"query" (the record type's name, or "IsSM",
-// "NodeDescriptions"), "method" ("GetTable", "Get"), "attribute_id",
-// "component_mask", "component_mask_fields" (the components it selects),
-// "records" (each record as mad's JSON; NodeRecords get a "name" after the
-// node name map, -m MCMemberRecords a "node_description"), "is_sm_disabled"
-// (-s: the second table), "class_port_info" (-c, CPI)}.
+// Each record is decoded once, with its generated type (internal/mad);
+// the text prints it through the record type's label table (saDump: the C
+// tool's labels over the generated fields) and the JSON is the generated
+// encoding of the same value.
+//
+// JSON (--json, saqueryResult): {"query" (the record type's name, or
+// "IsSM", "NodeDescriptions"), "method" ("GetTable", "Get"),
+// "attribute_id", "component_mask", "component_mask_fields" (the
+// components it selects), "records", "is_sm_disabled" (-s: the second
+// table), "class_port_info" (-c, CPI)}. A record is its type's generated
+// JSON (mad.JSON): the spec's snake_case field names, nested structures as
+// objects, GUIDs "0x%016x", GIDs in RFC 5952 form, enums with a "_text"
+// and masks with a "_names" member, secret fields (ServiceKey, M_Key)
+// null unless -K; NodeRecords of -N/-D/-L/-l/-G/-O/-U add "name" (after
+// the node name map), -m MCMemberRecords "node_description". The JSON's
+// ProxyJoin is the IBA's bit; the text's is the C tool's (saCProxyJoin).
 
 import (
 	"bufio"
@@ -1434,8 +1444,7 @@ func saValue(s mad.Struct, path string) any {
 
 // saPacked is fields that share bytes read as the C tool reads them, one
 // number from the first field's start to the byte that ends the last;
-// reserved bits in between read 0 (the SA sends them as 0, IBA 13.4.8.1
-// reserved fields).
+// reserved bits in between read 0, as a sender sets reserved bits.
 func saPacked(s mad.Struct, paths []string) uint64 {
 	last, lastOff := saFieldAt(s.Desc(), paths[len(paths)-1])
 	end := (lastOff + last.Width + 7) &^ 7
@@ -1483,7 +1492,7 @@ func saEach(label, path string, n, first int, format string) []saField {
 func saHeading(s string) saField { return saField{text: s} }
 
 // saZero is a reserved field the C tool prints: the decoded record has no
-// reserved bits, and the SA sends them as 0 (IBA 13.4.8.1).
+// reserved bits, and a sender sets them to 0.
 func saZero(*saRecord) any { return 0 }
 
 var saNodeRecordDump = saDump{title: "NodeRecord dump:\n", col: 24, fields: []saField{
