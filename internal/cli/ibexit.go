@@ -25,7 +25,7 @@ type ibFailure struct {
 	// stderr is set when the C tool writes to stderr for this failure too
 	// (libibmad's ibwarn lines), so compat use may explain it there.
 	stderr bool
-	code   int // exit code as "ibtool <cmd>"; 0 means ExitFailure
+	code   int // exit code as "ibtool <cmd>" (with cstderr, in compat use too); 0 means ExitFailure
 	// cstderr is set for a tool that reports its failures without IBEXIT
 	// (saquery prints a message and exits with an errno value): this text
 	// goes to stderr as is and the exit code is code, in compat use and as
