@@ -61,6 +61,7 @@ type lftEntry struct {
 	Valid        bool      `json:"valid"`
 	DestNodeGUID *mad.GUID `json:"dest_node_guid,omitempty"`
 	DestPortGUID *mad.GUID `json:"dest_port_guid,omitempty"`
+	DestPort     *int      `json:"dest_port,omitempty"`
 	DestType     string    `json:"dest_node_type,omitempty"`
 	DestName     string    `json:"dest_name,omitempty"`
 	text         string    // the Destination Info column
@@ -161,6 +162,7 @@ func (e *mftEntry) maskText(nports int, brief bool) string {
 type ftsDest struct {
 	nodeGUID, portGUID uint64
 	nodeType           mad.NodeType
+	port               int // the port number the LID is on
 	baseLID            int
 	lmc                int
 	name               string // after the node-name-map

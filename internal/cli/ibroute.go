@@ -350,7 +350,7 @@ func fillDests(sw *ftsSwitch, o *ftsOptions, dests map[int]*ftsDest, unknown str
 		e.text = d.describe(e.LID, e.Valid)
 		if dest, ok := dests[e.LID]; ok && e.Valid {
 			g, pg := mad.GUID(dest.nodeGUID), mad.GUID(dest.portGUID)
-			e.DestNodeGUID, e.DestPortGUID, e.DestName = &g, &pg, dest.name
+			e.DestNodeGUID, e.DestPortGUID, e.DestName, e.DestPort = &g, &pg, dest.name, &dest.port
 			e.DestType = nodeTypeJSON(int(dest.nodeType))
 		}
 	}
@@ -388,7 +388,7 @@ func liveDests(ctx context.Context, c *query.Client, sw *ftsSwitch, names *noden
 		ni, pi := &nis[k].Value, &pis[k].Value
 		dests[int(j.Dest.LID)] = &ftsDest{
 			nodeGUID: uint64(ni.NodeGUID), portGUID: uint64(ni.PortGUID), nodeType: ni.NodeType,
-			baseLID: int(pi.LID), lmc: int(pi.LMC),
+			port: int(ni.LocalPortNum), baseLID: int(pi.LID), lmc: int(pi.LMC),
 			name: names.Name(uint64(ni.NodeGUID), string(nds[k].Value.NodeString[:])),
 		}
 	}
@@ -502,7 +502,7 @@ func fabricDests(f *discovery.Fabric, names *nodename.Map) map[int]*ftsDest {
 			if p == nil || p.BaseLID == 0 || p.BaseLID > query.MaxUnicastLID {
 				continue
 			}
-			d := &ftsDest{nodeGUID: n.GUID, portGUID: p.GUID, nodeType: mad.NodeType(n.Type),
+			d := &ftsDest{nodeGUID: n.GUID, portGUID: p.GUID, nodeType: mad.NodeType(n.Type), port: p.Num,
 				baseLID: int(p.BaseLID), lmc: int(p.LMC), name: name}
 			for lid := d.baseLID; lid <= d.baseLID+1<<d.lmc-1; lid++ {
 				if dests[lid] == nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,7 @@ func TestIbrouteJSON(t *testing.T) {
 				DestNodeGUID string `json:"dest_node_guid"`
 				DestName     string `json:"dest_name"`
 				DestType     string `json:"dest_node_type"`
+				DestPort     int    `json:"dest_port"`
 			} `json:"unicast"`
 		} `json:"switches"`
 	}
@@ -160,11 +162,25 @@ func TestIbrouteJSON(t *testing.T) {
 	var hca3 bool
 	for _, e := range doc.Switches[0].Unicast {
 		if e.LID == 4 {
-			hca3 = e.Port == 8 && e.DestName == "Hca3" && e.DestType == "ca" && e.DestNodeGUID != ""
+			hca3 = e.Port == 8 && e.DestName == "Hca3" && e.DestType == "ca" && e.DestNodeGUID != "" && e.DestPort == 1
 		}
 	}
 	if !hca3 {
 		t.Fatalf("LID 4 should go out of port 8 to Hca3: %+v", doc.Switches[0].Unicast)
+	}
+}
+
+// dump_fts --load-cache: the topology from a cache, the tables live.
+func TestDumpFtsFromACache(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	file := filepath.Join(t.TempDir(), "tiny.cache")
+	if r := runSim(f, "", "ibnetdiscover", "--cache", file); r.Code != 0 {
+		t.Fatalf("ibnetdiscover --cache: %+v", r)
+	}
+	live := runSim(f, "", "dump_fts", "-a")
+	cached := runSim(f, "", "dump_fts", "-a", "--load-cache", file)
+	if cached.Code != 0 || cached.Stdout != live.Stdout {
+		t.Fatalf("from the cache (exit %d):\n%s\nlive:\n%s", cached.Code, cached.Stdout+cached.Stderr, live.Stdout)
 	}
 }
 
