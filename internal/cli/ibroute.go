@@ -412,10 +412,15 @@ func newDumpFtsCmd(env *Env, name string, multicast bool, replacedBy string) *co
   dump_fts -M -n         # multicast tables as port masks
   dump_fts --load-cache fabric.cache  # topology from a cache, tables live`
 	addFtsFlags(cmd, o)
-	o.src.AddFlags(cmd.Flags(), query.FlagNodeNameMap|query.FlagLoadCache|query.FlagOutstanding)
+	o.src.AddFlags(cmd.Flags(), query.FlagNodeNameMap|query.FlagLoadCache|query.FlagOutstanding|query.FlagSA)
+	var dr bool
+	cmd.Flags().BoolVarP(&dr, "Direct", "D", false, "walk the fabric by directed routes (python-rdma's dump_lfts -D: --discovery DR)")
 	setupCommon(env, cmd, &o.Common, "KGDLs")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		o.multicast = o.multicast || multicast
+		if dr {
+			o.src.Discovery = "DR"
+		}
 		res, err := runDumpFts(env, o, args)
 		err = finish(env, &o.Common, name, res, err)
 		if replacedBy != "" && !o.JSON {

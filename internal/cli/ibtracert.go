@@ -30,6 +30,7 @@ func init() { register(newIbtracertCmd) }
 type ibtracertOptions struct {
 	Common
 	force     bool
+	reverse   bool // python-rdma's -r: from the destination back to the source
 	brief     bool // -n: dump level 1
 	mlid      string
 	portsFile string
@@ -51,6 +52,7 @@ func newIbtracertCmd(env *Env) *cobra.Command {
 	fs := cmd.Flags()
 	fs.BoolVarP(&o.force, "force", "f", false, "force")
 	fs.BoolVarP(&o.brief, "no_info", "n", false, "simple format")
+	fs.BoolVarP(&o.reverse, "reverse", "r", false, "trace from the destination back to the source (python-rdma)")
 	fs.StringVarP(&o.mlid, "mlid", "m", "", "multicast trace of the mlid")
 	fs.StringVar(&o.portsFile, "ports-file", "", "port pairs file")
 	o.src.AddFlags(fs, query.FlagNodeNameMap)
@@ -123,7 +125,7 @@ func runIbtracert(env *Env, o *ibtracertOptions, args []string) (*tracertResult,
 		return nil, err
 	}
 	defer client.Engine().Close()
-	tr := &tracer{env: env, ctx: context.Background(), c: client, names: names, force: o.force, verbose: c.Verbose, dump: 2}
+	tr := &tracer{env: env, ctx: context.Background(), c: client, names: names, force: o.force, reverse: o.reverse, verbose: c.Verbose, dump: 2}
 	if o.brief {
 		tr.dump = 1
 	}
@@ -179,6 +181,7 @@ type tracer struct {
 	c       *query.Client
 	names   *nodename.Map
 	force   bool
+	reverse bool
 	verbose int // -v count
 	dump    int // 1: -n, 2: full
 	out     *trace
@@ -231,15 +234,20 @@ func (tr *tracer) envFlags() endport.TypeFlags { return endport.TypeFlags{} }
 func (tr *tracer) route(srcArg, dstArg string, mlid int) (*trace, error) {
 	t := &trace{Source: srcArg, Destination: dstArg, Hops: []traceHop{}}
 	tr.out = t
-	var srcLID int
 	if srcArg == "" { // ibtool's one-address form: from the local port
 		local, err := tr.c.Local()
 		if err != nil {
 			return t, err
 		}
-		srcLID = int(local.LID)
-		t.Source = fmt.Sprintf("%d", srcLID)
-	} else {
+		srcArg = fmt.Sprintf("%d", local.LID)
+		t.Source = srcArg
+	}
+	if tr.reverse {
+		srcArg, dstArg = dstArg, srcArg
+		t.Source, t.Destination = t.Destination, t.Source
+	}
+	var srcLID int
+	{
 		var err error
 		if srcLID, err = tr.resolve(srcArg); err != nil {
 			tr.warn("get_route", "can't resolve source port %s", srcArg)

@@ -78,6 +78,10 @@ func TestIbtracertOneAddressAndJSON(t *testing.T) {
 	if one.Code != 0 || one.Stdout != two.Stdout {
 		t.Fatalf("one address (exit %d):\n%s\nwant:\n%s", one.Code, one.Stdout+one.Stderr, two.Stdout)
 	}
+	rev, fwd := runSim(f, "", "ibtracert", "-r", "2", "4"), runSim(f, "", "ibtracert", "4", "2")
+	if rev.Code != 0 || rev.Stdout != fwd.Stdout {
+		t.Fatalf("-r 2 4 (exit %d):\n%s\nwant 4 2:\n%s", rev.Code, rev.Stdout+rev.Stderr, fwd.Stdout)
+	}
 	r := runSim(f, "", "ibtracert", "--json", "2", "Hca3")
 	var doc struct {
 		Traces []struct {
