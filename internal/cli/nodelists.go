@@ -52,11 +52,18 @@ func init() {
 func newNodeListCmd(env *Env, name, short string, lists ...nodeList) *cobra.Command {
 	cmd := toolCommand(name+" "+nodeListUsageArgs, short)
 	cmd.Long = short + ` (the CA, switch or router lines of ibnetdiscover's topology,
-or of a topology file). Options: -y/--m_key, -C/--Ca, -P/--Port, -t/--timeout,
-each followed by its value as a separate argument, -h/--help, and --json.`
-	// The scripts parse their arguments by hand; so do we.
+or of a topology file). Each option's value is a separate argument.`
+	// The scripts parse their arguments by hand; so do we. The flags are
+	// declared only for --help to list them.
 	cmd.DisableFlagParsing = true
-	cmd.RunE = func(c *cobra.Command, args []string) error { return runNodeLists(env, name, lists, args) }
+	fs := cmd.Flags()
+	fs.StringP("m_key", "y", "", "M_Key to use in request")
+	fs.StringP("Ca", "C", "", "Ca name to use")
+	fs.StringP("Port", "P", "", "Ca port number to use")
+	fs.StringP("timeout", "t", "", "timeout in ms")
+	fs.Bool("json", false, "print the result as JSON")
+	fs.SortFlags = false
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runNodeLists(env, c, name, lists, args) }
 	return cmd
 }
 
@@ -68,17 +75,20 @@ type nodeListArgs struct {
 	json     bool
 }
 
-// parseNodeListArgs is the scripts' while/case loop; ok is false where the
+// errNodeListHelp is -h/--help, which the scripts answer with their usage.
+var errNodeListHelp = errors.New("help requested")
+
+// parseNodeListArgs is the scripts' while/case loop; an error is where the
 // script calls usage.
-func parseNodeListArgs(args []string) (a nodeListArgs, ok bool) {
+func parseNodeListArgs(args []string) (a nodeListArgs, err error) {
 	a.mkey = "0"
 	for i := 0; i < len(args); i++ {
 		switch arg := args[i]; arg {
 		case "-h", "--help":
-			return a, false
+			return a, errNodeListHelp
 		case "-y", "--m_key", "-P", "--Port", "-C", "--Ca", "-t", "--timeout":
 			if i+1 >= len(args) || args[i+1] == "" || strings.HasPrefix(args[i+1], "-") {
-				return a, false
+				return a, fmt.Errorf("%s needs a value", arg)
 			}
 			i++
 			if arg == "-y" || arg == "--m_key" {
@@ -89,22 +99,31 @@ func parseNodeListArgs(args []string) (a nodeListArgs, ok bool) {
 		case "--json":
 			a.json = true
 		default:
-			if strings.HasPrefix(arg, "-") || a.topoFile != "" {
-				return a, false
+			if strings.HasPrefix(arg, "-") {
+				return a, fmt.Errorf("unknown option %s", arg)
+			}
+			if a.topoFile != "" {
+				return a, fmt.Errorf("one topology file at most, got %s and %s", a.topoFile, arg)
 			}
 			a.topoFile = arg
 		}
 	}
-	return a, true
+	return a, nil
 }
 
-func runNodeLists(env *Env, name string, lists []nodeList, args []string) error {
-	a, ok := parseNodeListArgs(args)
-	if !ok {
+func runNodeLists(env *Env, cmd *cobra.Command, name string, lists []nodeList, args []string) error {
+	a, err := parseNodeListArgs(args)
+	switch {
+	case err != nil && env.Compat:
+		// The scripts' usage: on stdout, exit 255, -h included.
 		for _, l := range lists {
 			fmt.Fprintf(env.IO.Out, "Usage: %s %s\n", l.name, nodeListUsageArgs)
 		}
 		return &ExitError{Code: ExitFailure, Err: errSilent}
+	case err == errNodeListHelp:
+		return cmd.Help() // as every "ibtool <cmd> --help": stdout, exit 0
+	case err != nil:
+		return usageErrorf("%v", err)
 	}
 	if a.json && a.topoFile != "" {
 		return usageErrorf("--json needs the fabric, not a topology file")

@@ -29,13 +29,24 @@ func TestNodeListsMatchInfinibandDiags(t *testing.T) {
 	}
 }
 
-// TestNodeListsArguments checks the scripts' own argument handling (usage
-// goes to stdout with exit 255) without a fabric.
+// TestNodeListsArguments checks the scripts' own argument handling through
+// the symlinks (usage goes to stdout with exit 255, -h included), and that
+// "ibtool <cmd>" answers --help with its help and a mistake with a usage
+// error, as every command does.
 func TestNodeListsArguments(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	for _, args := range []string{"-h", "--help", "-x", "-C", "-C -P", "-t -5", "a b", "-"} {
 		for _, tool := range []string{"ibhosts", "ibnodes"} {
-			conform(t, f, "", tool, strings.Fields(args)...)
+			conformLinked(t, f, "", tool, nil, strings.Fields(args)...)
+			r := runSim(f, "", append([]string{tool}, strings.Fields(args)...)...)
+			switch args {
+			case "-h", "--help":
+				if r.Code != ExitOK || !strings.Contains(r.Stdout, "--json") || r.Stderr != "" {
+					t.Errorf("ibtool %s %s: %v", tool, args, r)
+				}
+			default:
+				wantFailure(t, r, ExitUsage, tool+": ")
+			}
 		}
 	}
 }
