@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +52,15 @@ func Main(args []string, io IO) int {
 func run(args []string, env *Env) int {
 	root := newRoot(env)
 	argv := args[1:]
-	if name := filepath.Base(args[0]); name != "ibtool" && findCommand(root, name) != nil {
+	if name := filepath.Base(args[0]); !strings.HasPrefix(name, "ibtool") {
+		if findCommand(root, name) == nil {
+			// A link under a name we do not know: running ibtool's own
+			// command line in its place would surprise a script.
+			fmt.Fprintf(env.IO.Err, "ibtool: invoked as %q, which is not a tool ibtool knows; it knows: %s\n"+
+				"Link ibtool under one of those names, or run \"ibtool <command>\".\n",
+				name, strings.Join(linkNames(root), " "))
+			return ExitUsage
+		}
 		env.Compat = true
 		argv = append([]string{name}, argv...)
 	}

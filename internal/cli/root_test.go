@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,6 +23,24 @@ func TestEveryCommandHelp(t *testing.T) {
 			if !strings.Contains(r.stdout, "--json") {
 				t.Errorf("ibtool %s %s does not list --json:\n%s", name, flag, r.stdout)
 			}
+		}
+	}
+}
+
+// Run through a link whose name is no tool's, ibtool says which names it
+// knows and exits 2 instead of running as plain ibtool.
+func TestUnknownLinkName(t *testing.T) {
+	for _, argv0 := range []string{"ibnosuchtool", "/usr/local/bin/install-links", "./perfquery.old"} {
+		r := runWith(nil, argv0, "-h")
+		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, "not a tool ibtool knows") ||
+			!strings.Contains(r.stderr, " perfquery ") || !strings.Contains(r.stderr, filepath.Base(argv0)) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", argv0, r.code, r.stdout, r.stderr)
+		}
+	}
+	// ibtool under its own name, also renamed with a suffix, is ibtool.
+	for _, argv0 := range []string{"ibtool", "/opt/bin/ibtool", "ibtool-0.1"} {
+		if r := runWith(nil, argv0, "help"); r.code != ExitOK || !strings.Contains(r.stdout, "Available Commands") {
+			t.Errorf("%s help: exit %d, stdout %q, stderr %q", argv0, r.code, r.stdout, r.stderr)
 		}
 	}
 }
