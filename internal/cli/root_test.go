@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +43,85 @@ func TestUnknownLinkName(t *testing.T) {
 		if r := runWith(nil, argv0, "help"); r.code != ExitOK || !strings.Contains(r.stdout, "Available Commands") {
 			t.Errorf("%s help: exit %d, stdout %q, stderr %q", argv0, r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// install-links makes every link it can, skips what is in the way (and
+// says so, one line per link) and replaces it with --force.
+func TestInstallLinks(t *testing.T) {
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		t.Fatal(err)
+	}
+	names := linkNames(newRoot(&Env{}))
+	// The C tool is installed as perfquery; smpdump already links to us.
+	cTool := filepath.Join(dir, "perfquery")
+	if err := os.WriteFile(cTool, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(self, filepath.Join(dir, "smpdump")); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runWith(nil, "ibtool", "install-links", dir)
+	if r.code != ExitOK || r.stderr != "" {
+		t.Fatalf("install-links: exit %d, stderr %q", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != len(names) {
+		t.Errorf("want one line per link (%d), got:\n%s", len(names), r.stdout)
+	}
+	for _, want := range []string{
+		"skipped " + cTool + ": already exists (--force replaces it)\n",
+		"skipped " + filepath.Join(dir, "smpdump") + ": already links to " + self + "\n",
+		"created " + filepath.Join(dir, "sminfo") + " -> " + self + "\n",
+		"created " + filepath.Join(dir, "saquery") + " -> " + self + "\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, name := range names {
+		target, err := os.Readlink(filepath.Join(dir, name))
+		if name == "perfquery" {
+			if err == nil {
+				t.Errorf("perfquery was replaced without --force")
+			}
+			continue
+		}
+		if err != nil || target != self {
+			t.Errorf("%s -> %q, %v; want %s", name, target, err, self)
+		}
+	}
+
+	r = runWith(nil, "ibtool", "install-links", "--force", dir)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "replaced "+cTool+" -> "+self+"\n") ||
+		strings.Contains(r.stdout, "created ") {
+		t.Fatalf("install-links --force: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if target, err := os.Readlink(cTool); err != nil || target != self {
+		t.Errorf("perfquery -> %q, %v after --force", target, err)
+	}
+}
+
+// A link that cannot be made is reported; the others are still made and
+// the command fails.
+func TestInstallLinksGoesOnAfterAFailure(t *testing.T) {
+	dir := t.TempDir()
+	// A non-empty directory named like a tool cannot be replaced.
+	if err := os.MkdirAll(filepath.Join(dir, "ibstat", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runWith(nil, "ibtool", "install-links", "--force", dir)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "cannot replace "+filepath.Join(dir, "ibstat")) ||
+		!strings.Contains(r.stderr, "1 of ") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Readlink(filepath.Join(dir, "sminfo")); err != nil {
+		t.Errorf("sminfo: %v", err)
 	}
 }
