@@ -42,7 +42,7 @@ func TestIbaddrMatchesInfinibandDiags(t *testing.T) {
 	} {
 		t.Run(tc.host+" "+tc.args, func(t *testing.T) {
 			args := strings.Fields(tc.args)
-			conformLinked(t, f, tc.host, "ibaddr", nil, args...)
+			conformLinked(cFails(t, tc.fails), f, tc.host, "ibaddr", nil, args...)
 			if !tc.fails {
 				conform(t, f, tc.host, "ibaddr", args...)
 			}

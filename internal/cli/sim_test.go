@@ -79,3 +79,12 @@ func wantFailure(t *testing.T, r simfabric.Result, code int, msg string) {
 		t.Fatalf("a failure must be one line, got %q", r.Stderr)
 	}
 }
+
+// cFails marks t for the conformance helpers (simfabric.ExpectFailure)
+// when a case expects the C tool to fail.
+func cFails(t testing.TB, fails bool) testing.TB {
+	if fails {
+		return simfabric.ExpectFailure(t)
+	}
+	return t
+}

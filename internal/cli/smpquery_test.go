@@ -182,7 +182,11 @@ func TestSmpqueryFailuresMatchInfinibandDiags(t *testing.T) {
 		t.Run(args, func(t *testing.T) {
 			a := strings.Fields(args)
 			c := f.RunC(context.Background(), "", "smpquery", a...)
-			simfabric.Compare(t, "smpquery "+args, c, runCompat(f, "", a...), simfabric.DropSimNoise, cProgName)
+			compare := simfabric.CompareFailure
+			if args == "-t 100 -D vlarb 0,8,1 1" { // the one that works
+				compare = simfabric.Compare
+			}
+			compare(t, "smpquery "+args, c, runCompat(f, "", a...), simfabric.DropSimNoise, cProgName)
 		})
 	}
 }

@@ -15,9 +15,43 @@ type Normalizer func(string) string
 // stdout after the normalizers (shown as a unified diff, C tool = "-",
 // ibtool = "+"), the exit code, or the stderr class (whether anything was
 // written to stderr, ignoring the simulator's noise). A run that timed out
-// also fails.
+// also fails, and so does a C tool that did not succeed: matching a
+// reference that failed (a fabric not up, a tool missing a library) proves
+// nothing, so a case that expects the C tool to fail uses CompareFailure.
 func Compare(t testing.TB, label string, c, ours Result, norms ...Normalizer) {
 	t.Helper()
+	_, fails := t.(failing)
+	compare(t, label, fails, c, ours, norms)
+}
+
+// ExpectFailure marks t for Compare: the case expects the C tool to fail,
+// as CompareFailure does. It is for the tests' own comparison helpers,
+// which pass their t on to Compare.
+func ExpectFailure(t testing.TB) testing.TB { return failing{t} }
+
+type failing struct{ testing.TB }
+
+// CompareFailure is Compare for a case where the C tool is expected to
+// fail (exit non-zero, usage errors included): it fails t when the C tool
+// succeeds, or did not run to its end (Code -1). ibtool must still fail
+// the same way.
+func CompareFailure(t testing.TB, label string, c, ours Result, norms ...Normalizer) {
+	t.Helper()
+	compare(t, label, true, c, ours, norms)
+}
+
+func compare(t testing.TB, label string, fails bool, c, ours Result, norms []Normalizer) {
+	t.Helper()
+	// A timeout is Diff's to report; -1 is a tool killed or never started.
+	asExpected := c.TimedOut || c.Code != -1 && (c.Code != 0) == fails
+	if !asExpected {
+		want := "succeed"
+		if fails {
+			want = "fail"
+		}
+		t.Errorf("%s: the test expects the C tool to %s; it exited %d:\n%s", label, want, c.Code, c)
+		return
+	}
 	if d := Diff(c, ours, norms...); d != "" {
 		t.Errorf("%s: ibtool differs from the C tool:\n%s", label, d)
 	}

@@ -24,16 +24,24 @@ func TestCompare(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		c, us Result
+		fails bool // the C tool is expected to fail
 		norms []Normalizer
 		want  []string // substrings of the failure; none: no failure
 	}{
 		{name: "equal, noise only on one side", c: base, us: Result{Stdout: base.Stdout}},
 		{name: "stdout", c: base, us: Result{Stdout: "# Node info: Lid 2\nBaseVers:....2\n"},
 			want: []string{"label: ibtool differs", "--- C tool\n+++ ibtool\n@@ -1,2 +1,2 @@\n # Node info: Lid 2\n-BaseVers:....1\n+BaseVers:....2\n"}},
-		{name: "exit code", c: Result{Code: 255}, us: Result{Code: 1}, want: []string{"exit code: C tool 255, ibtool 1"}},
-		{name: "stderr class", c: Result{Code: 255, Stderr: noise + "ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid 9)\n"},
+		{name: "exit code", c: Result{Code: 255}, us: Result{Code: 1}, fails: true, want: []string{"exit code: C tool 255, ibtool 1"}},
+		{name: "expected failure", c: Result{Code: 255, Stdout: "x: iberror: failed: y\n"}, us: Result{Code: 255, Stdout: "x: iberror: failed: y\n"}, fails: true},
+		{name: "C tool failed unexpectedly", c: Result{Code: 255}, us: Result{Code: 255},
+			want: []string{"label: the test expects the C tool to succeed; it exited 255"}},
+		{name: "C tool succeeded unexpectedly", c: base, us: base, fails: true,
+			want: []string{"label: the test expects the C tool to fail; it exited 0"}},
+		{name: "C tool could not run", c: Result{Code: -1, Stderr: "simfabric: cannot run x\n"}, us: Result{Code: -1}, fails: true,
+			want: []string{"the test expects the C tool to fail; it exited -1", "cannot run x"}},
+		{name: "stderr class", fails: true, c: Result{Code: 255, Stderr: noise + "ibwarn: [4242] mad_rpc: _do_madrpc failed; dport (Lid 9)\n"},
 			us: Result{Code: 255, Stderr: noise}, want: []string{"stderr: C tool wrote \"ibwarn: [4242] mad_rpc"}},
-		{name: "different error text is fine", c: Result{Code: 255, Stderr: "smpquery: iberror: failed: x\n"},
+		{name: "different error text is fine", fails: true, c: Result{Code: 255, Stderr: "smpquery: iberror: failed: x\n"},
 			us: Result{Code: 255, Stderr: "smpquery: iberror: failed: y\n"}},
 		{name: "timeout", c: base, us: Result{Stdout: base.Stdout, TimedOut: true}, want: []string{"timed out: C tool false, ibtool true"}},
 		{name: "normalised", c: Result{Stdout: "# generated on Sun Nov 22 01:05:26 2026\n"},
@@ -43,7 +51,17 @@ func TestCompare(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ft := &fakeTB{}
-			Compare(ft, "label", tc.c, tc.us, tc.norms...)
+			if tc.fails {
+				CompareFailure(ft, "label", tc.c, tc.us, tc.norms...)
+				// The same through a helper that passes its t on.
+				marked := &fakeTB{}
+				Compare(ExpectFailure(marked), "label", tc.c, tc.us, tc.norms...)
+				if fmt.Sprint(marked.errors) != fmt.Sprint(ft.errors) {
+					t.Errorf("ExpectFailure: %q, CompareFailure: %q", marked.errors, ft.errors)
+				}
+			} else {
+				Compare(ft, "label", tc.c, tc.us, tc.norms...)
+			}
 			if len(tc.want) == 0 {
 				if len(ft.errors) != 0 {
 					t.Errorf("unexpected failure: %s", ft.errors)
