@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -37,7 +36,7 @@ the details.`
 	fs.StringVar(&opts.portGUID, "portguid", "", "NODEGUID:BEFOREGUID:AFTERGUID: specify before and after port guid to edit")
 	setupCommon(env, cmd, &opts.Common, "CDdeGKLPstvy")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		return runIbcacheedit(env, c, opts, args)
+		return ibFail(env, &opts.Common, "ibcacheedit", runIbcacheedit(env, c, opts, args))
 	}
 	return cmd
 }
@@ -126,15 +125,15 @@ func runIbcacheedit(env *Env, cmd *cobra.Command, opts *ibcacheeditOptions, args
 	// The C tool's checks and wording (IBEXIT, exit 255).
 	switch {
 	case len(args) < 1:
-		return errors.New("original cache file not specified")
+		return &ibFailure{cmsg: "original cache file not specified"}
 	case len(args) < 2:
-		return errors.New("new cache file not specified")
+		return &ibFailure{cmsg: "new cache file not specified"}
 	case len(args) > 2:
 		return usageErrorf("expected <orig.cache> <new.cache>, got %d arguments", len(args))
 	}
 	fab, err := cache.Read(args[0])
 	if err != nil {
-		return fmt.Errorf("loading original cached fabric failed: %w", err)
+		return &ibFailure{cmsg: "loading original cached fabric failed", err: err}
 	}
 	// libibnetdisc changes GUIDs in place and never rehashes, so its output
 	// keeps the port records in the buckets of the original GUIDs.
@@ -156,12 +155,12 @@ func runIbcacheedit(env *Env, cmd *cobra.Command, opts *ibcacheeditOptions, args
 	}
 	fab, err = reindexFabric(fab)
 	if err != nil {
-		return fmt.Errorf("caching new cache data failed: %w", err)
+		return &ibFailure{cmsg: "caching new cache data failed", err: err}
 	}
 	if err := cache.WriteWith(args[1], fab, cache.WriteOptions{
 		BucketGUID: func(p *discovery.Port) uint64 { return orig[p] },
 	}); err != nil {
-		return fmt.Errorf("caching new cache data failed: %w", err)
+		return &ibFailure{cmsg: "caching new cache data failed", err: err}
 	}
 	if opts.JSON {
 		return writeJSON(env.IO.Out, res)
@@ -200,7 +199,7 @@ func applyGUIDEdit(fab *discovery.Fabric, e *guidEdit) (*cacheEdit, error) {
 			}
 		}
 		if ce.Changed == 0 {
-			return nil, fmt.Errorf("%s = %x not found", e.option, e.before)
+			return nil, &ibFailure{cmsg: fmt.Sprintf("%s = %x not found", e.option, e.before)}
 		}
 	case "sysimgguid":
 		for _, n := range fab.Nodes {
@@ -210,7 +209,7 @@ func applyGUIDEdit(fab *discovery.Fabric, e *guidEdit) (*cacheEdit, error) {
 			}
 		}
 		if ce.Changed == 0 {
-			return nil, fmt.Errorf("sysimgguid = %x not found", e.before)
+			return nil, &ibFailure{cmsg: fmt.Sprintf("sysimgguid = %x not found", e.before)}
 		}
 	case "portguid":
 		ce.NodeGUID = cacheEditGUID(e.node)
@@ -236,10 +235,10 @@ func applyGUIDEdit(fab *discovery.Fabric, e *guidEdit) (*cacheEdit, error) {
 			}
 		}
 		if !nodeFound {
-			return nil, fmt.Errorf("nodeguid = %x not found", e.node)
+			return nil, &ibFailure{cmsg: fmt.Sprintf("nodeguid = %x not found", e.node)}
 		}
 		if ce.Changed == 0 {
-			return nil, fmt.Errorf("portguid = %x not found", e.before)
+			return nil, &ibFailure{cmsg: fmt.Sprintf("portguid = %x not found", e.before)}
 		}
 	}
 	return ce, nil

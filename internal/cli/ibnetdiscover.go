@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -142,8 +143,25 @@ What does not answer is summarised on stderr and left out of the output.`
 	fs.StringVar(&opts.discovery, "discovery", "", "LID or DR: how SMPs reach known nodes (default: LID when the local port is Active); SA: as --sa")
 	fs.BoolVar(&opts.useSA, "sa", false, "read the fabric from the SA's records instead of walking it with SMPs")
 	setupCommon(env, cmd, &opts.Common, "DGKLs")
-	cmd.RunE = func(c *cobra.Command, args []string) error { return runIbnetdiscover(env, opts, args) }
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return ibFail(env, &opts.Common, "ibnetdiscover", runIbnetdiscover(env, opts, args))
+	}
 	return cmd
+}
+
+// netdiscFailure is one of ibnetdiscover's IBEXITs. Most of its messages
+// end in a newline of their own, so the C tool prints an empty line after
+// the iberror line: cmsg keeps it. stderr: libibnetdisc warns there too.
+func netdiscFailure(msg string, err error, stderr bool) error {
+	return &ibFailure{cmsg: msg + "\n", what: msg, err: err, stderr: stderr}
+}
+
+// checkTimeout is ibdiag_common's check of -t, made before anything else.
+func checkTimeout(c *Common) error {
+	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
+		return &ibFailure{cmsg: err.Error(), fn: "process_opt"}
+	}
+	return nil
 }
 
 // discoverOptions are what a fabric-wide command needs to get a fabric.
@@ -166,12 +184,14 @@ func openDiscoveryEngine(env *Env, c *Common, outstanding string) (*rpc.Engine, 
 	return openEngine(env, c, cfg)
 }
 
-// discoverFabric loads the fabric from a cache or walks it.
+// discoverFabric loads the fabric from a cache or walks it. Its failures
+// are ibnetdiscover's IBEXITs: libibnetdisc opens the local port itself,
+// so a port that does not open is a failed discovery too.
 func discoverFabric(env *Env, c *Common, do discoverOptions) (*discovery.Fabric, error) {
 	if do.loadCache != "" {
 		f, err := loadFabricCache(do.loadCache)
 		if err != nil {
-			return nil, fmt.Errorf("loading cached fabric failed: %w", err)
+			return nil, netdiscFailure("loading cached fabric failed", err, false)
 		}
 		return f, nil
 	}
@@ -186,12 +206,12 @@ func discoverFabric(env *Env, c *Common, do discoverOptions) (*discovery.Fabric,
 	if do.sa || mode == "SA" {
 		eng, err := openDiscoveryEngine(env, c, do.outstanding)
 		if err != nil {
-			return nil, err
+			return nil, discoverFailure(err)
 		}
 		defer eng.Close()
 		f, err := discoverSA(context.Background(), eng, c)
 		if err != nil {
-			return nil, fmt.Errorf("discover failed: %w", err)
+			return nil, discoverFailure(err)
 		}
 		return f, nil
 	}
@@ -213,7 +233,7 @@ func discoverFabric(env *Env, c *Common, do discoverOptions) (*discovery.Fabric,
 	}
 	eng, err := openDiscoveryEngine(env, c, do.outstanding)
 	if err != nil {
-		return nil, err
+		return nil, discoverFailure(err)
 	}
 	defer eng.Close()
 	if st := progressLine(env); st != nil {
@@ -221,9 +241,19 @@ func discoverFabric(env *Env, c *Common, do discoverOptions) (*discovery.Fabric,
 	}
 	f, err := discovery.Discover(context.Background(), eng, opts)
 	if err != nil {
-		return nil, fmt.Errorf("discover failed: %w", err)
+		return nil, discoverFailure(err)
 	}
 	return f, nil
+}
+
+// discoverFailure is ibnetdiscover's "discover failed" for err; usage
+// errors stay usage errors.
+func discoverFailure(err error) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return netdiscFailure("discover failed", err, true)
 }
 
 // progressLine returns a progress reporter drawing one status line on
@@ -265,11 +295,14 @@ func reportWalkErrors(env *Env, tool string, f *discovery.Fabric, verbose int) {
 }
 
 func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error {
+	if err := checkTimeout(&opts.Common); err != nil {
+		return err
+	}
 	out := env.IO.Out
 	if len(args) > 0 {
 		file, err := os.Create(args[0])
 		if err != nil {
-			return fmt.Errorf("can't open file %s for writing", args[0])
+			return &ibFailure{cmsg: fmt.Sprintf("can't open file %s for writing", args[0]), err: err}
 		}
 		defer file.Close()
 		out = file
@@ -280,7 +313,7 @@ func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error
 	if opts.diffFile != "" {
 		var err error
 		if diffFabric, err = loadFabricCache(opts.diffFile); err != nil {
-			return fmt.Errorf("loading cached fabric for diff failed: %w", err)
+			return netdiscFailure("loading cached fabric for diff failed", err, false)
 		}
 	}
 	var progress strings.Builder
@@ -323,7 +356,7 @@ func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error
 	}
 	if opts.cacheFile != "" {
 		if err := saveFabricCache(opts.cacheFile, fab); err != nil {
-			return fmt.Errorf("caching ibnetdiscover data failed: %w", err)
+			return netdiscFailure("caching ibnetdiscover data failed", err, false)
 		}
 	}
 	reportWalkErrors(env, "ibnetdiscover", fab, opts.Verbose)

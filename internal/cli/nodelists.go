@@ -160,9 +160,14 @@ func runNodeLists(env *Env, cmd *cobra.Command, name string, lists []nodeList, a
 		return err
 	}
 	env.verbosity = c.Verbose
-	fab, err := discoverFabric(env, c, discoverOptions{})
+	c.JSON = a.json
+	err = checkTimeout(c)
+	var fab *discovery.Fabric
+	if err == nil {
+		fab, err = discoverFabric(env, c, discoverOptions{})
+	}
 	if err != nil {
-		return err
+		return nodeListFailure(env, c, name, lists, err)
 	}
 	names := nodename.Open("", env.IO.Err)
 	if a.json {
@@ -192,6 +197,29 @@ func runNodeLists(env *Env, cmd *cobra.Command, name string, lists []nodeList, a
 	}
 	reportWalkErrors(env, name, fab, c.Verbose)
 	return nil
+}
+
+// nodeListFailure reports a failed ibnetdiscover run as the scripts do:
+// each list runs ibnetdiscover (ibnodes two of them), whose IBEXIT line,
+// prefixed with the path the script ran it by, passes through the awk
+// program; the script exits with ibnetdiscover's code.
+func nodeListFailure(env *Env, c *Common, name string, lists []nodeList, err error) error {
+	var f *ibFailure
+	if !env.Compat || !errors.As(err, &f) {
+		return ibFail(env, c, name, err)
+	}
+	// The scripts run $IBPATH/ibnetdiscover, /usr/sbin by default.
+	ibpath := os.Getenv("IBPATH")
+	if ibpath == "" {
+		ibpath = "/usr/sbin"
+	}
+	line := *f
+	line.cmsg = strings.TrimRight(f.cmsg, "\n") // awk prints no empty lines
+	var res error
+	for range lists {
+		res = reportIBExit(env, c, ibpath+"/ibnetdiscover", &line, err)
+	}
+	return res
 }
 
 // strerror renders a file error as the C library would ("No such file or
