@@ -591,7 +591,15 @@ func (q *perfQuery) counters(allPortsLoop bool) error {
 				start = 0
 			}
 		} else if emulate && ni.NumPorts > 1 {
-			return &ibFailure{fn: "main", cmsg: "AllPortSelect not supported",
+			// The C tool tries, and its MAD to the second port fails
+			// (the PMA answers status 0x1c): IBEXIT from the loop.
+			if opts.resetOnly {
+				fn, cmsg = "reset_counters", "perf reset"
+				if opts.extended {
+					cmsg = "perf ext reset"
+				}
+			}
+			return &ibFailure{fn: fn, cmsg: cmsg,
 				what:   fmt.Sprintf("-a on %s: a CA with %d ports counts only the port a MAD arrives on, so its ports cannot be added up through one LID; query each port's own LID", q.target.Text, ni.NumPorts),
 				stderr: true}
 		}
