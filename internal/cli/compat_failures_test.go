@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,45 @@ func TestFabricToolFailuresMatchInfinibandDiags(t *testing.T) {
 		"--switchguid 0x200000:0x1 " + x + " " + nowhere + "/f.cache",
 	} {
 		conformLinked(simfabric.ExpectFailure(t), f, "", "ibcacheedit", nil, strings.Fields(args)...)
+	}
+}
+
+// A malformed target: "ibtool <cmd>" calls it a usage error (exit 2); the
+// C tools, and ibtool through their symlinks, fail with IBEXIT (exit 255),
+// as docs/exit-codes.md says.
+func TestMalformedTargetExitCodes(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	// Targets that are malformed whatever the fabric holds: an explicit
+	// GUID that is no number, a route with a hop that is no port, LID 0.
+	// (A word such as "bogus" may be a node's name.)
+	for _, tc := range []struct{ tool, args string }{
+		{"smpquery", "-G nodeinfo 0xzz"},
+		{"smpquery", "nodeinfo 0"},
+		{"smpquery", "-D nodeinfo 0,x"}, // the C tool reads x as 0 and succeeds: not compared
+		{"perfquery", "-G 0xzz"},
+		{"sminfo", "-G 0xzz"},
+		{"ibaddr", "-G 0xzz"},
+		{"ibportstate", "-G 0xzz 1"},
+		{"ibsysstat", "-G 0xzz"},
+		{"ibping", "-c 1 -G 0xzz"},
+	} {
+		args := strings.Fields(tc.args)
+		if !strings.Contains(tc.args, "0,x") {
+			conformLinked(simfabric.ExpectFailure(t), f, "", tc.tool, nil, args...)
+		}
+		linked := runLinked(f, "", tc.tool, args...)
+		if linked.Code != ExitFailure || !strings.HasPrefix(linked.Stdout, tc.tool+": iberror: failed: can't resolve destination port ") {
+			t.Errorf("%s %s through the link: %v", tc.tool, tc.args, linked)
+		}
+		wantFailure(t, runSim(f, "", append([]string{tc.tool}, args...)...), ExitUsage, "can't resolve destination port")
+	}
+	// smpdump's C tool reads any LID as a number and dumps zeros; ibtool
+	// refuses the target as a usage error in both modes.
+	c := f.RunC(context.Background(), "", "smpdump", "bogus", "0x11")
+	if c.Code != 0 {
+		t.Errorf("C smpdump bogus: %v", c)
+	}
+	if r := runLinked(f, "", "smpdump", "bogus", "0x11"); r.Code != ExitUsage || r.Stdout != "" {
+		t.Errorf("smpdump bogus through the link: %v", r)
 	}
 }
