@@ -202,7 +202,12 @@ func runIbportstate(env *Env, opts *ibportstateOptions, args []string) error {
 	if s.mkey, err = ibMKey(&opts.Common); err != nil {
 		return err
 	}
-	if s.eng, err = ibOpen(env, &opts.Common); err != nil {
+	// One attempt per SMP, as the C tool makes: libibmad waits for the
+	// reply as long as the kernel waits for it (-t), so its receive times
+	// out first and it never resends. A switch port's peer behind a
+	// combined route that is not forwarded (ibsim drops them) then costs
+	// one timeout, not three.
+	if s.eng, err = ibOpenWith(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout, retries: -1}); err != nil {
 		return err
 	}
 	defer s.eng.Close()

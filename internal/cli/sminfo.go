@@ -187,10 +187,15 @@ func ibWarns(err error) bool {
 // ibOpen opens the local port as mad_rpc_open_port does, with the C tools'
 // failure message.
 func ibOpen(env *Env, c *Common) (*rpc.Engine, error) {
+	return ibOpenWith(env, c, engineConfig{timeout: rpc.DefaultTimeout})
+}
+
+// ibOpenWith is ibOpen with the engine's settings given.
+func ibOpenWith(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
 	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
 		return nil, &ibFailure{cmsg: err.Error(), fn: "process_opt"}
 	}
-	eng, err := openEngine(env, c, engineConfig{timeout: rpc.DefaultTimeout})
+	eng, err := openEngine(env, c, cfg)
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
