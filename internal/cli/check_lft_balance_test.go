@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
 // lftInputs writes the C tools' dump_lfts output and an ibnetdiscover
@@ -47,8 +49,9 @@ func TestCheckLftBalanceMatchesInfinibandDiags(t *testing.T) {
 		conformCompat(t, f, "", "check_lft_balance", "-l", filepath.Join(dir, "missing"), "-i", cacheFile, "-v")
 	}
 	f := sharedFabric(t, "tiny.net")
-	conformCompat(t, f, "", "check_lft_balance")
-	conformCompat(t, f, "", "check_lft_balance", "-l", "x")
+	// Usage, exit 2.
+	conformCompat(simfabric.ExpectFailure(t), f, "", "check_lft_balance")
+	conformCompat(simfabric.ExpectFailure(t), f, "", "check_lft_balance", "-l", "x")
 }
 
 // Without -l and -i, ibtool reads the fabric and its tables itself and
