@@ -97,9 +97,14 @@ func listCAs(env *Env, prog, named string) (cas []umad.CA, skipped umad.CAErrors
 }
 
 func runIbstat(env *Env, opts *ibstatOptions, args []string) error {
+	res, err := ibstat(env, opts, args)
+	return finish(env, &opts.Common, "ibstat", res, err)
+}
+
+func ibstat(env *Env, opts *ibstatOptions, args []string) (result, error) {
 	cas, skipped, err := listCAs(env, "ibstat", firstArg(args))
 	if err != nil {
-		return fmt.Errorf("can't list IB device names: %w", err)
+		return nil, fmt.Errorf("can't list IB device names: %w", err)
 	}
 	// libibumad lists only IB node types (1..3).
 	var list []umad.CA
@@ -113,87 +118,98 @@ func runIbstat(env *Env, opts *ibstatOptions, args []string) error {
 		ca := findIbstatCA(list, args[0])
 		if ca == nil {
 			if ce := skipped.Skipped(args[0]); ce != nil {
-				return fmt.Errorf("stat of IB device '%s' failed: %v", ce.CA, ce.Err)
+				return nil, fmt.Errorf("stat of IB device '%s' failed: %v", ce.CA, ce.Err)
 			}
-			return fmt.Errorf("'%s' IB device can't be found", args[0])
+			return nil, fmt.Errorf("'%s' IB device can't be found", args[0])
 		}
 		list = []umad.CA{*ca}
 		if len(args) > 1 {
 			devPort = int(int32(cStrtol(args[1])))
 		}
 	}
-	out := env.IO.Out
 
-	if opts.portList {
-		var guids []string
+	switch {
+	case opts.portList:
+		res := &ibstatPortGUIDs{PortGUIDs: []string{}}
 		for i := range list {
 			for _, p := range portsUpTo(&list[i]) {
 				if p != nil && p.PortGUID != 0 {
-					guids = append(guids, fmt.Sprintf("0x%016x", p.PortGUID))
+					res.PortGUIDs = append(res.PortGUIDs, fmt.Sprintf("0x%016x", p.PortGUID))
 				}
 			}
 		}
-		if opts.JSON {
-			return writeJSON(out, struct {
-				PortGUIDs []string `json:"port_guids"`
-			}{nonNil(guids)})
+		return res, nil
+	case opts.listCAs:
+		res := &ibstatCANames{CANames: []string{}}
+		for _, c := range list {
+			res.CANames = append(res.CANames, c.Name)
 		}
-		for _, g := range guids {
-			fmt.Fprintln(out, g)
-		}
-		return nil
-	}
-	if opts.listCAs {
-		names := make([]string, len(list))
-		for i, c := range list {
-			names[i] = c.Name
-		}
-		if opts.JSON {
-			return writeJSON(out, struct {
-				CANames []string `json:"ca_names"`
-			}{names})
-		}
-		for _, n := range names {
-			fmt.Fprintln(out, n)
-		}
-		return nil
-	}
-
-	// One port of one CA.
-	if devPort >= 0 && !opts.short {
+		return res, nil
+	case devPort >= 0 && !opts.short: // one port of one CA
 		c := &list[0]
 		p := findPortNum(c, devPort)
 		if p == nil {
-			return fmt.Errorf("stat of IB device '%s' failed: %s: '%s' has no port number %d - max (%d)",
+			return nil, fmt.Errorf("stat of IB device '%s' failed: %s: '%s' has no port number %d - max (%d)",
 				c.Name, nodeTypeWord(c.NodeType), c.Name, devPort, numPorts(c))
 		}
-		if opts.JSON {
-			j := ibstatCAToJSON(c, false)
-			j.Ports = []ibstatPortJSON{ibstatPortToJSON(p)}
-			return writeJSON(out, ibstatJSON{CAs: []ibstatCAJSON{j}})
-		}
-		fmt.Fprintf(out, "%s: '%s'\n", nodeTypeWord(c.NodeType), cString(c.Name, 20))
-		writeIbstatPort(out, p, true)
+		j := ibstatCAToJSON(c, false)
+		j.Ports = []ibstatPortJSON{ibstatPortToJSON(p)}
+		return &ibstatResult{CAs: []ibstatCAJSON{j}, cas: list, port: p}, nil
+	}
+	res := &ibstatResult{CAs: []ibstatCAJSON{}, cas: list, ports: !opts.short}
+	for i := range list {
+		res.CAs = append(res.CAs, ibstatCAToJSON(&list[i], !opts.short))
+	}
+	return res, nil
+}
+
+// ibstatResult is what plain ibstat shows: the CAs, their ports (not with
+// -s), or one port (`ibstat <ca> <port>`).
+type ibstatResult struct {
+	CAs   []ibstatCAJSON `json:"cas"`
+	cas   []umad.CA      // the same CAs, for the text
+	ports bool           // the text shows every CA's ports
+	port  *umad.PortInfo // the text shows this port of cas[0] alone
+}
+
+func (r *ibstatResult) writeText(w io.Writer) error {
+	if r.port != nil {
+		c := &r.cas[0]
+		fmt.Fprintf(w, "%s: '%s'\n", nodeTypeWord(c.NodeType), cString(c.Name, 20))
+		writeIbstatPort(w, r.port, true)
 		return nil
 	}
-
-	if opts.JSON {
-		res := ibstatJSON{CAs: []ibstatCAJSON{}}
-		for i := range list {
-			res.CAs = append(res.CAs, ibstatCAToJSON(&list[i], !opts.short))
-		}
-		return writeJSON(out, res)
-	}
-	for i := range list {
-		c := &list[i]
-		writeIbstatCA(out, c)
-		if opts.short {
+	for i := range r.cas {
+		c := &r.cas[i]
+		writeIbstatCA(w, c)
+		if !r.ports {
 			continue
 		}
 		for _, p := range portsUpTo(c) {
 			if p != nil {
-				writeIbstatPort(out, p, false)
+				writeIbstatPort(w, p, false)
 			}
+		}
+	}
+	return nil
+}
+
+// ibstatCANames is ibstat -l, ibstatPortGUIDs ibstat -p: one item a line.
+type ibstatCANames struct {
+	CANames []string `json:"ca_names"`
+}
+
+type ibstatPortGUIDs struct {
+	PortGUIDs []string `json:"port_guids"`
+}
+
+func (r *ibstatCANames) writeText(w io.Writer) error   { return writeLines(w, r.CANames) }
+func (r *ibstatPortGUIDs) writeText(w io.Writer) error { return writeLines(w, r.PortGUIDs) }
+
+func writeLines(w io.Writer, lines []string) error {
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -204,13 +220,6 @@ func firstArg(args []string) string {
 		return args[0]
 	}
 	return ""
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // findIbstatCA finds the CA an ibstat argument names: the exact name, else
@@ -349,11 +358,6 @@ func writeIbstatPort(w io.Writer, p *umad.PortInfo, alone bool) {
 	fmt.Fprintf(w, "%sCapability mask: 0x%08x\n", pre, p.CapMask)
 	fmt.Fprintf(w, "%sPort GUID: 0x%016x\n", pre, p.PortGUID)
 	fmt.Fprintf(w, "%sLink layer: %s\n", pre, linkLayer(p))
-}
-
-// ibstatJSON is ibstat's --json output; see the top of this file.
-type ibstatJSON struct {
-	CAs []ibstatCAJSON `json:"cas"`
 }
 
 type ibstatCAJSON struct {
@@ -502,7 +506,7 @@ func hexDigit(c byte) uint64 {
 // ibstatus
 
 type ibstatusOptions struct {
-	JSON bool
+	Common // only --json
 }
 
 func newIbstatusCmd(env *Env) *cobra.Command {
@@ -518,6 +522,24 @@ func newIbstatusCmd(env *Env) *cobra.Command {
 		return runIbstatus(env, opts, args)
 	}
 	return cmd
+}
+
+// ibstatusResult is what ibstatus shows.
+type ibstatusResult struct {
+	Ports []ibstatusPortJSON `json:"ports"`
+	shown []ibstatusShown    // the text's blocks, a missing port's too
+}
+
+type ibstatusShown struct {
+	dev, port string
+	p         *umad.PortInfo // nil: no such port
+}
+
+func (r *ibstatusResult) writeText(w io.Writer) error {
+	for _, s := range r.shown {
+		writeIbstatusPort(w, s.dev, s.port, s.p)
+	}
+	return nil
 }
 
 // ibstatusPortJSON is one port in ibstatus's --json output.
@@ -536,24 +558,41 @@ type ibstatusPortJSON struct {
 	LinkLayer     string  `json:"link_layer"`
 }
 
-// ibstatusFatal ends ibstatus the way the script does: "Fatal error: "
-// and the message on stdout, exit 255, when ibtool runs as ibstatus;
-// otherwise an ordinary error on stderr.
-func ibstatusFatal(env *Env, json bool, msg string, cause error) error {
-	if env.Compat && !json {
-		fmt.Fprintf(env.IO.Out, "Fatal error:  %s\n", msg)
-		return &ExitError{Code: ExitFailure, Err: errSilent}
-	}
-	if cause != nil {
-		return fmt.Errorf("%s: %w", msg, cause)
-	}
-	return errors.New(msg)
+// ibstatusFatal is the script's fatal error. Through the ibstatus symlink
+// (text) it ends the output as the script does: "Fatal error:  " and the
+// message on stdout, exit 255; otherwise it is an ordinary error.
+type ibstatusFatal struct {
+	msg   string
+	cause error
 }
 
+func (f *ibstatusFatal) Error() string {
+	if f.cause != nil {
+		return f.msg + ": " + f.cause.Error()
+	}
+	return f.msg
+}
+
+func (f *ibstatusFatal) Unwrap() error { return f.cause }
+
 func runIbstatus(env *Env, opts *ibstatusOptions, args []string) error {
+	res, err := ibstatus(env, opts.JSON, args)
+	err = finish(env, &opts.Common, "ibstatus", res, err)
+	var fatal *ibstatusFatal
+	if env.Compat && !opts.JSON && errors.As(err, &fatal) {
+		fmt.Fprintf(env.IO.Out, "Fatal error:  %s\n", fatal.msg)
+		return &ExitError{Code: ExitFailure, Err: errSilent}
+	}
+	return err
+}
+
+// ibstatus returns the ports the arguments name, up to the first fatal
+// error. With JSON a port that does not exist is an error too.
+func ibstatus(env *Env, json bool, args []string) (*ibstatusResult, error) {
+	res := &ibstatusResult{Ports: []ibstatusPortJSON{}}
 	cas, skipped, err := listCAs(env, "ibstatus", firstArg(args))
 	if err != nil || (len(args) == 0 && len(cas) == 0 && len(skipped) == 0) {
-		return ibstatusFatal(env, opts.JSON, "No devices", err)
+		return res, &ibstatusFatal{"No devices", err}
 	}
 	type target struct {
 		dev   string
@@ -583,15 +622,14 @@ func runIbstatus(env *Env, opts *ibstatusOptions, args []string) error {
 		targets = append(targets, t)
 	}
 
-	var res []ibstatusPortJSON
 	for _, t := range targets {
 		ca := findCAName(cas, t.dev)
 		if ca == nil {
 			if ce := skipped.Skipped(t.dev); ce != nil {
-				return ibstatusFatal(env, opts.JSON, fmt.Sprintf("device '%s': %v", t.dev, ce.Err), nil)
+				return res, &ibstatusFatal{msg: fmt.Sprintf("device '%s': %v", t.dev, ce.Err)}
 			}
-			return ibstatusFatal(env, opts.JSON, fmt.Sprintf("device '%s': sys files not found (%s/%s/ports)",
-				t.dev, sysfsClassDir(env), t.dev), nil)
+			return res, &ibstatusFatal{msg: fmt.Sprintf("device '%s': sys files not found (%s/%s/ports)",
+				t.dev, sysfsClassDir(env), t.dev)}
 		}
 		ports := t.ports
 		if ports == nil {
@@ -603,25 +641,15 @@ func runIbstatus(env *Env, opts *ibstatusOptions, args []string) error {
 		}
 		for _, name := range ports {
 			p := findPortName(ca, name)
-			if opts.JSON {
-				if p == nil {
-					return fmt.Errorf("device '%s' has no port %s", ca.Name, name)
-				}
-				res = append(res, ibstatusPortToJSON(ca.Name, p))
-				continue
+			if p != nil {
+				res.Ports = append(res.Ports, ibstatusPortToJSON(ca.Name, p))
+			} else if json {
+				return res, fmt.Errorf("device '%s' has no port %s", ca.Name, name)
 			}
-			writeIbstatusPort(env.IO.Out, ca.Name, name, p)
+			res.shown = append(res.shown, ibstatusShown{ca.Name, name, p})
 		}
 	}
-	if opts.JSON {
-		if res == nil {
-			res = []ibstatusPortJSON{}
-		}
-		return writeJSON(env.IO.Out, struct {
-			Ports []ibstatusPortJSON `json:"ports"`
-		}{res})
-	}
-	return nil
+	return res, nil
 }
 
 func isShellBlank(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }
@@ -681,10 +709,7 @@ func sysfsDefaultGID(p *umad.PortInfo) string {
 	if len(p.GIDs) > 0 && p.GIDs[0] != "" {
 		return p.GIDs[0]
 	}
-	x, y := p.GIDPrefix, p.PortGUID
-	return fmt.Sprintf("%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x",
-		uint16(x>>48), uint16(x>>32), uint16(x>>16), uint16(x),
-		uint16(y>>48), uint16(y>>32), uint16(y>>16), uint16(y))
+	return umad.SysfsGID(p.GIDPrefix, p.PortGUID)
 }
 
 // writeIbstatusPort prints the script's port_status block. Each value is

@@ -283,7 +283,7 @@ func TestIbstatJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%+v", r)
 	}
-	var got ibstatJSON
+	var got ibstatResult
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatal(err)
 	}

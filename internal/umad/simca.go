@@ -30,7 +30,7 @@ func simCA(nodeInfo, portInfo, vendor, pkeys []byte) CA {
 		// umad2sim writes no link_layer file, and libibumad then says "IB".
 		LinkLayer: "IB",
 	}
-	port.GIDs = []string{sysfsGID(port.GIDPrefix, port.PortGUID)}
+	port.GIDs = []string{SysfsGID(port.GIDPrefix, port.PortGUID)}
 	for i := 0; i+1 < len(pkeys) && i < 64; i += 2 {
 		port.PKeys = append(port.PKeys, binary.BigEndian.Uint16(pkeys[i:]))
 	}
@@ -75,8 +75,8 @@ func simRate(pi []byte) string {
 	return fmt.Sprintf("%d Gb/sec (%dX%s)", gbps, lanes, name)
 }
 
-// sysfsGID formats a GID as sysfs does: eight groups of four hex digits.
-func sysfsGID(prefix, guid uint64) string {
+// SysfsGID formats a GID as sysfs does: eight groups of four hex digits.
+func SysfsGID(prefix, guid uint64) string {
 	return fmt.Sprintf("%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x",
 		uint16(prefix>>48), uint16(prefix>>32), uint16(prefix>>16), uint16(prefix),
 		uint16(guid>>48), uint16(guid>>32), uint16(guid>>16), uint16(guid))
