@@ -1,6 +1,9 @@
 package cli
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // cStrtoul is C's strtoul(s, NULL, 0) as the C tools read numeric
 // arguments: leading blanks and a sign, then a 0x (hex), 0 (octal) or
@@ -36,4 +39,39 @@ func cStrtoul(s string) (v uint64, ok bool) {
 		v = -v
 	}
 	return v, ok
+}
+
+// cStrtol is C's strtol(s, NULL, 0): read as cStrtoul reads, signed, and
+// clamped to the int64 range on overflow (as strconv.ParseInt clamps).
+func cStrtol(s string) int64 {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	sign := ""
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		sign, s = s[:1], s[1:]
+	}
+	base := uint64(10)
+	switch {
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexDigit(s[2]) < 16:
+		base, s = 16, s[2:]
+	case len(s) > 0 && s[0] == '0':
+		base = 8
+	}
+	end := 0
+	for end < len(s) && hexDigit(s[end]) < base {
+		end++
+	}
+	v, _ := strconv.ParseInt(sign+s[:end], int(base), 64)
+	return v
+}
+
+func hexDigit(c byte) uint64 {
+	switch {
+	case c >= '0' && c <= '9':
+		return uint64(c - '0')
+	case c >= 'a' && c <= 'f':
+		return uint64(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return uint64(c-'A') + 10
+	}
+	return 99
 }

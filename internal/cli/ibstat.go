@@ -40,7 +40,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -443,64 +442,6 @@ func jsonLinkLayer(ll string) string {
 		return "InfiniBand"
 	}
 	return ll
-}
-
-// cStrtol is C's strtol(s, NULL, 0): leading blanks, a sign, a base
-// prefix, digits up to the first other character, clamped on overflow.
-func cStrtol(s string) int64 {
-	i := 0
-	for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	base := uint64(10)
-	switch {
-	case i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) < 16:
-		base, i = 16, i+2
-	case i < len(s) && s[i] == '0':
-		base = 8
-	}
-	var v uint64
-	const limit = 1 << 63
-	over := false
-	for ; i < len(s); i++ {
-		d := hexDigit(s[i])
-		if d >= base {
-			break
-		}
-		if !over {
-			if v > (math.MaxUint64-d)/base {
-				over = true
-			} else if v = v*base + d; v > limit {
-				over = true
-			}
-		}
-	}
-	switch {
-	case neg && (over || v >= limit):
-		return -1 << 63
-	case neg:
-		return -int64(v)
-	case over || v >= limit:
-		return 1<<63 - 1
-	}
-	return int64(v)
-}
-
-func hexDigit(c byte) uint64 {
-	switch {
-	case c >= '0' && c <= '9':
-		return uint64(c - '0')
-	case c >= 'a' && c <= 'f':
-		return uint64(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return uint64(c-'A') + 10
-	}
-	return 99
 }
 
 // ibstatus
