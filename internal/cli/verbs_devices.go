@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,7 +14,7 @@ import (
 func init() { register(newIbvDevicesCmd) }
 
 type ibvDevicesOptions struct {
-	json bool
+	Common // only --json
 }
 
 func newIbvDevicesCmd(env *Env) *cobra.Command {
@@ -20,7 +22,7 @@ func newIbvDevicesCmd(env *Env) *cobra.Command {
 	cmd := toolCommand("ibv_devices", "List RDMA devices (libibverbs) and their node GUIDs")
 	cmd.Long = "ibv_devices lists the RDMA devices libibverbs sees, in rdma-core's ibv_devices format.\n" +
 		"It needs libibverbs at run time (" + verbs.DefaultLibrary + ", or $" + verbs.LibraryEnv + ")."
-	cmd.Flags().BoolVar(&opts.json, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return usageErrorf("unexpected argument %q", args[0])
@@ -55,10 +57,20 @@ func runIbvDevices(env *Env, opts *ibvDevicesOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.json {
-		return writeJSON(env.IO.Out, verbsDevicesJSON(devs))
-	}
-	_, err = fmt.Fprint(env.IO.Out, formatIbvDevices(devs))
+	return finish(env, &opts.Common, "ibv_devices", ibvDevices(devs), nil)
+}
+
+// ibvDevices is the devices libibverbs lists: rdma-core's ibv_devices
+// table as text.
+type ibvDevices []verbs.Device
+
+func (r ibvDevices) MarshalJSON() ([]byte, error) { return json.Marshal(verbsDevicesJSON(r)) }
+
+func (r ibvDevices) writeText(w io.Writer) error { return writeString(w, formatIbvDevices(r)) }
+
+// writeString writes a text built as a string.
+func writeString(w io.Writer, s string) error {
+	_, err := io.WriteString(w, s)
 	return err
 }
 

@@ -1,26 +1,29 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/verbs"
 )
 
 func init() { register(newIbvDevinfoCmd) }
 
 type ibvDevinfoOptions struct {
-	device  string
-	port    int
-	list    bool
-	verbose bool
-	json    bool
+	Common   // only --json
+	device   string
+	port     int
+	list     bool
+	allAttrs bool // -v
 }
 
 func newIbvDevinfoCmd(env *Env) *cobra.Command {
@@ -32,8 +35,8 @@ func newIbvDevinfoCmd(env *Env) *cobra.Command {
 	fs.StringVarP(&opts.device, "ib-dev", "d", "", "use IB device `dev` (default first device found)")
 	fs.IntVarP(&opts.port, "ib-port", "i", 0, "use `port` of IB device (default all ports)")
 	fs.BoolVarP(&opts.list, "list", "l", false, "print only the IB devices names")
-	fs.BoolVarP(&opts.verbose, "verbose", "v", false, "print all the attributes of the IB device(s)")
-	fs.BoolVar(&opts.json, "json", false, "print the result as JSON")
+	fs.BoolVarP(&opts.allAttrs, "verbose", "v", false, "print all the attributes of the IB device(s)")
+	fs.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	fs.SortFlags = false
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
@@ -76,31 +79,21 @@ func runIbvDevinfo(env *Env, opts *ibvDevinfoOptions) error {
 		return err
 	}
 	if opts.list {
-		if opts.json {
-			return writeJSON(env.IO.Out, verbsDevicesJSON(devs))
-		}
-		_, err := fmt.Fprint(env.IO.Out, formatDevinfoList(devs))
-		return err
+		return finish(env, &opts.Common, "ibv_devinfo", devinfoList{devs}, nil)
 	}
 	if opts.device != "" {
-		var found []verbs.Device
-		for _, d := range devs {
-			if d.Name == opts.device {
-				found = append(found, d)
-				break
-			}
-		}
-		if len(found) == 0 {
+		i := slices.IndexFunc(devs, func(d verbs.Device) bool { return d.Name == opts.device })
+		if i < 0 {
 			return fmt.Errorf("IB device '%s' wasn't found", opts.device)
 		}
-		devs = found
+		devs = devs[i : i+1]
 	} else if len(devs) == 0 {
 		return errors.New("No IB devices found")
 	}
-	var infos []*devinfoDevice
+	res := &devinfoResult{allAttrs: opts.allAttrs}
 	var failed error
 	for _, d := range devs {
-		info, err := collectDevinfo(d, opts.port, opts.verbose || opts.json)
+		info, err := collectDevinfo(d, opts.port, opts.allAttrs || opts.JSON)
 		if err != nil {
 			// Like rdma-core, go on with the other devices.
 			if failed == nil {
@@ -110,19 +103,35 @@ func runIbvDevinfo(env *Env, opts *ibvDevinfoOptions) error {
 			}
 			continue
 		}
-		infos = append(infos, info)
-		if !opts.json {
-			if _, err := io.WriteString(env.IO.Out, formatDevinfo(info, opts.verbose)); err != nil {
-				return err
-			}
-		}
+		res.devices = append(res.devices, info)
 	}
-	if opts.json {
-		if err := writeJSON(env.IO.Out, devinfoJSON(infos)); err != nil {
+	return finish(env, &opts.Common, "ibv_devinfo", res, failed)
+}
+
+// devinfoList is ibv_devinfo -l: the JSON of ibv_devices, rdma-core's
+// "N HCAs found" as text.
+type devinfoList struct{ ibvDevices }
+
+func (r devinfoList) writeText(w io.Writer) error {
+	return writeString(w, formatDevinfoList(r.ibvDevices))
+}
+
+// devinfoResult is the devices ibv_devinfo shows (all their attributes
+// with -v): rdma-core's text, devinfoJSON as JSON.
+type devinfoResult struct {
+	devices  []*devinfoDevice
+	allAttrs bool
+}
+
+func (r *devinfoResult) MarshalJSON() ([]byte, error) { return json.Marshal(devinfoJSON(r.devices)) }
+
+func (r *devinfoResult) writeText(w io.Writer) error {
+	for _, info := range r.devices {
+		if err := writeString(w, formatDevinfo(info, r.allAttrs)); err != nil {
 			return err
 		}
 	}
-	return failed
+	return nil
 }
 
 func collectDevinfo(d verbs.Device, onlyPort int, gids bool) (*devinfoDevice, error) {
@@ -192,18 +201,11 @@ func guidString(g uint64) string {
 	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48&0xffff, g>>32&0xffff, g>>16&0xffff, g&0xffff)
 }
 
+// widthString is the number of an active_width, which uses the IB link
+// width encoding (IBA 14.2.5.6).
 func widthString(w uint8) string {
-	switch w {
-	case 1:
-		return "1"
-	case 2:
-		return "4"
-	case 4:
-		return "8"
-	case 8:
-		return "12"
-	case 16:
-		return "2"
+	if s := mad.WidthCompatName(mad.LinkWidth(w)); s != "??" {
+		return strings.TrimSuffix(s, "x")
 	}
 	return "invalid width"
 }

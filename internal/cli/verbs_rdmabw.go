@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,8 +18,8 @@ import (
 func init() { register(newRdmaBwCmd) }
 
 type rdmaBwOptions struct {
-	cfg  rdmabw.Config
-	json bool
+	Common // only --json
+	cfg    rdmabw.Config
 }
 
 func newRdmaBwCmd(env *Env) *cobra.Command {
@@ -45,7 +46,7 @@ It needs libibverbs at run time (` + verbs.DefaultLibrary + `, or $` + verbs.Lib
 	fs.IntVarP(&c.Iters, "iters", "n", rdmabw.DefaultIters, "number of writes (client only)")
 	fs.IntVarP(&c.NumSGE, "num-sge", "e", rdmabw.DefaultNumSGE, "scatter/gather elements per write")
 	fs.IntVarP(&c.GIDIndex, "gid-index", "x", -1, "source GID `index` (RoCE: default 0)")
-	fs.BoolVar(&opts.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	fs.SortFlags = false
 	cmd.RunE = func(cc *cobra.Command, args []string) error {
 		if len(args) > 1 {
@@ -86,18 +87,22 @@ func runRdmaBw(env *Env, opts *rdmaBwOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := opts.cfg
-	if !opts.json {
+	if !opts.JSON {
 		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(env.IO.Out, format+"\n", args...) }
 	}
 	res, err := rdmabw.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	if opts.json {
-		return writeJSON(env.IO.Out, res)
-	}
-	_, err = fmt.Fprint(env.IO.Out, formatRdmaBwReport(res))
-	return err
+	return finish(env, &opts.Common, "rdma_bw", (*rdmaBwReport)(res), nil)
+}
+
+// rdmaBwReport is one side's result: rdmabw.Result's JSON, a
+// perftest-style report as text.
+type rdmaBwReport rdmabw.Result
+
+func (r *rdmaBwReport) writeText(w io.Writer) error {
+	return writeString(w, formatRdmaBwReport((*rdmabw.Result)(r)))
 }
 
 const rdmaBwLine = "---------------------------------------------------------------------------------------\n"
