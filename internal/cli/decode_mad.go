@@ -36,7 +36,6 @@ package cli
 import (
 	"bufio"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,24 +85,7 @@ func runDecodeMAD(env *Env, opts *decodeMADOptions, files []string) error {
 	if opts.offset < 0 {
 		return usageErrorf("-o: the offset must not be negative")
 	}
-	var text []byte
-	var err error
-	if len(files) == 0 {
-		if f, ok := env.IO.In.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				fmt.Fprintln(env.IO.Err, "Input the MAD in HEX followed by Ctrl-D")
-			}
-		}
-		text, err = io.ReadAll(env.IO.In)
-	} else {
-		for _, name := range files {
-			b, err := os.ReadFile(name)
-			if err != nil {
-				return err
-			}
-			text = append(append(text, b...), "\n--\n"...)
-		}
-	}
+	text, err := readMADInput(env, files)
 	if err != nil {
 		return err
 	}
@@ -114,8 +96,7 @@ func runDecodeMAD(env *Env, opts *decodeMADOptions, files []string) error {
 	if len(blobs) == 0 {
 		return errors.New("no MAD in the input")
 	}
-	var out strings.Builder
-	var results []*decodedMAD
+	res := &decodeMADResult{}
 	for i, b := range blobs {
 		d, err := decodeMADBytes(b, opts)
 		if err != nil {
@@ -124,19 +105,47 @@ func runDecodeMAD(env *Env, opts *decodeMADOptions, files []string) error {
 			}
 			return err
 		}
-		if i > 0 {
-			out.WriteString("\n")
+		res.MADs = append(res.MADs, d)
+	}
+	return finish(env, &Common{JSON: opts.json}, "decode_mad", res, nil)
+}
+
+// readMADInput reads the files named, a "--" line after each, or stdin.
+func readMADInput(env *Env, files []string) ([]byte, error) {
+	if len(files) == 0 {
+		if f, ok := env.IO.In.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				fmt.Fprintln(env.IO.Err, "Input the MAD in HEX followed by Ctrl-D")
+			}
 		}
-		out.WriteString(d.text.String())
-		results = append(results, d)
+		return io.ReadAll(env.IO.In)
 	}
-	if opts.json {
-		return writeJSON(env.IO.Out, struct {
-			MADs []*decodedMAD `json:"mads"`
-		}{results})
+	var text []byte
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		text = append(append(text, b...), "\n--\n"...)
 	}
-	_, err = fmt.Fprint(env.IO.Out, out.String())
-	return err
+	return text, nil
+}
+
+// decodeMADResult is decode_mad's output: the MADs, their texts a blank
+// line apart.
+type decodeMADResult struct {
+	MADs []*decodedMAD `json:"mads"`
+}
+
+func (r *decodeMADResult) writeText(w io.Writer) error {
+	var t strings.Builder
+	for i, d := range r.MADs {
+		if i > 0 {
+			t.WriteString("\n")
+		}
+		d.render(&t)
+	}
+	return writeString(w, t.String())
 }
 
 // parseMADText turns the input into the bytes of each MAD it holds.
@@ -267,27 +276,36 @@ func unescapePython(s string) ([]byte, error) {
 	return b, nil
 }
 
-// decodedMAD is one MAD decoded: the JSON fields and the text.
+// decodedMAD is one MAD decoded: the exported fields are its JSON; the
+// text shows the same structures over the bytes they came from.
 type decodedMAD struct {
-	Summary       string            `json:"summary"`
-	UMAD          *umadHeaderJSON   `json:"umad,omitempty"`
-	LRH           json.RawMessage   `json:"lrh,omitempty"`
-	GRH           json.RawMessage   `json:"grh,omitempty"`
-	BTH           json.RawMessage   `json:"bth,omitempty"`
-	DETH          json.RawMessage   `json:"deth,omitempty"`
-	MADHeader     json.RawMessage   `json:"mad_header"`
-	SMP           *smpHeaderJSON    `json:"smp,omitempty"`
-	SAHeader      json.RawMessage   `json:"sa_header,omitempty"`
-	CCHeader      json.RawMessage   `json:"cc_header,omitempty"`
-	VendorHeader  json.RawMessage   `json:"vendor_header,omitempty"`
-	CompMask      []string          `json:"component_mask_fields,omitempty"`
-	VendorOUI     string            `json:"vendor_oui,omitempty"`
-	AttributeName string            `json:"attribute_name"`
-	Attribute     json.RawMessage   `json:"attribute,omitempty"`
-	Records       []json.RawMessage `json:"records,omitempty"`
-	Data          string            `json:"data,omitempty"`
+	Summary       string             `json:"summary"`
+	UMAD          *umadHeaderJSON    `json:"umad,omitempty"`
+	LRH           *mad.LRH           `json:"lrh,omitempty"`
+	GRH           *mad.GRH           `json:"grh,omitempty"`
+	BTH           *mad.BTH           `json:"bth,omitempty"`
+	DETH          *mad.DETH          `json:"deth,omitempty"`
+	MADHeader     *mad.MADHeader     `json:"mad_header"`
+	SMP           *smpHeaderJSON     `json:"smp,omitempty"`
+	SAHeader      *mad.SAHeader      `json:"sa_header,omitempty"`
+	CCHeader      *mad.CCHeader      `json:"cc_header,omitempty"`
+	VendorHeader  *mad.Vendor2Header `json:"vendor_header,omitempty"`
+	CompMask      []string           `json:"component_mask_fields,omitempty"`
+	VendorOUI     string             `json:"vendor_oui,omitempty"`
+	AttributeName string             `json:"attribute_name"`
+	Attribute     mad.Struct         `json:"attribute,omitempty"`
+	Records       []mad.Struct       `json:"records,omitempty"`
+	Data          string             `json:"data,omitempty"`
 
-	text strings.Builder
+	verbose int
+	input   []byte          // the bytes after -o, shown with -vv
+	link    []mad.Struct    // the link headers (-l), in packet order
+	raw     []byte          // the MAD
+	hdr     *mad.StructDesc // the class header shown; nil: the common header
+	dr      *mad.DRSMP      // a directed route SMP, for its paths
+	desc    *mad.StructDesc // the attribute's layout; nil: no decoder
+	dataOff int             // where the attribute data starts
+	table   bool            // the data is SA records, AttributeOffset apart
 }
 
 type smpHeaderJSON struct {
@@ -302,164 +320,195 @@ type smpHeaderJSON struct {
 }
 
 func decodeMADBytes(b []byte, opts *decodeMADOptions) (*decodedMAD, error) {
-	d := &decodedMAD{}
-	w := &d.text
 	if opts.offset > len(b) {
 		return nil, fmt.Errorf("-o %d: the input has only %d bytes", opts.offset, len(b))
 	}
 	b = b[opts.offset:]
-	if opts.verbose >= 2 {
-		fmt.Fprintf(w, "input (%d bytes):\n%s", len(b), hexDump(b))
-	}
+	d := &decodedMAD{verbose: opts.verbose, input: b}
 	if opts.umad {
 		if len(b) < umadHeaderSize {
 			return nil, fmt.Errorf("--umad: %d bytes, but the umad header alone is %d", len(b), umadHeaderSize)
 		}
 		d.UMAD = decodeUMADHeader(b[:umadHeaderSize])
-		if opts.verbose >= 1 {
-			w.WriteString(d.UMAD.text())
-		}
 		b = b[umadHeaderSize:]
 	}
 	if opts.lrh {
 		var err error
-		if b, err = d.decodeLink(b, opts); err != nil {
+		if b, err = d.decodeLink(b); err != nil {
 			return nil, err
 		}
 	}
 	if len(b) < mad.MADHeaderSize {
 		return nil, fmt.Errorf("%d bytes are too few for a MAD: the common header alone is %d", len(b), mad.MADHeaderSize)
 	}
+	d.raw = b
 	h := mad.Header(b)
 	class, attrID := h.Class(), h.AttrID()
-	desc := mad.LookupAttr(class, attrID)
+	d.desc = mad.LookupAttr(class, attrID)
 	d.AttributeName = mad.AttrName(class, attrID)
 	d.Summary = fmt.Sprintf("%s(%s) status 0x%04x (%s)", mad.MethodName(class, h.Method()), d.AttributeName, h.Status(),
 		mad.StatusText(class, h.Status()))
-	w.WriteString(d.Summary + "\n")
-
-	var mh mad.MADHeader
-	if err := mh.Unmarshal(b); err != nil {
+	d.MADHeader = &mad.MADHeader{}
+	if err := d.MADHeader.Unmarshal(b); err != nil {
 		return nil, err
 	}
-	d.MADHeader, _ = json.Marshal(&mh)
 
-	dataOff := mad.AttrDataOffset(class, attrID)
-	var sh mad.SAHeader
+	// The class header: a structure over the start of the MAD, padded
+	// where the MAD is short.
+	header := func(s mad.Struct) error {
+		d.hdr = s.Desc()
+		return s.Unmarshal(padTo(b, d.hdr.Size))
+	}
+	var err error
+	d.dataOff = mad.AttrDataOffset(class, attrID)
 	switch {
 	case class == mad.ClassSubnLID:
 		var smp mad.SMP
-		if err := smp.Unmarshal(padTo(b, mad.SMPSize)); err != nil {
-			return nil, err
-		}
-		w.WriteString(dumpPrefix(smp.Desc(), b, smpHeaderLen))
+		err = header(&smp)
 		d.SMP = &smpHeaderJSON{MKey: mad.GUID(smp.MKey).String()}
 	case class == mad.ClassSubnDR:
-		var dr mad.DRSMP
-		if err := dr.Unmarshal(padTo(b, mad.DRSMPSize)); err != nil {
-			return nil, err
-		}
-		w.WriteString(dumpPrefix(dr.Desc(), b, smpHeaderLen))
-		d.SMP = drSMPHeader(&dr)
+		d.dr = &mad.DRSMP{}
+		err = header(d.dr)
+		d.SMP = drSMPHeader(d.dr)
 		if len(b) < mad.DRSMPSize {
-			fmt.Fprintf(w, "  (the MAD has %d bytes: no room for the paths)\n", len(b))
 			d.SMP.InitialPath, d.SMP.ReturnPath = "", ""
-		} else if dr.HopCount > mad.MaxDRHops {
-			fmt.Fprintf(w, "  hop count %d is more than %d: no paths\n", dr.HopCount, mad.MaxDRHops)
-		} else {
-			fmt.Fprintf(w, "  initial path %s\n  return path  %s\n", d.SMP.InitialPath, d.SMP.ReturnPath)
 		}
 	case class == mad.ClassSubnAdm:
-		if err := sh.Unmarshal(padTo(b, mad.SAHeaderSize)); err != nil {
-			return nil, err
-		}
-		d.SAHeader, _ = json.Marshal(&sh)
-		w.WriteString(dumpAt(mad.DumpBytes(sh.Desc(), b[:min(len(b), mad.SAHeaderSize)]), 0))
-		if desc != nil && sh.ComponentMask != 0 {
-			d.CompMask = mad.CompMaskFields(desc, sh.ComponentMask)
-			fmt.Fprintf(w, "ComponentMask 0x%016x: %s\n", sh.ComponentMask, strings.Join(d.CompMask, " "))
+		d.SAHeader = &mad.SAHeader{}
+		err = header(d.SAHeader)
+		if d.desc != nil && d.SAHeader.ComponentMask != 0 {
+			d.CompMask = mad.CompMaskFields(d.desc, d.SAHeader.ComponentMask)
 		}
 	case class == mad.ClassCongest:
-		var ch mad.CCHeader
-		if err := ch.Unmarshal(padTo(b, mad.CCHeaderSize)); err != nil {
-			return nil, err
-		}
-		d.CCHeader, _ = json.Marshal(&ch)
-		w.WriteString(dumpAt(mad.DumpBytes(ch.Desc(), b[:min(len(b), mad.CCHeaderSize)]), 0))
+		d.CCHeader = &mad.CCHeader{}
+		err = header(d.CCHeader)
 	case class == mad.ClassPerf && !allZero(b[mad.MADHeaderSize:min(len(b), mad.PerfMgtHeaderSize)]):
 		// Reserved bytes someone set are worth showing.
-		w.WriteString(dumpAt(mad.DumpBytes((&mad.PerfMgtHeader{}).Desc(), b[:min(len(b), mad.PerfMgtHeaderSize)]), 0))
-	case dataOff == mad.Vendor2DataOffset:
-		var vh mad.Vendor2Header
-		if err := vh.Unmarshal(padTo(b, mad.Vendor2HeaderSize)); err != nil {
-			return nil, err
-		}
-		d.VendorHeader, _ = json.Marshal(&vh)
-		w.WriteString(dumpAt(mad.DumpBytes(vh.Desc(), b[:min(len(b), mad.Vendor2HeaderSize)]), 0))
+		err = header(&mad.PerfMgtHeader{})
+	case d.dataOff == mad.Vendor2DataOffset:
+		d.VendorHeader = &mad.Vendor2Header{}
+		err = header(d.VendorHeader)
 		if len(b) >= mad.Vendor2HeaderSize {
-			d.VendorOUI = fmt.Sprintf("0x%06x", vh.OUI)
+			d.VendorOUI = fmt.Sprintf("0x%06x", d.VendorHeader.OUI)
 		}
-	default:
-		w.WriteString(dumpAt(mad.Dump(&mh), 0))
 	}
-
-	if dataOff >= len(b) {
+	if err != nil {
+		return nil, err
+	}
+	if d.dataOff >= len(b) {
 		return d, nil
 	}
-	data := b[dataOff:]
+
+	data := b[d.dataOff:]
 	switch {
-	case desc == nil:
+	case d.desc == nil:
 		d.Data = hex.EncodeToString(data)
-		fmt.Fprintf(w, "data (no decoder for attribute 0x%04x of class 0x%02x) at byte %d:\n", attrID, class, dataOff)
-		if t := trimZeros(data); len(t) > 0 {
-			w.WriteString(hexDump(t))
-		} else {
-			w.WriteString("  all zero\n")
-		}
-	case class == mad.ClassSubnAdm && saIsTable(h.Method(), &sh):
+	case class == mad.ClassSubnAdm && saIsTable(h.Method(), d.SAHeader):
 		// An RMPP DATA packet says how long its payload (SA header words
 		// after the RMPP header, then records) is; otherwise trailing
 		// all-zero records are padding.
+		d.table = true
 		table, known := b, false
-		if r := sh.RMPP; r.RMPPType == mad.RMPPTypeData && r.RMPPFlags&uint8(mad.RMPPFlagsFirst) != 0 &&
+		if r := d.SAHeader.RMPP; r.RMPPType == mad.RMPPTypeData && r.RMPPFlags&uint8(mad.RMPPFlagsFirst) != 0 &&
 			int(r.PayloadLength) >= mad.SAHeaderSize-rmppPayloadStart {
 			table, known = b[:min(len(b), rmppPayloadStart+int(r.PayloadLength))], true
 		}
-		recs, err := sa.SplitTable(table, desc.Size)
+		recs, err := sa.SplitTable(table, d.desc.Size)
 		if err != nil {
 			return nil, err
 		}
 		for !known && len(recs) > 0 && allZero(recs[len(recs)-1]) {
 			recs = recs[:len(recs)-1]
 		}
-		stride := int(sh.AttributeOffset) * 8
-		fmt.Fprintf(w, "%d %s records, %d bytes apart\n", len(recs), desc.Name, stride)
-		for i, r := range recs {
-			s := desc.New()
+		for _, r := range recs {
+			s := d.desc.New()
 			if err := s.Unmarshal(r); err != nil {
 				return nil, err
 			}
-			j, _ := json.Marshal(s)
-			d.Records = append(d.Records, j)
-			w.WriteString(strings.Replace(dumpAt(mad.Dump(s), dataOff+i*stride), desc.Name+" (", fmt.Sprintf("%s[%d] (", desc.Name, i), 1))
-			if dotted := mad.Dotted(s, &mad.DottedOptions{ShowKeys: true}); opts.verbose >= 1 && dotted != "" {
-				w.WriteString("as libibmad prints it:\n" + dotted)
-			}
+			d.Records = append(d.Records, s)
 		}
 	default:
-		s := desc.New()
-		if err := s.Unmarshal(padTo(data, desc.Size)); err != nil {
+		s := d.desc.New()
+		if err := s.Unmarshal(padTo(data, d.desc.Size)); err != nil {
 			return nil, err
 		}
-		d.Attribute, _ = json.Marshal(s)
-		w.WriteString(dumpAt(mad.DumpBytes(desc, data[:min(len(data), desc.Size)]), dataOff))
-		if opts.verbose >= 1 {
-			if dotted := mad.Dotted(s, &mad.DottedOptions{ShowKeys: true}); dotted != "" {
-				w.WriteString("as libibmad prints it:\n" + dotted)
-			}
-		}
+		d.Attribute = s
 	}
 	return d, nil
+}
+
+// render writes what decode_mad shows of the MAD: with -vv the input,
+// with -v the umad and link headers, the summary, the class header and
+// the attribute (with -v also as libibmad prints it).
+func (d *decodedMAD) render(w *strings.Builder) {
+	if d.verbose >= 2 {
+		fmt.Fprintf(w, "input (%d bytes):\n%s", len(d.input), hexDump(d.input))
+	}
+	if d.verbose >= 1 {
+		if d.UMAD != nil {
+			w.WriteString(d.UMAD.text())
+		}
+		off := 0
+		for _, s := range d.link {
+			w.WriteString(dumpAt(mad.Dump(s), off))
+			off += s.Desc().Size
+		}
+	}
+	w.WriteString(d.Summary + "\n")
+
+	b := d.raw
+	switch {
+	case d.SMP != nil:
+		w.WriteString(dumpPrefix(d.hdr, b, smpHeaderLen))
+	case d.hdr != nil:
+		w.WriteString(dumpAt(mad.DumpBytes(d.hdr, b[:min(len(b), d.hdr.Size)]), 0))
+	default:
+		w.WriteString(dumpAt(mad.Dump(d.MADHeader), 0))
+	}
+	switch {
+	case d.dr != nil && len(b) < mad.DRSMPSize:
+		fmt.Fprintf(w, "  (the MAD has %d bytes: no room for the paths)\n", len(b))
+	case d.dr != nil && d.dr.HopCount > mad.MaxDRHops:
+		fmt.Fprintf(w, "  hop count %d is more than %d: no paths\n", d.dr.HopCount, mad.MaxDRHops)
+	case d.dr != nil:
+		n := d.dr.HopCount + 1
+		fmt.Fprintf(w, "  initial path %s\n  return path  %s\n", mad.FormatDRPath(d.dr.InitialPath[:n]), mad.FormatDRPath(d.dr.ReturnPath[:n]))
+	case d.SAHeader != nil && d.desc != nil && d.SAHeader.ComponentMask != 0:
+		fmt.Fprintf(w, "ComponentMask 0x%016x: %s\n", d.SAHeader.ComponentMask, strings.Join(d.CompMask, " "))
+	}
+
+	if d.dataOff >= len(b) {
+		return
+	}
+	data := b[d.dataOff:]
+	switch {
+	case d.desc == nil:
+		h := mad.Header(b)
+		fmt.Fprintf(w, "data (no decoder for attribute 0x%04x of class 0x%02x) at byte %d:\n", h.AttrID(), h.Class(), d.dataOff)
+		if t := trimZeros(data); len(t) > 0 {
+			w.WriteString(hexDump(t))
+		} else {
+			w.WriteString("  all zero\n")
+		}
+	case d.table:
+		stride := int(d.SAHeader.AttributeOffset) * 8
+		fmt.Fprintf(w, "%d %s records, %d bytes apart\n", len(d.Records), d.desc.Name, stride)
+		for i, s := range d.Records {
+			title := fmt.Sprintf("%s[%d] (", d.desc.Name, i)
+			w.WriteString(strings.Replace(dumpAt(mad.Dump(s), d.dataOff+i*stride), d.desc.Name+" (", title, 1))
+			d.writeDotted(w, s)
+		}
+	default:
+		w.WriteString(dumpAt(mad.DumpBytes(d.desc, data[:min(len(data), d.desc.Size)]), d.dataOff))
+		d.writeDotted(w, d.Attribute)
+	}
+}
+
+// writeDotted adds, with -v, libibmad's dotted form of s.
+func (d *decodedMAD) writeDotted(w *strings.Builder, s mad.Struct) {
+	if dotted := mad.Dotted(s, &mad.DottedOptions{ShowKeys: true}); d.verbose >= 1 && dotted != "" {
+		w.WriteString("as libibmad prints it:\n" + dotted)
+	}
 }
 
 // saIsTable says whether an SA MAD's data is a table of records spaced
@@ -539,48 +588,46 @@ func dumpPrefix(d *mad.StructDesc, b []byte, n int) string {
 // decodeLink decodes the link and transport headers before a MAD (-l):
 // the LRH, a GRH if the LRH says one follows, the BTH, and the DETH of an
 // unreliable datagram. It returns the bytes after them.
-func (d *decodedMAD) decodeLink(b []byte, opts *decodeMADOptions) ([]byte, error) {
-	w := &d.text
+func (d *decodedMAD) decodeLink(b []byte) ([]byte, error) {
 	off := 0
-	take := func(s mad.Struct, what string) (json.RawMessage, error) {
+	take := func(s mad.Struct, what string) error {
 		size := s.Desc().Size
 		if len(b)-off < size {
-			return nil, fmt.Errorf("-l: %d bytes left at byte %d, too few for the %s (%d)", len(b)-off, off, what, size)
+			return fmt.Errorf("-l: %d bytes left at byte %d, too few for the %s (%d)", len(b)-off, off, what, size)
 		}
 		if err := s.Unmarshal(b[off:]); err != nil {
-			return nil, err
+			return err
 		}
-		if opts.verbose >= 1 {
-			w.WriteString(dumpAt(mad.Dump(s), off))
-		}
+		d.link = append(d.link, s)
 		off += size
-		return json.Marshal(s)
+		return nil
 	}
-	var lrh mad.LRH
-	var err error
-	if d.LRH, err = take(&lrh, "LRH"); err != nil {
+	d.LRH = &mad.LRH{}
+	if err := take(d.LRH, "LRH"); err != nil {
 		return nil, err
 	}
-	switch lrh.LNH {
+	switch d.LRH.LNH {
 	case mad.LNHGlobal:
-		if d.GRH, err = take(&mad.GRH{}, "GRH"); err != nil {
+		d.GRH = &mad.GRH{}
+		if err := take(d.GRH, "GRH"); err != nil {
 			return nil, err
 		}
 	case mad.LNHLocal:
 	default:
-		return nil, fmt.Errorf("-l: the LRH's LNH is %d (%s): no InfiniBand transport header follows", lrh.LNH, lrh.LNH)
+		return nil, fmt.Errorf("-l: the LRH's LNH is %d (%s): no InfiniBand transport header follows", d.LRH.LNH, d.LRH.LNH)
 	}
-	var bth mad.BTH
-	if d.BTH, err = take(&bth, "BTH"); err != nil {
+	d.BTH = &mad.BTH{}
+	if err := take(d.BTH, "BTH"); err != nil {
 		return nil, err
 	}
 	// Unreliable datagram opcodes (IBA 9.2, Table 38: 011xxxxx) carry a
 	// DETH; SEND Only with Immediate adds 4 bytes of immediate data.
-	if bth.OpCode>>5 == 3 {
-		if d.DETH, err = take(&mad.DETH{}, "DETH"); err != nil {
+	if d.BTH.OpCode>>5 == 3 {
+		d.DETH = &mad.DETH{}
+		if err := take(d.DETH, "DETH"); err != nil {
 			return nil, err
 		}
-		if bth.OpCode&0x1f == 5 {
+		if d.BTH.OpCode&0x1f == 5 {
 			off += 4
 		}
 	}

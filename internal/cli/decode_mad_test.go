@@ -361,7 +361,9 @@ func FuzzDecodeMAD(f *testing.F) {
 	}
 	f.Add(make([]byte, 320), true)
 	f.Fuzz(func(t *testing.T, b []byte, umad bool) {
-		_, _ = decodeMADBytes(b, &decodeMADOptions{verbose: 2, umad: umad})
+		if d, err := decodeMADBytes(b, &decodeMADOptions{verbose: 2, umad: umad}); err == nil {
+			d.render(&strings.Builder{})
+		}
 		_, _ = parseMADText(string(b))
 	})
 }
