@@ -276,19 +276,9 @@ func cString(s string, size int) string {
 	return s
 }
 
-func nodeTypeWord(t int) string {
-	switch t {
-	case 1:
-		return "CA"
-	case 2:
-		return "Switch"
-	case 3:
-		return "Router"
-	case 4:
-		return "iWARP RNIC"
-	}
-	return "???"
-}
+func nodeTypeWord(t int) string { return lookupWord(nodeTypeWords, t) }
+
+var nodeTypeWords = []string{"???", "CA", "Switch", "Router", "iWARP RNIC"}
 
 var ibstatPortStates = []string{"???", "Down", "Initializing", "Armed", "Active"}
 

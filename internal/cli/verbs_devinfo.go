@@ -210,49 +210,25 @@ func widthString(w uint8) string {
 	return "invalid width"
 }
 
-func speedString(s uint8) string {
-	switch s {
-	case 1:
-		return "2.5 Gbps"
-	case 2:
-		return "5.0 Gbps"
-	case 4, 8:
-		return "10.0 Gbps"
-	case 16:
-		return "14.0 Gbps"
-	case 32:
-		return "25.0 Gbps"
-	case 64:
-		return "50.0 Gbps"
-	case 128:
-		return "100.0 Gbps"
-	}
-	return "invalid speed"
-}
-
-func vlString(v uint8) string {
-	switch v {
-	case 1:
-		return "1"
-	case 2:
-		return "2"
-	case 3:
-		return "4"
-	case 4:
-		return "8"
-	case 5:
-		return "15"
-	}
-	return "invalid value"
-}
-
-func physStateString(s uint8) string {
-	names := map[uint8]string{1: "SLEEP", 2: "POLLING", 3: "DISABLED", 4: "PORT_CONFIGURATION TRAINNING",
+// rdma-core's names of ibv_port_attr's active_speed (the verbs
+// encoding: 8 is FDR10, 16 FDR...), max_vl_num and phys_state.
+var (
+	activeSpeeds = map[uint8]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps", 8: "10.0 Gbps",
+		16: "14.0 Gbps", 32: "25.0 Gbps", 64: "50.0 Gbps", 128: "100.0 Gbps"}
+	maxVLNums  = map[uint8]string{1: "1", 2: "2", 3: "4", 4: "8", 5: "15"}
+	physStates = map[uint8]string{1: "SLEEP", 2: "POLLING", 3: "DISABLED", 4: "PORT_CONFIGURATION TRAINNING",
 		5: "LINK_UP", 6: "LINK_ERROR_RECOVERY", 7: "PHY TEST"}
-	if n, ok := names[s]; ok {
+)
+
+func speedString(s uint8) string     { return nameOr(activeSpeeds, s, "invalid speed") }
+func vlString(v uint8) string        { return nameOr(maxVLNums, v, "invalid value") }
+func physStateString(s uint8) string { return nameOr(physStates, s, "invalid physical state") }
+
+func nameOr(names map[uint8]string, v uint8, unknown string) string {
+	if n, ok := names[v]; ok {
 		return n
 	}
-	return "invalid physical state"
+	return unknown
 }
 
 type flagName struct {
