@@ -23,7 +23,7 @@ func TestCheckAccepts(t *testing.T) {
 				"rate": RateOf("4X", "EDR"), "could_be_width": "12X", "rtt_ms": 0.25, "port_xmit_data_bytes": 16,
 			}},
 		}},
-		"links": []any{map[string]any{"a": LinkEnd{NodeGUID: 1, Port: 2}, "b": LinkEnd{NodeGUID: 2, Port: 1}}},
+		"links":  []any{map[string]any{"a": LinkEnd{NodeGUID: 1, Port: 2}, "b": LinkEnd{NodeGUID: 2, Port: 1}}},
 		"secret": nil,
 	}
 	b, err := json.Marshal(doc)
