@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/verbs"
+	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
+)
+
+// vocabRun produces one --json document of a command.
+type vocabRun struct {
+	args string                    // the command's arguments, --json added
+	run  func(t *testing.T) []byte // instead of args, for what needs more than a fabric
+}
+
+// TestJSONVocabulary runs every command with --json on a simulated fabric
+// and checks each document against the vocabulary (docs/json.md, jsonv):
+// not only valid JSON, the rules. A new command must add its runs here.
+func TestJSONVocabulary(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	srv := serverFabric(t)
+	// Commands without --json.
+	noJSON := map[string]bool{"install-links": true, "help": true}
+	runs := map[string][]vocabRun{
+		"smpdump":  {{args: "-D 0,8 0x11"}, {args: "2 0x15 1"}},
+		"smpquery": {{args: "nodeinfo 2"}, {args: "nd 2"}, {args: "portinfo 2 1"}, {args: "si 2"}, {args: "pkeys 2 1"}, {args: "sl2vl 2 1"}, {args: "vlarb 2 1"}, {args: "guids 2"}, {args: "-D ni 0,1"}, {args: "-c portinfo 2 0,1"}, {args: "pie 2 1"}, {args: "mepi 2 1"}, {args: "-G ni 0x100001"}},
+		"perfquery": {{args: "2 1"}, {args: "-x 2 1"}, {args: "-a 2"}, {args: "-X 2 1"}, {args: "-c 2 1"}, {args: "-r 2 1"}, {args: "-G 0x100001 1"},
+			{args: "-D 2 1"}, {args: "-E 2 1"}, {args: "-T 2 1"}, {args: "-l 2"}},
+		"sminfo":        {{args: ""}, {args: "1"}},
+		"ibaddr":        {{args: ""}, {args: "-D 0,1"}, {args: "-G " + hca2GUID}},
+		"ibportstate":   {{args: "-D 0 1"}, {args: "2 1"}, {args: "2 1 query"}},
+		"ibnetdiscover": {{args: ""}, {args: "-H"}, {args: "-S"}},
+		"iblinkinfo":    {{args: ""}, {args: "-p"}, {args: "-d"}},
+		"ibhosts":       {{args: ""}},
+		"ibswitches":    {{args: ""}},
+		"ibrouters":     {{args: ""}},
+		"ibnodes":       {{args: ""}},
+		"ibprintca":     {{args: "-l"}, {args: "0x100000"}},
+		"ibprintswitch": {{args: "0x200001"}},
+		"ibprintrouter": {{args: "-l"}},
+		"saquery":       {{args: "NR"}, {args: "PR"}, {args: "PIR"}, {args: "LR"}, {args: "SWI"}, {args: "SR"}, {args: "GIR"}, {args: "MCMR"}},
+		"ibstat": {
+			{run: kernelRun("ibstat")}, {run: kernelRun("ibstat", "-l")}, {run: kernelRun("ibstat", "-p")},
+		},
+		"ibstatus":   {{run: kernelRun("ibstatus")}},
+		"decode_mad": {{run: decodeVocabRun("sa_pathrecord.req")}, {run: decodeVocabRun("dr_nodeinfo.mad")}, {run: decodeVocabRun("perf_counters.mad")}},
+		"ibping": {{run: func(t *testing.T) []byte {
+			stop := startGoServer(t, srv, "Hca2", newIbpingCmd)
+			defer stop()
+			return vocabDoc(t, runSim(srv, "Hca1", "ibping", "--json", "-c", "2", lidOf(t, srv, hca2GUID)).Stdout)
+		}}},
+		"ibsysstat": {{run: func(t *testing.T) []byte {
+			stop := startGoServer(t, srv, "Hca2", newIbsysstatCmd)
+			defer stop()
+			lid := lidOf(t, srv, hca2GUID)
+			var docs []string
+			for _, op := range []string{"ping", "host", "cpu", "cpi"} {
+				docs = append(docs, runSim(srv, "Hca1", "ibsysstat", "--json", lid, op).Stdout)
+			}
+			return vocabDoc(t, "["+strings.Join(docs, ",")+"]")
+		}}},
+		"subnet_diff": {{run: func(t *testing.T) []byte {
+			cache := filepath.Join(t.TempDir(), "x.cache")
+			if r := runSim(f, "", "ibnetdiscover", "--cache", cache); r.Code != 0 {
+				t.Fatal(r)
+			}
+			return vocabDoc(t, runSim(f, "", "subnet_diff", "--json", cache).Stdout)
+		}}},
+		"ibcacheedit": {{run: func(t *testing.T) []byte {
+			dir := t.TempDir()
+			x := simCache(t, f, dir)
+			return vocabDoc(t, runIbtool("ibtool", "ibcacheedit", "--json", "--switchguid", "0x200000:0xabcdef",
+				"--portguid", "0x100000:0x100001:0x100099", x, filepath.Join(dir, "new.cache")).Stdout)
+		}}},
+		// The verbs commands have no simulator: their JSON from what the
+		// devices would report.
+		"ibv_devices": {{run: func(t *testing.T) []byte {
+			return marshalVocab(t, verbsDevicesJSON([]verbs.Device{{Name: "mlx5_0", GUID: 0x2c90300a1b2c3, NodeType: verbs.NodeCA, Transport: verbs.TransportIB}}))
+		}}},
+		"ibv_devinfo": {{run: func(t *testing.T) []byte {
+			return marshalVocab(t, devinfoJSON([]*devinfoDevice{vocabDevinfo()}))
+		}}},
+		"rdma_bw": {{run: func(t *testing.T) []byte {
+			gid := mad.GID{0xfe, 0x80, 15: 1}
+			r := &rdmabw.Result{Role: "client", Device: "rxe1", Port: 1, LinkLayer: "Ethernet", GIDIndex: 1, Size: 65536,
+				Iters: 1000, TxDepth: 128, NumSGE: 1, MTU: 1024, Verified: true, LocalGID: gid.String(), RemoteGID: gid.String(),
+				Local: rdmabw.Endpoint{QPN: 0x11, PSN: 0xabcdef, RKey: 0x4b5, Addr: 0x7f786998a000}}
+			r.Bytes, r.Seconds, r.BWAverage, r.MsgRate = 65536000, 1.625, 38.46, 0.000615
+			return marshalVocab(t, r)
+		}}},
+	}
+
+	var names []string
+	for _, c := range newRoot(&Env{}).Commands() {
+		if !noJSON[c.Name()] {
+			names = append(names, c.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if len(runs[name]) == 0 {
+			t.Errorf("%s: no --json run in TestJSONVocabulary: add one", name)
+		}
+	}
+	for _, name := range names {
+		for _, vr := range runs[name] {
+			t.Run(name+" "+vr.args, func(t *testing.T) {
+				var doc []byte
+				if vr.run != nil {
+					doc = vr.run(t)
+				} else {
+					r := runSim(f, "", append([]string{name, "--json"}, strings.Fields(vr.args)...)...)
+					if r.Code != 0 && r.Code != ExitDifferent {
+						t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+					}
+					doc = vocabDoc(t, r.Stdout)
+				}
+				for _, v := range jsonv.Check(doc) {
+					t.Error(v)
+				}
+			})
+		}
+	}
+}
+
+// vocabDoc is a command's stdout as a document; an empty one fails.
+func vocabDoc(t *testing.T, stdout string) []byte {
+	t.Helper()
+	if strings.TrimSpace(stdout) == "" {
+		t.Fatal("no JSON on stdout")
+	}
+	return []byte(stdout)
+}
+
+func marshalVocab(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// kernelRun runs a local-port command on the recorded sysfs of ibstat's
+// tests.
+func kernelRun(args ...string) func(t *testing.T) []byte {
+	return func(t *testing.T) []byte {
+		r := runKernel(t, fakeSysfs(t), append(args[:1:1], append([]string{"--json"}, args[1:]...)...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		return vocabDoc(t, r.stdout)
+	}
+}
+
+// decodeVocabRun decodes one of decode_mad's recorded MAD files.
+func decodeVocabRun(file string) func(t *testing.T) []byte {
+	return func(t *testing.T) []byte {
+		in, err := os.ReadFile(filepath.Join(decodeDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"--json"}
+		if strings.HasSuffix(file, ".send") {
+			args = append(args, "--umad")
+		}
+		return vocabDoc(t, decodeRun(string(in), args...).stdout)
+	}
+}
+
+// vocabDevinfo is an InfiniBand device with one active port, as
+// libibverbs would describe it.
+func vocabDevinfo() *devinfoDevice {
+	d := &devinfoDevice{Dev: verbs.Device{Name: "mlx5_0", GUID: 0x2c90300a1b2c3, NodeType: verbs.NodeCA, Transport: verbs.TransportIB}}
+	d.Attr.NodeGUID, d.Attr.SysImageGUID, d.Attr.PhysPortCnt = 0x2c90300a1b2c3, 0x2c90300a1b2c3, 1
+	p := devinfoPort{Num: 1}
+	p.Attr.State, p.Attr.LID, p.Attr.SMLID, p.Attr.LinkLayer = verbs.PortActive, 4, 1, verbs.LinkLayerInfiniBand
+	p.Attr.ActiveWidth, p.Attr.ActiveSpeed = 2, 32
+	p.GIDs = []devinfoGID{{Index: 0, GID: verbs.GID{0xfe, 0x80, 8: 0, 9: 2, 10: 0xc9, 11: 3, 15: 1}}}
+	d.Ports = []devinfoPort{p}
+	return d
+}
