@@ -30,9 +30,9 @@ func TestJSONVocabulary(t *testing.T) {
 	noJSON := map[string]bool{"install-links": true, "help": true}
 	runs := map[string][]vocabRun{
 		"smpdump":  {{args: "-D 0,8 0x11"}, {args: "2 0x15 1"}},
-		"smpquery": {{args: "nodeinfo 2"}, {args: "nd 2"}, {args: "portinfo 2 1"}, {args: "si 2"}, {args: "pkeys 2 1"}, {args: "sl2vl 2 1"}, {args: "vlarb 2 1"}, {args: "guids 2"}, {args: "-D ni 0,1"}, {args: "-c portinfo 2 0,1"}, {args: "pie 2 1"}, {args: "mepi 2 1"}, {args: "-G ni 0x100001"}},
-		"perfquery": {{args: "2 1"}, {args: "-x 2 1"}, {args: "-a 2"}, {args: "-X 2 1"}, {args: "-c 2 1"}, {args: "-r 2 1"}, {args: "-G 0x100001 1"},
-			{args: "-D 2 1"}, {args: "-E 2 1"}, {args: "-T 2 1"}, {args: "-l 2"}},
+		"smpquery": {{args: "nodeinfo 2"}, {args: "nd 2"}, {args: "portinfo 2 1"}, {args: "si 1"}, {args: "pkeys 2 1"}, {args: "sl2vl 2 1"}, {args: "vlarb 2 1"}, {args: "gi 1"}, {args: "-D ni 0,1"}, {args: "mepi 2 1"}, {args: "-G ni 0x100001"}},
+		"perfquery": {{args: "2 1"}, {args: "-x 2 1"}, {args: "-a 1"}, {args: "-r 2 1"}, {args: "-G 0x100001 1"},
+			{args: "-D 2 1"}, {args: "-E 2 1"}, {args: "-l 2"}},
 		"sminfo":        {{args: ""}, {args: "1"}},
 		"ibaddr":        {{args: ""}, {args: "-D 0,1"}, {args: "-G " + hca2GUID}},
 		"ibportstate":   {{args: "-D 0 1"}, {args: "2 1"}, {args: "2 1 query"}},
@@ -44,7 +44,7 @@ func TestJSONVocabulary(t *testing.T) {
 		"ibnodes":       {{args: ""}},
 		"ibprintca":     {{args: "-l"}, {args: "0x100000"}},
 		"ibprintswitch": {{args: "0x200001"}},
-		"ibprintrouter": {{args: "-l"}},
+		"ibprintrt":     {{args: "-l"}},
 		"saquery":       {{args: "NR"}, {args: "PR"}, {args: "PIR"}, {args: "LR"}, {args: "SWI"}, {args: "SR"}, {args: "GIR"}, {args: "MCMR"}},
 		"ibstat": {
 			{run: kernelRun("ibstat")}, {run: kernelRun("ibstat", "-l")}, {run: kernelRun("ibstat", "-p")},

@@ -136,7 +136,7 @@ func (c *checker) key(path, k string, m map[string]any) {
 		c.bad(path, "an enumeration's text is <name>_text; _name only for names (%v)", sortedKeys(nameKeys))
 	}
 	for _, s := range timeSuffixes {
-		if strings.HasSuffix(k, s) {
+		if (strings.HasSuffix(k, s) && !strings.Contains(k, "_per_")) || k == "seconds" {
 			c.bad(path, "times are in milliseconds, key *_ms")
 		}
 	}
@@ -192,6 +192,8 @@ func (c *checker) scalar(path, key string, v any) {
 		if !isString || err != nil || !a.Is6() || a.Zone() != "" || a.String() != s {
 			c.bad(path, "GID %v is not in RFC 5952 form", v)
 		}
+	case isString && (key == "state" || strings.HasSuffix(key, "_state") || key == "speed" || strings.HasSuffix(key, "_speed") || key == "rate"):
+		c.bad(path, "%q is a text: an enumeration or rate is a number, its text in <name>_text", s)
 	case strings.Contains(key, "capability_mask") && !strings.HasSuffix(key, "_names"):
 		if !isNumber {
 			c.bad(path, "capability mask %v is not a number", v)

@@ -20,7 +20,7 @@ func TestCheckAccepts(t *testing.T) {
 			"state": 4, "state_text": "Active",
 			"ports": []any{map[string]any{
 				"port": 1, "remote": LinkEnd{NodeGUID: guid, NodeType: CA, Port: 1, PortGUID: guid + 1, LID: 4},
-				"rate": RateOf("4X", "EDR"), "could_be_width": "12X", "rtt_ms": 0.25, "port_xmit_data_bytes": 16,
+				"rate": RateOf("4X", "EDR"), "could_be_width": "12X", "rtt_ms": 0.25, "bw_mb_per_sec": 3.5, "link_speed_active": 2, "port_state": 4, "port_xmit_data_bytes": 16,
 			}},
 		}},
 		"links":  []any{map[string]any{"a": LinkEnd{NodeGUID: 1, Port: 2}, "b": LinkEnd{NodeGUID: 2, Port: 1}}},
@@ -64,6 +64,11 @@ func TestCheckRejects(t *testing.T) {
 		{`{"target": {"lid": 2}}`, "target route"},
 		{`{"remote": {"guid": "0x0000000000000001", "port": 1}}`, "link end"},
 		{`{"links": [{"a": {"node_guid": "0x0000000000000001"}, "b": {"node_guid": "0x0000000000000002", "port": 1}}]}`, "has port"},
+		{`{"seconds": 1.5}`, "milliseconds"},
+		{`{"state": "Active"}`, "is a text"},
+		{`{"physical_state": "LinkUp"}`, "is a text"},
+		{`{"speed": "2.5 Gbps"}`, "is a text"},
+		{`{"rate": "100 Gb/sec (4X EDR)"}`, "is a text"},
 		{`[1, 2`, "not JSON"},
 	} {
 		v := Check([]byte(tc.doc))
