@@ -292,7 +292,7 @@ type decodedMAD struct {
 	VendorHeader  *mad.Vendor2Header `json:"vendor_header,omitempty"`
 	CompMask      []string           `json:"component_mask_fields,omitempty"`
 	VendorOUI     string             `json:"vendor_oui,omitempty"`
-	AttributeName string             `json:"attribute_name"`
+	AttributeName string             `json:"attribute_text"`
 	Attribute     mad.Struct         `json:"attribute,omitempty"`
 	Records       []mad.Struct       `json:"records,omitempty"`
 	Data          string             `json:"data,omitempty"`

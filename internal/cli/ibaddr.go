@@ -36,6 +36,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 )
 
@@ -69,14 +70,14 @@ func newIbaddrCmd(env *Env) *cobra.Command {
 
 // ibaddrResult is ibaddr's JSON output.
 type ibaddrResult struct {
-	Target    string   `json:"target"`
-	Port      int      `json:"port"`
-	GID       string   `json:"gid"`
-	GIDPrefix string   `json:"gid_prefix"`
-	PortGUID  mad.GUID `json:"port_guid"`
-	LIDStart  int      `json:"lid_start"`
-	LIDEnd    int      `json:"lid_end"`
-	LMC       int      `json:"lmc"`
+	Target    jsonv.Target `json:"target"`
+	Port      int          `json:"port"`
+	GID       mad.GID      `json:"gid"`
+	GIDPrefix string       `json:"gid_prefix"`
+	PortGUID  mad.GUID     `json:"port_guid"`
+	LIDStart  int          `json:"lid_start"`
+	LIDEnd    int          `json:"lid_end"`
+	LMC       int          `json:"lmc"`
 }
 
 func runIbaddr(env *Env, opts *ibaddrOptions, args []string) error {
@@ -139,9 +140,9 @@ func runIbaddr(env *Env, opts *ibaddrOptions, args []string) error {
 	binary.BigEndian.PutUint64(gid[:8], pi.GIDPrefix)
 	binary.BigEndian.PutUint64(gid[8:], uint64(ni.PortGUID))
 	res := ibaddrResult{
-		Target:    dest.String(),
+		Target:    dest.json(),
 		Port:      port,
-		GID:       inetNtop6(gid),
+		GID:       gid,
 		GIDPrefix: fmt.Sprintf("0x%016x", pi.GIDPrefix),
 		PortGUID:  ni.PortGUID,
 		LIDStart:  int(pi.LID),
@@ -157,7 +158,7 @@ func runIbaddr(env *Env, opts *ibaddrOptions, args []string) error {
 	}
 	var b strings.Builder
 	if showGID {
-		fmt.Fprintf(&b, "GID %s ", res.GID)
+		fmt.Fprintf(&b, "GID %s ", inetNtop6(res.GID))
 	}
 	switch {
 	case showLID && opts.showLIDDec:

@@ -91,7 +91,10 @@ func TestIbaddrJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
 		t.Fatal(err, r)
 	}
-	for k, v := range map[string]any{"target": "DR path slid 65535; dlid 65535; 0,1", "port": 0.0, "gid": "fe80::10:1",
+	if tg, _ := got["target"].(map[string]any); tg["route"] != "dr" || tg["dr_path"] != "0,1" || tg["text"] != "DR path slid 65535; dlid 65535; 0,1" {
+		t.Errorf("target = %v", got["target"])
+	}
+	for k, v := range map[string]any{"port": 0.0, "gid": "fe80::10:1",
 		"gid_prefix": "0xfe80000000000000", "port_guid": "0x0000000000100001", "lid_start": 2.0, "lid_end": 2.0, "lmc": 0.0} {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)

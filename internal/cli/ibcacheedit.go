@@ -10,6 +10,8 @@ import (
 	"github.com/ibtool/ibtool/internal/cache"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
 )
 
 type ibcacheeditOptions struct {
@@ -53,17 +55,17 @@ type cacheEdit struct {
 	Option string `json:"option"` // switchguid, caguid, sysimgguid, portguid
 	// NodeGUID is --portguid's NODEGUID.
 	NodeGUID string       `json:"node_guid,omitempty"`
-	Before   string       `json:"before"`
-	After    string       `json:"after"`
+	Before   string       `json:"before_guid"`
+	After    string       `json:"after_guid"`
 	Changed  int          `json:"changed"`
 	Nodes    []editedNode `json:"nodes"`
 }
 
 // editedNode is a node an edit changed, with its GUID after the edit.
 type editedNode struct {
-	NodeGUID    string `json:"node_guid"`
-	Type        string `json:"type"`
-	Description string `json:"description"`
+	NodeGUID    string         `json:"node_guid"`
+	NodeType    jsonv.NodeType `json:"node_type"`
+	Description string         `json:"description"`
 	// Port is the CA port whose GUID --portguid changed.
 	Port int `json:"port,omitempty"`
 }
@@ -173,7 +175,7 @@ func applyGUIDEdit(fab *discovery.Fabric, e *guidEdit) (*cacheEdit, error) {
 	ce := &cacheEdit{Option: e.option, Before: cacheEditGUID(e.before), After: cacheEditGUID(e.after), Nodes: []editedNode{}}
 	touched := func(n *discovery.Node, port int) {
 		ce.Changed++
-		ce.Nodes = append(ce.Nodes, editedNode{NodeGUID: cacheEditGUID(n.GUID), Type: cacheEditNodeType(n.Type), Description: n.Desc(), Port: port})
+		ce.Nodes = append(ce.Nodes, editedNode{NodeGUID: cacheEditGUID(n.GUID), NodeType: jsonv.NodeTypeOf(mad.NodeType(n.Type)), Description: n.Desc(), Port: port})
 	}
 	// setNodeGUID changes a node's GUID; a switch's ports carry it too.
 	setNodeGUID := func(n *discovery.Node) {
@@ -259,15 +261,3 @@ func reindexFabric(f *discovery.Fabric) (*discovery.Fabric, error) {
 }
 
 func cacheEditGUID(g uint64) string { return fmt.Sprintf("0x%016x", g) }
-
-func cacheEditNodeType(t int) string {
-	switch t {
-	case discovery.NodeCA:
-		return "CA"
-	case discovery.NodeSwitch:
-		return "Switch"
-	case discovery.NodeRouter:
-		return "Router"
-	}
-	return fmt.Sprintf("type %d", t)
-}

@@ -179,9 +179,9 @@ func TestIbcacheeditJSON(t *testing.T) {
 	}
 	want := cacheEditResult{Input: x, Output: out, Edits: []cacheEdit{
 		{Option: "switchguid", Before: "0x0000000000200000", After: "0x0000000000abcdef", Changed: 1,
-			Nodes: []editedNode{{NodeGUID: "0x0000000000abcdef", Type: "Switch", Description: "Switch1"}}},
+			Nodes: []editedNode{{NodeGUID: "0x0000000000abcdef", NodeType: "switch", Description: "Switch1"}}},
 		{Option: "portguid", NodeGUID: "0x0000000000100000", Before: "0x0000000000100001", After: "0x0000000000100099", Changed: 1,
-			Nodes: []editedNode{{NodeGUID: "0x0000000000100000", Type: "CA", Description: "hca one", Port: 1}}},
+			Nodes: []editedNode{{NodeGUID: "0x0000000000100000", NodeType: "ca", Description: "hca one", Port: 1}}},
 	}}
 	if g, w := mustJSON(t, res), mustJSON(t, want); g != w {
 		t.Errorf("got  %s\nwant %s", g, w)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/rpc"
@@ -682,7 +683,8 @@ type linkTexts struct {
 	width, speed, state, phys string
 	down                      bool
 	hoq, vlStall              uint8
-	maxWidth, maxSpeed        string // get_max_msg's "Could be ..." texts
+	maxWidth, maxSpeed        string     // get_max_msg's "Could be ..." texts
+	rate                      jsonv.Rate // the active link's, for --json
 }
 
 // capInfo is linkPrinter.capInfo without the decoded PortInfo cache.
@@ -731,6 +733,11 @@ func (lp *linkPrinter) texts(p *discovery.Port) linkTexts {
 			t.speed = ispeed.String()
 		}
 		t.width = iwidth.String()
+		fdr10bit := uint32(0)
+		if fdr10 {
+			fdr10bit = 1
+		}
+		t.rate = jsonv.RateOf(jsonv.WidthOf(iwidth), speedText(uint32(ispeed), uint32(espeed), fdr10bit))
 	}
 	if p.Remote != nil {
 		t.maxWidth, t.maxSpeed = lp.maxMsg(p)
@@ -926,42 +933,44 @@ type linkInfoDoc struct {
 type linkNodeDoc struct {
 	// Side is set in --diff output: "cache" for what the --diff cache
 	// has, "fabric" for what the fabric (or --load-cache) has now.
-	Side        string        `json:"side,omitempty"`
-	GUID        string        `json:"guid"`
-	Type        string        `json:"type"`
-	Name        string        `json:"name"`
-	Description string        `json:"description"`
-	PortGUID    string        `json:"port_guid,omitempty"`
-	LID         *uint16       `json:"lid,omitempty"`
-	NumPorts    int           `json:"num_ports"`
-	Ports       []linkPortDoc `json:"ports"`
+	Side        string         `json:"side,omitempty"`
+	NodeGUID    mad.GUID       `json:"node_guid"`
+	NodeType    jsonv.NodeType `json:"node_type"`
+	NodeName    string         `json:"node_name"`
+	Description string         `json:"description"`
+	PortGUID    *mad.GUID      `json:"port_guid,omitempty"`
+	LID         *uint16        `json:"lid,omitempty"`
+	NumPorts    int            `json:"num_ports"`
+	Ports       []linkPortDoc  `json:"ports"`
 }
 
 type linkPortDoc struct {
-	Side          string         `json:"side,omitempty"`
-	Port          int            `json:"port"`
-	ExternalPort  int            `json:"external_port,omitempty"`
-	GUID          string         `json:"guid"`
-	LID           uint16         `json:"lid"`
-	State         string         `json:"state"`
-	PhysicalState string         `json:"physical_state"`
-	Width         string         `json:"width,omitempty"`
-	Speed         string         `json:"speed,omitempty"`
-	HOQLife       *uint8         `json:"hoq_life,omitempty"`
-	VLStallCount  *uint8         `json:"vl_stall_count,omitempty"`
-	CouldBeWidth  string         `json:"could_be_width,omitempty"`
-	CouldBeSpeed  string         `json:"could_be_speed,omitempty"`
-	Remote        *linkRemoteDoc `json:"remote,omitempty"`
+	Side         string   `json:"side,omitempty"`
+	Port         int      `json:"port"`
+	ExternalPort int      `json:"external_port,omitempty"`
+	PortGUID     mad.GUID `json:"port_guid"`
+	LID          uint16   `json:"lid"`
+	*jsonv.PortState
+	jsonv.Rate
+	HOQLife              *uint8         `json:"hoq_life,omitempty"`
+	VLStallCount         *uint8         `json:"vl_stall_count,omitempty"`
+	CouldBeWidth         jsonv.Width    `json:"could_be_width,omitempty"`
+	CouldBeLaneSpeedGbps float64        `json:"could_be_lane_speed_gbps,omitempty"`
+	CouldBeSpeedText     string         `json:"could_be_speed_text,omitempty"`
+	Remote               *jsonv.LinkEnd `json:"remote,omitempty"`
 }
 
-type linkRemoteDoc struct {
-	NodeGUID     string `json:"node_guid"`
-	Type         string `json:"type"`
-	Name         string `json:"name"`
-	Port         int    `json:"port"`
-	ExternalPort int    `json:"external_port,omitempty"`
-	GUID         string `json:"guid"`
-	LID          uint16 `json:"lid"`
+// couldBeGbps is the lane speed of iblinkinfo's "Could be" speed text
+// ("10.0 Gbps", "FDR10 ..."), 0 if it names none.
+func couldBeGbps(text string) float64 {
+	if strings.HasPrefix(text, "FDR10") {
+		return jsonv.RateOf("", "FDR10").LaneSpeedGbps
+	}
+	var g float64
+	if _, err := fmt.Sscanf(text, "%g Gbps", &g); err != nil {
+		return 0
+	}
+	return g
 }
 
 func sideOf(prefix string) string {
@@ -982,11 +991,11 @@ func (lp *linkPrinter) document(f *discovery.Fabric) linkInfoDoc {
 	var cur *linkNodeDoc
 	var curNode *discovery.Node
 	newNode := func(n *discovery.Node, prefix string) {
-		d := linkNodeDoc{Side: sideOf(prefix), GUID: hexGUID(n.GUID), Type: nodeTypeJSON(n.Type), Name: lp.name(n),
+		d := linkNodeDoc{Side: sideOf(prefix), NodeGUID: mad.GUID(n.GUID), NodeType: nodeTypeOf(n), NodeName: lp.name(n),
 			Description: nodename.CleanDesc(string(n.NodeDesc)), NumPorts: n.NumPorts, Ports: []linkPortDoc{}}
 		if n.Type == discovery.NodeSwitch {
-			lid := n.SMALID
-			d.LID, d.PortGUID = &lid, hexGUID(headerGUID(n))
+			lid, g := n.SMALID, mad.GUID(headerGUID(n))
+			d.LID, d.PortGUID = &lid, &g
 		}
 		doc.Nodes = append(doc.Nodes, d)
 		cur, curNode = &doc.Nodes[len(doc.Nodes)-1], n
@@ -1004,9 +1013,10 @@ func (lp *linkPrinter) document(f *discovery.Fabric) linkInfoDoc {
 		}
 		p := ev.port
 		t := lp.texts(p)
-		pd := linkPortDoc{Side: sideOf(ev.prefix), Port: p.Num, ExternalPort: p.ExtNum, GUID: hexGUID(p.GUID),
-			LID: p.BaseLID, State: t.state, PhysicalState: t.phys, Width: t.width, Speed: t.speed,
-			CouldBeWidth: strings.TrimPrefix(t.maxWidth, "Could be "), CouldBeSpeed: strings.TrimPrefix(t.maxSpeed, "Could be ")}
+		couldBe := strings.TrimPrefix(t.maxSpeed, "Could be ")
+		pd := linkPortDoc{Side: sideOf(ev.prefix), Port: p.Num, ExternalPort: p.ExtNum, PortGUID: mad.GUID(p.GUID),
+			LID: p.BaseLID, PortState: jsonv.PortStateOf(lp.info(p)), Rate: t.rate,
+			CouldBeWidth: jsonv.Width(strings.TrimPrefix(t.maxWidth, "Could be ")), CouldBeLaneSpeedGbps: couldBeGbps(couldBe), CouldBeSpeedText: couldBe}
 		if ev.node.Type == discovery.NodeSwitch {
 			pd.LID = ev.node.SMALID
 		}
@@ -1015,8 +1025,8 @@ func (lp *linkPrinter) document(f *discovery.Fabric) linkInfoDoc {
 			pd.HOQLife, pd.VLStallCount = &hoq, &vl
 		}
 		if r := p.Remote; r != nil {
-			pd.Remote = &linkRemoteDoc{NodeGUID: hexGUID(r.Node.GUID), Type: nodeTypeJSON(r.Node.Type), Name: lp.name(r.Node),
-				Port: r.Num, ExternalPort: r.ExtNum, GUID: hexGUID(r.GUID), LID: remoteLIDOf(r)}
+			pd.Remote = &jsonv.LinkEnd{NodeGUID: mad.GUID(r.Node.GUID), NodeType: nodeTypeOf(r.Node), NodeName: lp.name(r.Node),
+				Port: r.Num, ExternalPort: r.ExtNum, PortGUID: mad.GUID(r.GUID), LID: remoteLIDOf(r)}
 		}
 		cur.Ports = append(cur.Ports, pd)
 	}

@@ -49,7 +49,7 @@ func partialScans(t *testing.T, f *simfabric.Fabric, host string) []string {
 	}
 	var sws, cas []nodeDoc
 	for _, n := range doc.Nodes {
-		if n.Type == "switch" {
+		if n.NodeType == "switch" {
 			sws = append(sws, n)
 		} else {
 			cas = append(cas, n)
@@ -68,7 +68,7 @@ func partialScans(t *testing.T, f *simfabric.Fabric, host string) []string {
 		}
 	}
 	for _, n := range pick(cas, 2) {
-		starts = append(starts, "-S "+n.Ports[0].GUID)
+		starts = append(starts, "-S "+n.Ports[0].PortGUID.String())
 	}
 	return starts
 }
@@ -127,18 +127,18 @@ func TestIblinkinfoSwitchByGUID(t *testing.T) {
 	eng := rpc.New(port, rpc.Options{Timeout: time.Second, Retries: 2})
 	defer eng.Close()
 	for _, n := range doc.Nodes {
-		if n.Type != "switch" {
+		if n.NodeType != "switch" {
 			continue
 		}
 		path, err := discovery.RouteToLID(context.Background(), eng, *n.LID, 0)
 		if err != nil {
-			t.Fatalf("%s: %v", n.Name, err)
+			t.Fatalf("%s: %v", n.NodeName, err)
 		}
 		for _, flags := range []string{"", "-a", "-a -n 2"} {
-			byGUID := runSim(f, "", append([]string{"iblinkinfo", "-S", n.GUID}, strings.Fields(flags)...)...)
+			byGUID := runSim(f, "", append([]string{"iblinkinfo", "-S", n.NodeGUID.String()}, strings.Fields(flags)...)...)
 			c := f.RunC(context.Background(), "", "iblinkinfo", append([]string{"-D", mad.FormatDRPath(path)}, strings.Fields(flags)...)...)
 			if byGUID.Code != 0 || byGUID.Stdout != c.Stdout || byGUID.Stdout == "" {
-				t.Errorf("-S %s %s differs from the C tool's -D %s:\n%s", n.GUID, flags, mad.FormatDRPath(path),
+				t.Errorf("-S %s %s differs from the C tool's -D %s:\n%s", n.NodeGUID, flags, mad.FormatDRPath(path),
 					simfabric.UnifiedDiff("C -D", "ibtool -S", c.Stdout, byGUID.Stdout))
 			}
 		}
@@ -288,17 +288,18 @@ func TestIblinkinfoJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
 		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
 	}
-	if len(doc.Nodes) != 5 || doc.Nodes[0].Name != "Hca3" || doc.Nodes[1].Type != "switch" || len(doc.Nodes[1].Ports) != 4 {
+	if len(doc.Nodes) != 5 || doc.Nodes[0].NodeName != "Hca3" || doc.Nodes[1].NodeType != "switch" || len(doc.Nodes[1].Ports) != 4 {
 		t.Fatalf("nodes: %+v", doc.Nodes)
 	}
 	sw2 := doc.Nodes[1]
 	p1, p2 := sw2.Ports[0], sw2.Ports[1]
-	if sw2.LID == nil || *sw2.LID != 7 || p1.Width != "4X" || p1.Speed != "2.5 Gbps" || p1.State != "Active" ||
-		p1.CouldBeWidth != "12X" || p1.CouldBeSpeed != "10.0 Gbps" || p1.HOQLife == nil || p1.Remote == nil ||
-		p1.Remote.Name != "Hca3" || p1.Remote.LID != 4 || p1.Remote.GUID != "0x0000000000100007" {
+	if sw2.LID == nil || *sw2.LID != 7 || p1.Width != "4X" || p1.LaneSpeedGbps != 2.5 || p1.RateGbps != 10 || p1.SpeedText != "SDR" ||
+		p1.State != 4 || p1.StateText != "Active" ||
+		p1.CouldBeWidth != "12X" || p1.CouldBeLaneSpeedGbps != 10 || p1.CouldBeSpeedText != "10.0 Gbps" || p1.HOQLife == nil || p1.Remote == nil ||
+		p1.Remote.NodeName != "Hca3" || p1.Remote.NodeType != "ca" || p1.Remote.LID != 4 || p1.Remote.PortGUID != 0x100007 {
 		t.Errorf("Switch2 port 1: %+v %+v", p1, p1.Remote)
 	}
-	if p2.State != "Down" || p2.PhysicalState != "Polling" || p2.Width != "" || p2.Remote != nil || p2.HOQLife != nil {
+	if p2.StateText != "Down" || p2.PhysicalState != 2 || p2.PhysicalStateText != "Polling" || p2.Width != "" || p2.Remote != nil || p2.HOQLife != nil {
 		t.Errorf("Switch2 port 2: %+v", p2)
 	}
 	// -d and --cas-only shape the document as they shape the text.

@@ -17,6 +17,7 @@ import (
 	"github.com/ibtool/ibtool/internal/cache"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/rpc"
@@ -993,7 +994,7 @@ func (tp *topoPrinter) diffNode(d *diffPrinter, n1 *discovery.Node) {
 
 // The JSON form of a fabric (docs/json.md, "ibnetdiscover").
 type fabricDoc struct {
-	FromNodeGUID string       `json:"from_node_guid,omitempty"`
+	FromNodeGUID *mad.GUID    `json:"from_node_guid,omitempty"`
 	FromPort     int          `json:"from_port"`
 	MaxHops      int          `json:"max_hops"`
 	MADs         int          `json:"mads"`
@@ -1003,42 +1004,35 @@ type fabricDoc struct {
 }
 
 type nodeDoc struct {
-	GUID            string    `json:"guid"`
-	Type            string    `json:"type"`
-	Description     string    `json:"description"`
-	Name            string    `json:"name"`
-	NumPorts        int       `json:"num_ports"`
-	SystemImageGUID string    `json:"system_image_guid"`
-	VendorID        uint32    `json:"vendor_id"`
-	DeviceID        uint16    `json:"device_id"`
-	LID             *uint16   `json:"lid,omitempty"`
-	LMC             *uint8    `json:"lmc,omitempty"`
-	EnhancedPort0   *bool     `json:"enhanced_port0,omitempty"`
-	DRPath          string    `json:"dr_path,omitempty"`
-	Ports           []portDoc `json:"ports"`
+	NodeGUID        mad.GUID       `json:"node_guid"`
+	NodeType        jsonv.NodeType `json:"node_type"`
+	Description     string         `json:"description"`
+	NodeName        string         `json:"node_name"`
+	NumPorts        int            `json:"num_ports"`
+	SystemImageGUID mad.GUID       `json:"system_image_guid"`
+	VendorID        uint32         `json:"vendor_id"`
+	DeviceID        uint16         `json:"device_id"`
+	LID             *uint16        `json:"lid,omitempty"`
+	LMC             *uint8         `json:"lmc,omitempty"`
+	EnhancedPort0   *bool          `json:"enhanced_port0,omitempty"`
+	DRPath          string         `json:"dr_path,omitempty"`
+	Ports           []portDoc      `json:"ports"`
 }
 
 type portDoc struct {
-	Port          int         `json:"port"`
-	GUID          string      `json:"guid"`
-	ExternalPort  int         `json:"external_port,omitempty"`
-	LID           uint16      `json:"lid"`
-	LMC           uint8       `json:"lmc"`
-	State         string      `json:"state,omitempty"`
-	PhysicalState string      `json:"physical_state,omitempty"`
-	Width         string      `json:"width,omitempty"`
-	Speed         string      `json:"speed,omitempty"`
-	Remote        *portRefDoc `json:"remote,omitempty"`
-}
-
-type portRefDoc struct {
-	NodeGUID string `json:"node_guid"`
-	Port     int    `json:"port"`
+	Port         int      `json:"port"`
+	PortGUID     mad.GUID `json:"port_guid"`
+	ExternalPort int      `json:"external_port,omitempty"`
+	LID          uint16   `json:"lid"`
+	LMC          uint8    `json:"lmc"`
+	*jsonv.PortState
+	jsonv.Rate
+	Remote *jsonv.LinkEnd `json:"remote,omitempty"`
 }
 
 type linkDoc struct {
-	A portRefDoc `json:"a"`
-	B portRefDoc `json:"b"`
+	A jsonv.LinkEnd `json:"a"`
+	B jsonv.LinkEnd `json:"b"`
 }
 
 type walkErrDoc struct {
@@ -1049,25 +1043,13 @@ type walkErrDoc struct {
 
 func hexGUID(g uint64) string { return fmt.Sprintf("0x%016x", g) }
 
-func nodeTypeJSON(t int) string {
-	switch t {
-	case discovery.NodeCA:
-		return "ca"
-	case discovery.NodeSwitch:
-		return "switch"
-	case discovery.NodeRouter:
-		return "router"
-	}
-	return fmt.Sprintf("unknown(%d)", t)
-}
-
 // nodeJSON describes one node for --json.
 func nodeJSON(n *discovery.Node, names *nodename.Map) nodeDoc {
 	ni := n.Info()
 	d := nodeDoc{
-		GUID: hexGUID(n.GUID), Type: nodeTypeJSON(n.Type),
-		Description: nodename.CleanDesc(string(n.NodeDesc)), Name: names.Name(n.GUID, string(n.NodeDesc)),
-		NumPorts: n.NumPorts, SystemImageGUID: hexGUID(uint64(ni.SystemImageGUID)),
+		NodeGUID: mad.GUID(n.GUID), NodeType: nodeTypeOf(n),
+		Description: nodename.CleanDesc(string(n.NodeDesc)), NodeName: names.Name(n.GUID, string(n.NodeDesc)),
+		NumPorts: n.NumPorts, SystemImageGUID: ni.SystemImageGUID,
 		VendorID: ni.VendorID, DeviceID: ni.DeviceID,
 		Ports: []portDoc{},
 	}
@@ -1082,21 +1064,16 @@ func nodeJSON(n *discovery.Node, names *nodename.Map) nodeDoc {
 		if p == nil {
 			continue
 		}
-		pd := portDoc{Port: p.Num, GUID: hexGUID(p.GUID), ExternalPort: p.ExtNum, LID: p.BaseLID, LMC: p.LMC}
+		pd := portDoc{Port: p.Num, PortGUID: mad.GUID(p.GUID), ExternalPort: p.ExtNum, LID: p.BaseLID, LMC: p.LMC}
 		if p.PortInfo != nil {
-			pi := p.Info()
-			pd.State, pd.PhysicalState = pi.PortState.String(), pi.PortPhysicalState.String()
+			pd.PortState = jsonv.PortStateOf(p.Info())
 			if p.Num != 0 || n.Type != discovery.NodeSwitch {
-				capMask := pi.CapabilityMask
-				if p0 := n.Port(0); n.Type == discovery.NodeSwitch && p0 != nil {
-					capMask = p0.Info().CapabilityMask
-				}
-				pd.Width = widthCompat(uint32(pi.LinkWidthActive))
-				pd.Speed = speedText(uint32(pi.LinkSpeedActive), extSpeed(pi, capMask), fdr10Of(p))
+				pd.Rate = portRateOf(p)
 			}
 		}
 		if p.Remote != nil {
-			pd.Remote = &portRefDoc{NodeGUID: hexGUID(p.Remote.Node.GUID), Port: p.Remote.Num}
+			end := linkEndOf(p.Remote, names)
+			pd.Remote = &end
 		}
 		d.Ports = append(d.Ports, pd)
 	}
@@ -1108,7 +1085,8 @@ func nodeJSON(n *discovery.Node, names *nodename.Map) nodeDoc {
 func fabricJSON(f *discovery.Fabric, names *nodename.Map, list int) fabricDoc {
 	doc := fabricDoc{FromPort: f.FromPort, MaxHops: f.MaxHops, MADs: f.MADs, Nodes: []nodeDoc{}, Errors: []walkErrDoc{}}
 	if f.From != nil {
-		doc.FromNodeGUID = hexGUID(f.From.GUID)
+		g := mad.GUID(f.From.GUID)
+		doc.FromNodeGUID = &g
 	}
 	seen := map[*discovery.Port]bool{}
 	for _, n := range f.Nodes {
@@ -1124,10 +1102,7 @@ func fabricJSON(f *discovery.Fabric, names *nodename.Map, list int) fabricDoc {
 				continue
 			}
 			seen[p], seen[p.Remote] = true, true
-			doc.Links = append(doc.Links, linkDoc{
-				A: portRefDoc{NodeGUID: hexGUID(n.GUID), Port: p.Num},
-				B: portRefDoc{NodeGUID: hexGUID(p.Remote.Node.GUID), Port: p.Remote.Num},
-			})
+			doc.Links = append(doc.Links, linkDoc{A: linkEndOf(p, names), B: linkEndOf(p.Remote, names)})
 		}
 	}
 	for _, e := range f.Errors {

@@ -88,7 +88,7 @@ func fabricSummary(t *testing.T, jsonText string) (nodes, links []string) {
 		t.Fatalf("%v: %s", err, jsonText)
 	}
 	for _, n := range doc.Nodes {
-		nodes = append(nodes, fmt.Sprintf("%s %s %q %d", n.GUID, n.Type, n.Description, n.NumPorts))
+		nodes = append(nodes, fmt.Sprintf("%s %s %q %d", n.NodeGUID, n.NodeType, n.Description, n.NumPorts))
 	}
 	for _, l := range doc.Links {
 		a, b := fmt.Sprintf("%s[%d]", l.A.NodeGUID, l.A.Port), fmt.Sprintf("%s[%d]", l.B.NodeGUID, l.B.Port)
@@ -133,22 +133,23 @@ func TestIbnetdiscoverJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
 		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
 	}
-	if doc.FromNodeGUID != "0x0000000000200000" || doc.FromPort != 0 || doc.MaxHops != 2 || doc.MADs != 29 ||
+	if doc.FromNodeGUID == nil || *doc.FromNodeGUID != 0x200000 || doc.FromPort != 0 || doc.MaxHops != 2 || doc.MADs != 29 ||
 		len(doc.Nodes) != 5 || len(doc.Links) != 4 || len(doc.Errors) != 0 {
 		t.Fatalf("unexpected document %+v", doc)
 	}
 	sw2 := doc.Nodes[3]
-	if sw2.GUID != "0x0000000000200001" || sw2.Type != "switch" || sw2.Description != "sw2 desc" || sw2.LID == nil ||
+	if sw2.NodeGUID != 0x200001 || sw2.NodeType != "switch" || sw2.Description != "sw2 desc" || sw2.LID == nil ||
 		*sw2.LID != 7 || sw2.EnhancedPort0 == nil || !*sw2.EnhancedPort0 || sw2.DRPath != "0,8" {
 		t.Errorf("Switch2: %+v", sw2)
 	}
 	hca3 := doc.Nodes[4]
-	if len(hca3.Ports) != 1 || hca3.Ports[0].LID != 4 || hca3.Ports[0].State != "Active" || hca3.Ports[0].Width != "4x" ||
-		hca3.Ports[0].Speed != "SDR" || hca3.Ports[0].Remote == nil || hca3.Ports[0].Remote.NodeGUID != sw2.GUID {
+	if len(hca3.Ports) != 1 || hca3.Ports[0].LID != 4 || hca3.Ports[0].State != 4 || hca3.Ports[0].StateText != "Active" ||
+		hca3.Ports[0].Width != "4X" || hca3.Ports[0].SpeedText != "SDR" || hca3.Ports[0].RateGbps != 10 || hca3.Ports[0].RateText != "4X SDR" ||
+		hca3.Ports[0].Remote == nil || hca3.Ports[0].Remote.NodeGUID != sw2.NodeGUID || hca3.Ports[0].Remote.NodeName != "sw2 desc" {
 		t.Errorf("Hca3: %+v", hca3)
 	}
 	r = runSim(f, "", "ibnetdiscover", "--json", "-H")
-	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Nodes) != 3 || doc.Nodes[0].Type != "ca" {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Nodes) != 3 || doc.Nodes[0].NodeType != "ca" {
 		t.Errorf("-H --json: %v %s", err, r.Stdout)
 	}
 }

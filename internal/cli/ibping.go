@@ -58,6 +58,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -94,24 +95,29 @@ func newIbpingCmd(env *Env) *cobra.Command {
 
 // ibpingResult is ibping's JSON output.
 type ibpingResult struct {
-	Target      string       `json:"target"`
+	Target      jsonv.Target `json:"target"`
 	Host        string       `json:"host"`
 	Transmitted int          `json:"transmitted"`
 	Received    int          `json:"received"`
 	LossPercent int          `json:"loss_percent"`
 	TimeMS      int64        `json:"time_ms"`
-	RTTMinUS    int64        `json:"rtt_min_us"`
-	RTTAvgUS    int64        `json:"rtt_avg_us"`
-	RTTMaxUS    int64        `json:"rtt_max_us"`
+	RTTMinMS    float64      `json:"rtt_min_ms"`
+	RTTAvgMS    float64      `json:"rtt_avg_ms"`
+	RTTMaxMS    float64      `json:"rtt_max_ms"`
 	Pongs       []ibpingPong `json:"pongs"`
+	// The round trip times in µs, as the text prints them.
+	RTTMinUS, RTTAvgUS, RTTMaxUS int64 `json:"-"`
 }
 
 type ibpingPong struct {
-	Seq   int    `json:"seq"`
-	Host  string `json:"host,omitempty"`
-	RTTUS int64  `json:"rtt_us,omitempty"`
-	Error string `json:"error,omitempty"`
+	Seq   int     `json:"seq"`
+	Host  string  `json:"host,omitempty"`
+	RTTMS float64 `json:"rtt_ms,omitempty"`
+	Error string  `json:"error,omitempty"`
 }
+
+// ms is a duration in µs in milliseconds, for JSON's *_ms.
+func ms(us int64) float64 { return float64(us) / 1000 }
 
 func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string) error {
 	if ctx == nil {
@@ -193,9 +199,9 @@ loop:
 				minRTT = rtt
 			}
 			maxRTT = max(maxRTT, rtt)
-			res.Pongs = append(res.Pongs, ibpingPong{Seq: int(seq), Host: host, RTTUS: rtt.Microseconds()})
+			res.Pongs = append(res.Pongs, ibpingPong{Seq: int(seq), Host: host, RTTMS: ms(rtt.Microseconds())})
 			if !opts.flood && !opts.JSON {
-				fmt.Fprintf(env.IO.Out, "Pong from %s (%s): time %s ms\n", host, target, msec(rtt.Microseconds()))
+				fmt.Fprintf(env.IO.Out, "Pong from %s (%s): time %s ms\n", host, target.Text, msec(rtt.Microseconds()))
 			}
 		}
 		if opts.flood {
@@ -224,13 +230,14 @@ loop:
 	if res.Received > 0 {
 		res.RTTAvgUS = total.Microseconds() / int64(res.Received)
 	}
+	res.RTTMinMS, res.RTTAvgMS, res.RTTMaxMS = ms(res.RTTMinUS), ms(res.RTTAvgUS), ms(res.RTTMaxUS)
 	if opts.JSON {
 		return writeJSON(env.IO.Out, &res)
 	}
 	_, err = fmt.Fprintf(env.IO.Out, "\n--- %s (%s) ibping statistics ---\n"+
 		"%d packets transmitted, %d received, %d%% packet loss, time %d ms\n"+
 		"rtt min/avg/max = %s/%s/%s ms\n",
-		res.Host, target, res.Transmitted, res.Received, res.LossPercent, res.TimeMS,
+		res.Host, target.Text, res.Transmitted, res.Received, res.LossPercent, res.TimeMS,
 		msec(res.RTTMinUS), msec(res.RTTAvgUS), msec(res.RTTMaxUS))
 	return err
 }
@@ -304,37 +311,37 @@ func vendorReplyHeader(m mad.Header, method uint8) {
 // 0, as the C tools always send them). The text is portid2str's ("Lid 3").
 // On RoCE a GID is the only address (no SA, no LIDs): the text is then
 // "Gid fe80::...".
-func vendorTarget(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, arg string) (umad.Address, string, error) {
+func vendorTarget(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, arg string) (umad.Address, jsonv.Target, error) {
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
 	}
 	t, err := endport.ParseTarget(arg, c.typeFlags())
 	if err != nil {
-		return umad.Address{}, "", cantResolve(err, ExitUsage)
+		return umad.Address{}, jsonv.Target{}, cantResolve(err, ExitUsage)
 	}
 	r, err := newResolver(eng, c)
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
-			return umad.Address{}, "", err
+			return umad.Address{}, jsonv.Target{}, err
 		}
-		return umad.Address{}, "", cantResolve(err, ExitFailure)
+		return umad.Address{}, jsonv.Target{}, cantResolve(err, ExitFailure)
 	}
 	p, err := r.GMP(ctx, t)
 	if err != nil {
 		if t.Kind != endport.ByLID || umad.IsRoCE(r.Local) {
-			return umad.Address{}, "", cantResolve(err, ExitFailure)
+			return umad.Address{}, jsonv.Target{}, cantResolve(err, ExitFailure)
 		}
 		if c.Verbose > 0 {
 			fmt.Fprintf(env.IO.Err, "%s: %v; sending to LID %d directly\n", "ibtool", err, t.LID)
 		}
 		addr := umad.Address{LID: t.LID, QP: 1, QKey: umad.QP1QKey, PKeyIndex: uint16(c.PKeyIdx)}
-		return addr, fmt.Sprintf("Lid %d", t.LID), nil
+		return addr, vendorTargetJSON(t, addr, fmt.Sprintf("Lid %d", t.LID)), nil
 	}
 	if p.Addr.LID == 0 && p.Addr.GRH != nil { // RoCE: addressed by GID only
-		return p.Addr, "Gid " + endport.FormatGID(p.Addr.GRH.GID), nil
+		return p.Addr, vendorTargetJSON(t, p.Addr, "Gid "+endport.FormatGID(p.Addr.GRH.GID)), nil
 	}
-	return p.Addr, fmt.Sprintf("Lid %d", p.Addr.LID), nil
+	return p.Addr, vendorTargetJSON(t, p.Addr, fmt.Sprintf("Lid %d", p.Addr.LID)), nil
 }
 
 // vendorServe answers requests of a vendor class with the given OUI until

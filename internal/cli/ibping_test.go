@@ -237,8 +237,8 @@ func TestIbpingJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
 		t.Fatal(err, r)
 	}
-	if got.Target != "Lid "+lid || got.Host != hostAndDomain(216) || got.Transmitted != 3 || got.Received != 3 || got.LossPercent != 0 ||
-		len(got.Pongs) != 3 || got.Pongs[2].Seq != 3 || got.RTTMinUS > got.RTTAvgUS || got.RTTAvgUS > got.RTTMaxUS || got.RTTMaxUS == 0 {
+	if got.Target.Text != "Lid "+lid || got.Target.Route != "lid" || got.Host != hostAndDomain(216) || got.Transmitted != 3 || got.Received != 3 || got.LossPercent != 0 ||
+		len(got.Pongs) != 3 || got.Pongs[2].Seq != 3 || got.RTTMinMS > got.RTTAvgMS || got.RTTAvgMS > got.RTTMaxMS || got.RTTMaxMS == 0 {
 		t.Errorf("got %+v", got)
 	}
 }

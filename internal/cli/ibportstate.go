@@ -55,6 +55,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
@@ -159,7 +160,7 @@ var portOps = []portOp{
 
 // ibportstateResult is ibportstate's JSON output.
 type ibportstateResult struct {
-	Target          string            `json:"target"`
+	Target          jsonv.Target      `json:"target"`
 	Port            int               `json:"port"`
 	NodeType        string            `json:"node_type"`
 	Operation       string            `json:"operation"`
@@ -174,7 +175,7 @@ type ibportstateResult struct {
 }
 
 type ibportstatePeer struct {
-	Target          string          `json:"target"`
+	Target          jsonv.Target    `json:"target"`
 	Port            int             `json:"port"`
 	NodeType        string          `json:"node_type"`
 	PortInfo        json.RawMessage `json:"port_info"`
@@ -215,7 +216,7 @@ func runIbportstate(env *Env, opts *ibportstateOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	s.res.Target, s.res.Port = dest.String(), portnum
+	s.res.Target, s.res.Port = dest.json(), portnum
 
 	// The operations, checked as the C tool checks them, in order.
 	op := ""
@@ -595,7 +596,7 @@ func (s *portState) peer(dest ibPortID, portnum int, pi *mad.PortInfo, mepiRaw [
 	if err != nil {
 		return err
 	}
-	res := &ibportstatePeer{Target: peer.String(), Port: peerPort, NodeType: ibNodeTypeName(peerSwitch)}
+	res := &ibportstatePeer{Target: peer.json(), Port: peerPort, NodeType: ibNodeTypeName(peerSwitch)}
 	s.res.Peer = res
 	peerMepi := mepiRaw // the C tool reads the peer's FDR10 bits from data2, still ours if the peer has none
 	if s.mlnxEPI(pni) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -219,10 +220,11 @@ func TestIbportstateJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "ibportstate", "--json", "-D", "0", "1")
 	var got struct {
-		Target, NodeType, Operation string
-		PortInfo                    map[string]any `json:"port_info"`
-		Peer                        *struct {
-			Target   string
+		Target              jsonv.Target
+		NodeType, Operation string
+		PortInfo            map[string]any `json:"port_info"`
+		Peer                *struct {
+			Target   jsonv.Target
 			Port     int
 			PortInfo map[string]any `json:"port_info"`
 		}
@@ -230,10 +232,10 @@ func TestIbportstateJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
 		t.Fatal(err, r)
 	}
-	if got.Target != "DR path slid 65535; dlid 65535; 0" || got.Operation != "query" || got.PortInfo["port_state"] == nil {
+	if got.Target.Text != "DR path slid 65535; dlid 65535; 0" || got.Target.Route != "dr" || got.Target.DRPath != "0" || got.Operation != "query" || got.PortInfo["port_state"] == nil {
 		t.Errorf("got %s", r.Stdout)
 	}
-	if got.Peer == nil || got.Peer.Target != "DR path slid 65535; dlid 65535; 0,1" || got.Peer.Port != 1 || got.Peer.PortInfo["lid"] != 2.0 {
+	if got.Peer == nil || got.Peer.Target.Text != "DR path slid 65535; dlid 65535; 0,1" || got.Peer.Target.DRPath != "0,1" || got.Peer.Port != 1 || got.Peer.PortInfo["lid"] != 2.0 {
 		t.Errorf("peer: %s", r.Stdout)
 	}
 	if v, ok := got.Peer.PortInfo["m_key"]; !ok || v != nil {

@@ -150,15 +150,15 @@ func TestIbprintJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "ibprintswitch", "--json", "0x200001")
 	var n nodeDoc
-	if err := json.Unmarshal([]byte(r.Stdout), &n); err != nil || n.GUID != "0x0000000000200001" || n.Type != "switch" ||
-		n.Name != "sw2 desc" || len(n.Ports) != 5 || n.Ports[1].Remote == nil || n.Ports[1].Remote.NodeGUID != "0x0000000000100006" {
+	if err := json.Unmarshal([]byte(r.Stdout), &n); err != nil || n.NodeGUID != 0x200001 || n.NodeType != "switch" ||
+		n.NodeName != "sw2 desc" || len(n.Ports) != 5 || n.Ports[1].Remote == nil || n.Ports[1].Remote.NodeGUID != 0x100006 {
 		t.Errorf("%v %+v", err, n)
 	}
 	r = runSim(f, "", "ibprintca", "--json", "-l")
 	var doc struct {
 		Nodes []nodeDoc `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Nodes) != 3 || doc.Nodes[0].Type != "ca" {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Nodes) != 3 || doc.Nodes[0].NodeType != "ca" {
 		t.Errorf("-l: %v %+v", err, doc)
 	}
 }

@@ -18,21 +18,23 @@ package cli
 //	ibstat:            {"cas": [CA...]}
 //	ibstat -l:         {"ca_names": ["mlx5_0", ...]}
 //	ibstat -p:         {"port_guids": ["0x0002c90300a1b2c1", ...]}
-//	CA:   {"name", "node_type" ("CA"|"Switch"|"Router"), "ca_type", "num_ports"
+//	CA:   {"name", "node_type" ("ca"|"switch"|"router"), "ca_type", "num_ports"
 //	       (highest port number), "firmware_version", "hardware_version",
 //	       "node_guid" ("0x" + 16 hex digits), "system_image_guid",
 //	       "ports": [Port...] (left out with -s)}
-//	Port: {"port", "state" ("Down"|"Initializing"|"Armed"|"Active"|"???"),
-//	       "physical_state" ("LinkUp", "Polling", ...), "rate_gbps" (number,
-//	       2.5 for 1X SDR), "base_lid", "lmc", "sm_lid", "capability_mask"
-//	       ("0x" + 8 hex digits), "port_guid", "link_layer"
-//	       ("InfiniBand"|"Ethernet")}
+//	Port: {"port", "state" (number), "state_text" ("Down"|"Initializing"|
+//	       "Armed"|"Active"|"???"), "physical_state" (number),
+//	       "physical_state_text" ("LinkUp", "Polling", ...), "rate_gbps"
+//	       (number, 2.5 for 1X SDR), "rate_text" (sysfs), "base_lid", "lmc",
+//	       "sm_lid", "capability_mask" (number), "capability_mask_names",
+//	       "port_guid", "link_layer" ("InfiniBand"|"Ethernet")}
 //	`ibstat <ca> <port>` gives the one CA with the one port.
 //
-//	ibstatus:          {"ports": [{"device", "port", "default_gid" (sysfs
-//	       text), "base_lid", "sm_lid", "state" (number), "state_name"
-//	       (sysfs: "ACTIVE"...), "phys_state" (number), "phys_state_name"
-//	       ("LinkUp"...), "rate" (sysfs text), "rate_gbps", "link_layer"}]}
+//	ibstatus:          {"ports": [{"device", "port", "default_gid" (RFC
+//	       5952), "base_lid", "sm_lid", "state" (number), "state_text"
+//	       (sysfs: "ACTIVE"...), "physical_state" (number),
+//	       "physical_state_text" ("LinkUp"...), "rate_gbps", "rate_text"
+//	       (sysfs text), "link_layer"}]}
 //	A device or port that does not exist is an error with --json (the text
 //	output prints "unknown" values for a missing port, as the script does).
 
@@ -46,6 +48,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
@@ -351,39 +355,43 @@ func writeIbstatPort(w io.Writer, p *umad.PortInfo, alone bool) {
 
 type ibstatCAJSON struct {
 	Name            string           `json:"name"`
-	NodeType        string           `json:"node_type"`
+	NodeType        jsonv.NodeType   `json:"node_type"`
 	CAType          string           `json:"ca_type"`
 	NumPorts        int              `json:"num_ports"`
 	FirmwareVersion string           `json:"firmware_version"`
 	HardwareVersion string           `json:"hardware_version"`
-	NodeGUID        string           `json:"node_guid"`
-	SystemImageGUID string           `json:"system_image_guid"`
+	NodeGUID        mad.GUID         `json:"node_guid"`
+	SystemImageGUID mad.GUID         `json:"system_image_guid"`
 	Ports           []ibstatPortJSON `json:"ports,omitempty"`
 }
 
 type ibstatPortJSON struct {
-	Port           int     `json:"port"`
-	State          string  `json:"state"`
-	PhysicalState  string  `json:"physical_state"`
-	RateGbps       float64 `json:"rate_gbps"`
-	BaseLID        uint16  `json:"base_lid"`
-	LMC            uint8   `json:"lmc"`
-	SMLID          uint16  `json:"sm_lid"`
-	CapabilityMask string  `json:"capability_mask"`
-	PortGUID       string  `json:"port_guid"`
-	LinkLayer      string  `json:"link_layer"`
+	Port                int      `json:"port"`
+	State               int      `json:"state"`
+	StateText           string   `json:"state_text"`
+	PhysicalState       int      `json:"physical_state"`
+	PhysicalStateText   string   `json:"physical_state_text"`
+	RateGbps            float64  `json:"rate_gbps"`
+	RateText            string   `json:"rate_text"`
+	BaseLID             uint16   `json:"base_lid"`
+	LMC                 uint8    `json:"lmc"`
+	SMLID               uint16   `json:"sm_lid"`
+	CapabilityMask      uint32   `json:"capability_mask"`
+	CapabilityMaskNames []string `json:"capability_mask_names"`
+	PortGUID            mad.GUID `json:"port_guid"`
+	LinkLayer           string   `json:"link_layer"`
 }
 
 func ibstatCAToJSON(c *umad.CA, withPorts bool) ibstatCAJSON {
 	j := ibstatCAJSON{
 		Name:            c.Name,
-		NodeType:        nodeTypeWord(c.NodeType),
+		NodeType:        jsonv.NodeTypeOf(mad.NodeType(c.NodeType)),
 		CAType:          c.Type,
 		NumPorts:        numPorts(c),
 		FirmwareVersion: c.FWVersion,
 		HardwareVersion: c.HWRevision,
-		NodeGUID:        fmt.Sprintf("0x%016x", c.NodeGUID),
-		SystemImageGUID: fmt.Sprintf("0x%016x", c.SysImageGUID),
+		NodeGUID:        mad.GUID(c.NodeGUID),
+		SystemImageGUID: mad.GUID(c.SysImageGUID),
 	}
 	if withPorts {
 		j.Ports = []ibstatPortJSON{}
@@ -398,16 +406,20 @@ func ibstatCAToJSON(c *umad.CA, withPorts bool) ibstatCAJSON {
 
 func ibstatPortToJSON(p *umad.PortInfo) ibstatPortJSON {
 	return ibstatPortJSON{
-		Port:           p.Num,
-		State:          lookupWord(ibstatPortStates, p.State),
-		PhysicalState:  lookupWord(ibstatPhysStates, p.PhysState),
-		RateGbps:       rateGbps(p.Rate),
-		BaseLID:        p.LID,
-		LMC:            p.LMC,
-		SMLID:          p.SMLID,
-		CapabilityMask: fmt.Sprintf("0x%08x", p.CapMask),
-		PortGUID:       fmt.Sprintf("0x%016x", p.PortGUID),
-		LinkLayer:      jsonLinkLayer(p.LinkLayer),
+		Port:                p.Num,
+		State:               p.State,
+		StateText:           lookupWord(ibstatPortStates, p.State),
+		PhysicalState:       p.PhysState,
+		PhysicalStateText:   lookupWord(ibstatPhysStates, p.PhysState),
+		RateGbps:            rateGbps(p.Rate),
+		RateText:            p.Rate,
+		BaseLID:             p.LID,
+		LMC:                 p.LMC,
+		SMLID:               p.SMLID,
+		CapabilityMask:      p.CapMask,
+		CapabilityMaskNames: jsonv.MaskNames(uint64(p.CapMask), "PortCapMask"),
+		PortGUID:            mad.GUID(p.PortGUID),
+		LinkLayer:           jsonLinkLayer(p.LinkLayer),
 	}
 }
 
@@ -475,18 +487,18 @@ func (r *ibstatusResult) writeText(w io.Writer) error {
 
 // ibstatusPortJSON is one port in ibstatus's --json output.
 type ibstatusPortJSON struct {
-	Device        string  `json:"device"`
-	Port          int     `json:"port"`
-	DefaultGID    string  `json:"default_gid"`
-	BaseLID       uint16  `json:"base_lid"`
-	SMLID         uint16  `json:"sm_lid"`
-	State         int     `json:"state"`
-	StateName     string  `json:"state_name"`
-	PhysState     int     `json:"phys_state"`
-	PhysStateName string  `json:"phys_state_name"`
-	Rate          string  `json:"rate"`
-	RateGbps      float64 `json:"rate_gbps"`
-	LinkLayer     string  `json:"link_layer"`
+	Device        string   `json:"device"`
+	Port          int      `json:"port"`
+	DefaultGID    *mad.GID `json:"default_gid"`
+	BaseLID       uint16   `json:"base_lid"`
+	SMLID         uint16   `json:"sm_lid"`
+	State         int      `json:"state"`
+	StateText     string   `json:"state_text"`
+	PhysState     int      `json:"physical_state"`
+	PhysStateText string   `json:"physical_state_text"`
+	RateGbps      float64  `json:"rate_gbps"`
+	RateText      string   `json:"rate_text"`
+	LinkLayer     string   `json:"link_layer"`
 }
 
 // ibstatusFatal is the script's fatal error. Through the ibstatus symlink
@@ -683,19 +695,29 @@ func shellEcho(w io.Writer, label, value string) {
 	fmt.Fprintln(w, label+" "+strings.Join(words, " "))
 }
 
+// parseGIDText is a GID in sysfs' text (fe80:0000:...), nil when there is
+// none ("unknown").
+func parseGIDText(s string) *mad.GID {
+	var g mad.GID
+	if g.UnmarshalText([]byte(s)) != nil {
+		return nil
+	}
+	return &g
+}
+
 func ibstatusPortToJSON(dev string, p *umad.PortInfo) ibstatusPortJSON {
 	return ibstatusPortJSON{
 		Device:        dev,
 		Port:          p.Num,
-		DefaultGID:    sysfsDefaultGID(p),
+		DefaultGID:    parseGIDText(sysfsDefaultGID(p)),
 		BaseLID:       p.LID,
 		SMLID:         p.SMLID,
 		State:         p.State,
-		StateName:     sysfsStateName(p.State),
+		StateText:     sysfsStateName(p.State),
 		PhysState:     p.PhysState,
-		PhysStateName: sysfsPhysStateName(p.PhysState),
-		Rate:          p.Rate,
+		PhysStateText: sysfsPhysStateName(p.PhysState),
 		RateGbps:      rateGbps(p.Rate),
+		RateText:      p.Rate,
 		LinkLayer:     jsonLinkLayer(p.LinkLayer),
 	}
 }

@@ -277,6 +277,12 @@ func TestIbstatFormatting(t *testing.T) {
 	}
 }
 
+// capNames0x02514868 are the names of mlx4_0's capability mask bits,
+// libibmad's (spelling included).
+var capNames0x02514868 = []string{"IsTrapSupported", "IsAutomaticMigrationSupported", "IsSLMappingSupported",
+	"IsSystemImageGUIDsupported", "IsExtendedSpeedsSupported", "IsCommunicatonManagementSupported", "IsVendorClassSupported",
+	"IsCapabilityMaskNoticeSupported", "IsClientRegistrationSupported"}
+
 func TestIbstatJSON(t *testing.T) {
 	root := fakeSysfs(t)
 	r := runKernel(t, root, "ibstat", "--json")
@@ -291,19 +297,21 @@ func TestIbstatJSON(t *testing.T) {
 		t.Fatalf("%d CAs", len(got.CAs))
 	}
 	wantCA := ibstatCAJSON{
-		Name: "mlx4_0", NodeType: "CA", CAType: "MT4099", NumPorts: 2, FirmwareVersion: "2.42.5000",
-		HardwareVersion: "b0", NodeGUID: "0x0002c90300a1b2c0", SystemImageGUID: "0x0002c90300a1b2c3",
+		Name: "mlx4_0", NodeType: "ca", CAType: "MT4099", NumPorts: 2, FirmwareVersion: "2.42.5000",
+		HardwareVersion: "b0", NodeGUID: 0x0002c90300a1b2c0, SystemImageGUID: 0x0002c90300a1b2c3,
 		Ports: []ibstatPortJSON{
-			{Port: 1, State: "Down", PhysicalState: "Polling", RateGbps: 10, BaseLID: 0, LMC: 0, SMLID: 0,
-				CapabilityMask: "0x02514868", PortGUID: "0x0002c90300a1b2c1", LinkLayer: "InfiniBand"},
-			{Port: 2, State: "Active", PhysicalState: "LinkUp", RateGbps: 40, BaseLID: 8, LMC: 1, SMLID: 1,
-				CapabilityMask: "0x02514868", PortGUID: "0x0002c90300a1b2c2", LinkLayer: "InfiniBand"},
+			{Port: 1, State: 1, StateText: "Down", PhysicalState: 2, PhysicalStateText: "Polling", RateGbps: 10, RateText: "10 Gb/sec (4X SDR)",
+				BaseLID: 0, LMC: 0, SMLID: 0, CapabilityMask: 0x02514868, CapabilityMaskNames: capNames0x02514868,
+				PortGUID: 0x0002c90300a1b2c1, LinkLayer: "InfiniBand"},
+			{Port: 2, State: 4, StateText: "Active", PhysicalState: 5, PhysicalStateText: "LinkUp", RateGbps: 40, RateText: "40 Gb/sec (4X FDR10)",
+				BaseLID: 8, LMC: 1, SMLID: 1, CapabilityMask: 0x02514868, CapabilityMaskNames: capNames0x02514868,
+				PortGUID: 0x0002c90300a1b2c2, LinkLayer: "InfiniBand"},
 		},
 	}
 	if !reflect.DeepEqual(got.CAs[0], wantCA) {
 		t.Errorf("mlx4_0 = %+v", got.CAs[0])
 	}
-	if p := got.CAs[2].Ports[0]; p.LinkLayer != "Ethernet" || p.RateGbps != 25 || p.PortGUID != "0x0ac0ebfffe214a0e" {
+	if p := got.CAs[2].Ports[0]; p.LinkLayer != "Ethernet" || p.RateGbps != 25 || p.PortGUID != 0x0ac0ebfffe214a0e {
 		t.Errorf("mlx5_1 port = %+v", p)
 	}
 	// The exact text: snake_case keys, 2-space indent, trailing newline.
@@ -312,7 +320,7 @@ func TestIbstatJSON(t *testing.T) {
   "cas": [
     {
       "name": "mlx5_0",
-      "node_type": "CA",
+      "node_type": "ca",
       "ca_type": "MT4119",
       "num_ports": 1,
       "firmware_version": "16.35.2000",
@@ -322,13 +330,29 @@ func TestIbstatJSON(t *testing.T) {
       "ports": [
         {
           "port": 1,
-          "state": "Active",
-          "physical_state": "LinkUp",
+          "state": 4,
+          "state_text": "Active",
+          "physical_state": 5,
+          "physical_state_text": "LinkUp",
           "rate_gbps": 100,
+          "rate_text": "100 Gb/sec (4X EDR)",
           "base_lid": 4,
           "lmc": 0,
           "sm_lid": 1,
-          "capability_mask": "0x2651e848",
+          "capability_mask": 642902088,
+          "capability_mask_names": [
+            "IsTrapSupported",
+            "IsSLMappingSupported",
+            "IsSystemImageGUIDsupported",
+            "IsExtendedSpeedsSupported",
+            "IsCapabilityMask2Supported",
+            "IsCommunicatonManagementSupported",
+            "IsVendorClassSupported",
+            "IsCapabilityMaskNoticeSupported",
+            "IsClientRegistrationSupported",
+            "IsOtherLocalChangesNoticeSupported",
+            "IsMcastPkeyTrapSuppressionSupported"
+          ],
           "port_guid": "0x0c42a10300658a10",
           "link_layer": "InfiniBand"
         }
@@ -357,7 +381,7 @@ func TestIbstatJSON(t *testing.T) {
 	ca.Ports[0].Rate = "2.5 Gb/sec (1X SDR)"
 	r = runWith(&umadtest.Opener{LocalCAs: []umad.CA{ca}}, "ibstat", "--json")
 	if !strings.Contains(r.stdout, `"rate_gbps": 2.5,`) || !strings.Contains(r.stdout, `"link_layer": "InfiniBand"`) ||
-		!strings.Contains(r.stdout, `"node_type": "Switch"`) {
+		!strings.Contains(r.stdout, `"node_type": "switch"`) {
 		t.Errorf("ibstat --json on a switch:\n%s", r.stdout)
 	}
 	r = runWith(&umadtest.Opener{}, "ibstat", "--json")
@@ -501,29 +525,29 @@ func TestIbstatusJSON(t *testing.T) {
     {
       "device": "mlx4_0",
       "port": 2,
-      "default_gid": "fe80:0000:0000:0000:0002:c903:00a1:b2c2",
+      "default_gid": "fe80::2:c903:a1:b2c2",
       "base_lid": 8,
       "sm_lid": 1,
       "state": 4,
-      "state_name": "ACTIVE",
-      "phys_state": 5,
-      "phys_state_name": "LinkUp",
-      "rate": "40 Gb/sec (4X FDR10)",
+      "state_text": "ACTIVE",
+      "physical_state": 5,
+      "physical_state_text": "LinkUp",
       "rate_gbps": 40,
+      "rate_text": "40 Gb/sec (4X FDR10)",
       "link_layer": "InfiniBand"
     },
     {
       "device": "mlx5_1",
       "port": 1,
-      "default_gid": "fe80:0000:0000:0000:0ac0:ebff:fe21:4a0e",
+      "default_gid": "fe80::ac0:ebff:fe21:4a0e",
       "base_lid": 0,
       "sm_lid": 0,
       "state": 4,
-      "state_name": "ACTIVE",
-      "phys_state": 5,
-      "phys_state_name": "LinkUp",
-      "rate": "25 Gb/sec (1X EDR)",
+      "state_text": "ACTIVE",
+      "physical_state": 5,
+      "physical_state_text": "LinkUp",
       "rate_gbps": 25,
+      "rate_text": "25 Gb/sec (1X EDR)",
       "link_layer": "Ethernet"
     }
   ]

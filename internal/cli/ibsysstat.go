@@ -42,6 +42,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
@@ -84,7 +85,7 @@ func newIbsysstatCmd(env *Env) *cobra.Command {
 
 // ibsysstatResult is ibsysstat's JSON output.
 type ibsysstatResult struct {
-	Target        string          `json:"target"`
+	Target        jsonv.Target    `json:"target"`
 	Operation     string          `json:"operation"`
 	OK            bool            `json:"ok,omitempty"`
 	Host          string          `json:"host,omitempty"`
@@ -156,7 +157,7 @@ func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []
 	req := &rpc.Request{Addr: addr, MAD: vendorRequest(mad.ClassVendorOFASysStat, sysstatOps[op], oui), Retries: &once}
 	reply, err := eng.Do(ctx, req)
 	if err != nil {
-		return &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: Connection timed out", target), err: err}
+		return &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: Connection timed out", target.Text), err: err}
 	}
 	res := ibsysstatResult{Target: target, Operation: op}
 	var out string
@@ -174,10 +175,10 @@ func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []
 	case "cpi":
 		var cpi mad.ClassPortInfo
 		if err := cpi.Unmarshal(reply.MAD[mad.Vendor2DataOffset:]); err != nil {
-			return &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: %v", target, err)}
+			return &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: %v", target.Text, err)}
 		}
 		res.ClassPortInfo, _ = json.Marshal(&cpi)
-		out = fmt.Sprintf("# ClassPortInfo: %s\n%s", target, mad.Dotted(&cpi, nil))
+		out = fmt.Sprintf("# ClassPortInfo: %s\n%s", target.Text, mad.Dotted(&cpi, nil))
 	}
 	if opts.JSON {
 		return writeJSON(env.IO.Out, &res)

@@ -117,7 +117,7 @@ func TestIbsysstatJSON(t *testing.T) {
 	} {
 		r := runSim(f, "Hca1", "ibsysstat", "--json", lid, op)
 		var got ibsysstatResult
-		if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 || got.Operation != op || got.Target != "Lid "+lid || !check(got) {
+		if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 || got.Operation != op || got.Target.Text != "Lid "+lid || !check(got) {
 			t.Errorf("%s: %v %v", op, err, r)
 		}
 	}

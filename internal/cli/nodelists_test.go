@@ -121,9 +121,9 @@ func TestNodeListsJSON(t *testing.T) {
 	}
 	var types []string
 	for _, n := range doc.Nodes {
-		types = append(types, n.Type)
+		types = append(types, string(n.NodeType))
 	}
-	if strings.Join(types, " ") != "ca ca ca switch switch" || doc.Nodes[0].GUID != "0x0000000000100006" {
+	if strings.Join(types, " ") != "ca ca ca switch switch" || doc.Nodes[0].NodeGUID != 0x100006 {
 		t.Errorf("nodes %v", doc.Nodes)
 	}
 	if r := runSim(f, "", "ibhosts", "--json", "some.topo"); r.Code != ExitUsage {

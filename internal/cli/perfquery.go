@@ -71,6 +71,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/sa"
@@ -203,14 +204,9 @@ func madFailure(fn, cmsg, what string, err error) *ibFailure {
 	return &ibFailure{fn: fn, cmsg: cmsg, what: what, err: err, stderr: errors.As(err, &te)}
 }
 
-// perfTarget is where the counters come from.
-type perfTarget struct {
-	LID    uint16 `json:"lid"`
-	GUID   string `json:"guid,omitempty"`
-	GID    string `json:"gid,omitempty"`
-	DRPath string `json:"dr_path,omitempty"`
-	Text   string `json:"text"` // libibmad's portid2str, as in the titles
-}
+// perfTarget is where the counters come from; Text is libibmad's
+// portid2str, as in the titles.
+type perfTarget = jsonv.Target
 
 // perfqueryResult is perfquery's JSON output.
 type perfqueryResult struct {
@@ -414,7 +410,7 @@ func (q *perfQuery) resolveTarget(args []string) error {
 			return &ibFailure{fn: "main", cmsg: "can't resolve self port (null)", what: "reading the local port", err: lerr, stderr: true}
 		}
 		q.port = local.Num // perfquery.c's resolve_self: also with -a
-		q.target = perfTarget{LID: local.LID, Text: fmt.Sprintf("Lid %d", local.LID)}
+		q.target = perfTarget{Route: jsonv.RouteLID, LID: local.LID, Text: fmt.Sprintf("Lid %d", local.LID)}
 		var err error
 		q.addr, err = q.pathOrLID(endport.Target{Kind: endport.ByLID, LID: local.LID})
 		return err
@@ -431,7 +427,7 @@ func (q *perfQuery) resolveTarget(args []string) error {
 	}
 	switch t.Kind {
 	case endport.ByLID:
-		q.target = perfTarget{LID: t.LID}
+		q.target = perfTarget{Route: jsonv.RouteLID, LID: t.LID}
 		if q.addr, err = q.pathOrLID(t); err != nil {
 			return err
 		}
@@ -452,19 +448,15 @@ func (q *perfQuery) resolveTarget(args []string) error {
 			return cantResolve(err, ExitFailure)
 		}
 		q.addr = q.gmpAddr(p.Addr)
-		q.target = perfTarget{LID: p.Addr.LID}
-		switch t.Kind {
-		case endport.ByGUID:
-			q.target.GUID = mad.GUID(t.GUID).String()
-		case endport.ByGID:
-			q.target.GID = mad.GID(t.GID).String()
-		case endport.ByDRPath:
+		q.target = withGiven(perfTarget{Route: jsonv.RouteLID, LID: p.Addr.LID}, t)
+		if t.Kind == endport.ByDRPath {
 			q.target.DRPath = mad.FormatDRPath(t.DRPath)
 		}
 	}
 	q.target.Text = fmt.Sprintf("Lid %d", q.target.LID)
-	if q.target.LID == 0 && q.target.GID != "" {
-		q.target.Text = "Gid " + q.target.GID // RoCE: no LIDs, the GID is the address
+	if q.target.LID == 0 && q.target.GID != nil {
+		q.target.Route = jsonv.RouteGID
+		q.target.Text = "Gid " + q.target.GID.String() // RoCE: no LIDs, the GID is the address
 	}
 	return nil
 }

@@ -462,7 +462,7 @@ func TestPerfqueryJSON(t *testing.T) {
 	}
 	got = run("-x", "-G", "0x100001", "1")
 	v = values(got.Counters[0])
-	if got.Attribute != "PortCountersExtended" || got.Target.GUID != "0x0000000000100001" || got.Target.LID != 2 ||
+	if got.Attribute != "PortCountersExtended" || got.Target.GUID == nil || *got.Target.GUID != 0x100001 || got.Target.Route != "lid" || got.Target.LID != 2 ||
 		v["port_xmit_data_bytes"] != 4*v["port_xmit_data"].(float64) {
 		t.Errorf("-x -G: %+v %v", got, v)
 	}

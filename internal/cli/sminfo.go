@@ -44,6 +44,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -81,15 +82,15 @@ var smStateNames = []string{"SMINFO_NOTACT", "SMINFO_DISCOVER", "SMINFO_STANDBY"
 
 // sminfoResult is sminfo's JSON output.
 type sminfoResult struct {
-	SMLID         uint16   `json:"sm_lid"`
-	Target        string   `json:"target"`
-	Method        string   `json:"method"`
-	Modifier      uint32   `json:"modifier"`
-	GUID          mad.GUID `json:"guid"`
-	ActivityCount uint32   `json:"activity_count"`
-	Priority      uint8    `json:"priority"`
-	State         uint8    `json:"state"`
-	StateName     string   `json:"state_name"`
+	SMLID         uint16       `json:"sm_lid"`
+	Target        jsonv.Target `json:"target"`
+	Method        string       `json:"method"`
+	Modifier      uint32       `json:"modifier"`
+	GUID          mad.GUID     `json:"guid"`
+	ActivityCount uint32       `json:"activity_count"`
+	Priority      uint8        `json:"priority"`
+	State         uint8        `json:"state"`
+	StateText     string       `json:"state_text"`
 }
 
 func runSminfo(env *Env, opts *sminfoOptions, args []string) error {
@@ -158,18 +159,18 @@ func runSminfo(env *Env, opts *sminfoOptions, args []string) error {
 		return &ibFailure{cmsg: "query", err: err}
 	}
 	res := sminfoResult{
-		SMLID: dest.LID, Target: dest.String(), Method: methodName, Modifier: mod,
+		SMLID: dest.LID, Target: dest.json(), Method: methodName, Modifier: mod,
 		GUID: got.GUID, ActivityCount: got.ActCount, Priority: got.Priority,
-		State: uint8(got.SMState), StateName: "???",
+		State: uint8(got.SMState), StateText: "???",
 	}
 	if int(res.State) < len(smStateNames) {
-		res.StateName = smStateNames[res.State]
+		res.StateText = smStateNames[res.State]
 	}
 	if opts.JSON {
 		return writeJSON(env.IO.Out, &res)
 	}
 	_, err = fmt.Fprintf(env.IO.Out, "sminfo: sm lid %d sm guid 0x%x, activity count %d priority %d state %d %s\n",
-		res.SMLID, uint64(res.GUID), res.ActivityCount, res.Priority, res.State, res.StateName)
+		res.SMLID, uint64(res.GUID), res.ActivityCount, res.Priority, res.State, res.StateText)
 	return err
 }
 

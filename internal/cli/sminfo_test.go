@@ -137,8 +137,11 @@ func TestSminfoJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
 		t.Fatal(err, r.Stdout)
 	}
-	for k, v := range map[string]any{"sm_lid": 1.0, "target": "Lid 1", "method": "Get", "modifier": 0.0,
-		"guid": "0x0000000000200000", "state": 3.0, "state_name": "SMINFO_MASTER", "priority": 0.0} {
+	if tg, _ := got["target"].(map[string]any); tg["route"] != "lid" || tg["lid"] != 1.0 || tg["text"] != "Lid 1" {
+		t.Errorf("target = %v", got["target"])
+	}
+	for k, v := range map[string]any{"sm_lid": 1.0, "method": "Get", "modifier": 0.0,
+		"guid": "0x0000000000200000", "state": 3.0, "state_text": "SMINFO_MASTER", "priority": 0.0} {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v (%s)", k, got[k], v, r.Stdout)
 		}

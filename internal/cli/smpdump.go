@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -44,13 +45,11 @@ func newSmpdumpCmd(env *Env) *cobra.Command {
 
 // smpdumpResult is smpdump's JSON output.
 type smpdumpResult struct {
-	Route     string `json:"route"` // "lid" or "dr"
-	LID       uint16 `json:"lid,omitempty"`
-	DRPath    string `json:"dr_path,omitempty"`
-	Attribute uint16 `json:"attribute_id"`
-	Modifier  uint32 `json:"attribute_modifier"`
-	Status    uint16 `json:"status"`
-	Data      string `json:"data"` // the 64 data bytes in hex
+	Target    jsonv.Target `json:"target"`
+	Attribute uint16       `json:"attribute_id"`
+	Modifier  uint32       `json:"attribute_modifier"`
+	Status    uint16       `json:"status"`
+	Data      string       `json:"data"` // the 64 data bytes in hex
 	// Decoded is the attribute as mad's JSON (with --decode, for known
 	// attributes).
 	Decoded json.RawMessage `json:"decoded,omitempty"`
@@ -160,7 +159,7 @@ func smpdumpRequest(opts *smpdumpOptions, target string, attr uint16, mod uint32
 		if err != nil {
 			return nil, nil, err
 		}
-		res.Route, res.DRPath = "dr", mad.FormatDRPath(path)
+		res.Target = ibPortID{Path: path}.json()
 		return &rpc.Request{
 			Addr: umad.Address{LID: umad.PermissiveLID},
 			MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
@@ -170,6 +169,6 @@ func smpdumpRequest(opts *smpdumpOptions, target string, attr uint16, mod uint32
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Route, res.LID = "lid", lid
+	res.Target = ibPortID{LID: lid}.json()
 	return &rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod)}, res, nil
 }

@@ -67,7 +67,7 @@ func TestSmpdumpJSON(t *testing.T) {
 		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
 	}
 	// Switch2 (GUID 0x200001 in tiny.net's order), reached over DR.
-	if got.Route != "dr" || got.DRPath != "0,8" || got.Attribute != 0x11 || got.Status != 0x8000 ||
+	if got.Target.Route != "dr" || got.Target.DRPath != "0,8" || got.Attribute != 0x11 || got.Status != 0x8000 ||
 		!strings.HasPrefix(got.Data, "010102") || len(got.Data) != 128 {
 		t.Fatalf("unexpected JSON result %+v", got)
 	}

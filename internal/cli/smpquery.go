@@ -51,6 +51,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/rpc"
@@ -135,22 +136,18 @@ func newSmpqueryCmd(env *Env) *cobra.Command {
 }
 
 // ibFailure is a failed smpquery step: the C tool's message and the cause.
-// smpTarget is the destination of smpquery's SMPs.
+// smpTarget is the destination of smpquery's SMPs: the JSON target (Text
+// is libibmad's portid2str; GUID or GID what the LID was resolved from)
+// and the directed route.
 type smpTarget struct {
-	Route  string `json:"route"` // "lid", "dr" or "combined"
-	LID    uint16 `json:"lid,omitempty"`
-	DRPath string `json:"dr_path,omitempty"`
-	DRSLID uint16 `json:"dr_slid,omitempty"`
-	GUID   string `json:"guid,omitempty"` // the GUID the LID was resolved from (SA PathRecord)
-	GID    string `json:"gid,omitempty"`  // or the GID
-	Text   string `json:"text"`           // libibmad's portid2str
-	path   []byte
+	jsonv.Target
+	path []byte
 }
 
 // smpqueryResult is smpquery's JSON output.
 type smpqueryResult struct {
 	Operation        string          `json:"operation"`
-	Target           *smpTarget      `json:"target"`
+	Target           *jsonv.Target   `json:"target"`
 	Port             *int            `json:"port,omitempty"`
 	NodeInfo         json.RawMessage `json:"node_info,omitempty"`
 	NodeDescription  *smpNodeDesc    `json:"node_description,omitempty"`
@@ -167,7 +164,7 @@ type smpqueryResult struct {
 type smpNodeDesc struct {
 	NodeGUID    mad.GUID `json:"node_guid"`
 	Description string   `json:"description"`
-	Name        string   `json:"name"`
+	Name        string   `json:"node_name"`
 }
 
 type smpPKeys struct {
@@ -260,7 +257,7 @@ func runSmpquery(env *Env, opts *smpqueryOptions, args []string) error {
 	if err := q.resolveTarget(args[1 : 1+targetArgs]); err != nil {
 		return smpFail(env, opts, q, err)
 	}
-	q.res.Target = q.target
+	q.res.Target = &q.target.Target
 	q.names = nodename.Open(opts.nodeNameMap, env.IO.Err)
 
 	if err := op.run(q); err != nil {
@@ -327,7 +324,7 @@ func (q *smpQuery) resolveTarget(args []string) error {
 			f.code, f.stderr = ExitFailure, true
 			return f
 		}
-		q.target = &smpTarget{Route: "combined", LID: lid, DRPath: mad.FormatDRPath(path), DRSLID: info.LID, path: path}
+		q.target = &smpTarget{Target: jsonv.Target{Route: jsonv.RouteCombined, LID: lid, DRPath: mad.FormatDRPath(path), DRSLID: info.LID}, path: path}
 		q.target.Text = fmt.Sprintf("Lid %d", lid)
 		if len(path) > 1 {
 			q.target.Text += fmt.Sprintf(" DR path slid %d; dlid 65535; %s", info.LID, q.target.DRPath)
@@ -340,9 +337,9 @@ func (q *smpQuery) resolveTarget(args []string) error {
 	}
 	switch t.Kind {
 	case endport.ByLID:
-		q.target = &smpTarget{Route: "lid", LID: t.LID, Text: fmt.Sprintf("Lid %d", t.LID)}
+		q.target = &smpTarget{Target: jsonv.Target{Route: jsonv.RouteLID, LID: t.LID, Text: fmt.Sprintf("Lid %d", t.LID)}}
 	case endport.ByDRPath:
-		q.target = &smpTarget{Route: "dr", DRPath: mad.FormatDRPath(t.DRPath), path: t.DRPath}
+		q.target = &smpTarget{Target: jsonv.Target{Route: jsonv.RouteDR, DRPath: mad.FormatDRPath(t.DRPath)}, path: t.DRPath}
 		q.target.Text = "DR path slid 65535; dlid 65535; " + q.target.DRPath
 	default: // a GUID or GID: the SA's PathRecord gives the LID
 		r, err := newResolver(q.eng, &opts.Common)
@@ -355,12 +352,7 @@ func (q *smpQuery) resolveTarget(args []string) error {
 			f.code, f.stderr = ExitFailure, true
 			return f
 		}
-		q.target = &smpTarget{Route: "lid", LID: lid, Text: fmt.Sprintf("Lid %d", lid)}
-		if t.Kind == endport.ByGUID {
-			q.target.GUID = mad.GUID(t.GUID).String()
-		} else {
-			q.target.GID = mad.GID(t.GID).String()
-		}
+		q.target = &smpTarget{Target: withGiven(jsonv.Target{Route: jsonv.RouteLID, LID: lid, Text: fmt.Sprintf("Lid %d", lid)}, t)}
 	}
 	return nil
 }

@@ -256,7 +256,7 @@ func TestSmpqueryJSON(t *testing.T) {
 		t.Errorf("-G: %v", target)
 	}
 	nd := run("nd", "2")["node_description"].(map[string]any)
-	if nd["description"] != "hca one" || nd["name"] != "hca one" || nd["node_guid"] != "0x0000000000100000" {
+	if nd["description"] != "hca one" || nd["node_name"] != "hca one" || nd["node_guid"] != "0x0000000000100000" {
 		t.Errorf("nd 2: %v", nd)
 	}
 	pk := run("pkeys", "2", "1")["pkeys"].(map[string]any)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/rpc"
@@ -270,9 +271,12 @@ type subnetCountsDoc struct {
 	LIDs     int `json:"lids"`
 }
 
+// guidDoc is a node (node_guid) or an end port (port_guid) and the name
+// of its node.
 type guidDoc struct {
-	GUID string `json:"guid"`
-	Name string `json:"name"`
+	NodeGUID *mad.GUID `json:"node_guid,omitempty"`
+	PortGUID *mad.GUID `json:"port_guid,omitempty"`
+	NodeName string    `json:"node_name"`
 }
 
 type guidSetDiffDoc struct {
@@ -280,15 +284,9 @@ type guidSetDiffDoc struct {
 	ReferenceOnly []guidDoc `json:"reference_only"`
 }
 
-type portEndDoc struct {
-	GUID string `json:"guid"`
-	Port int    `json:"port"`
-	Name string `json:"name"`
-}
-
 type linkEndsDoc struct {
-	A portEndDoc `json:"a"`
-	B portEndDoc `json:"b"`
+	A jsonv.LinkEnd `json:"a"`
+	B jsonv.LinkEnd `json:"b"`
 }
 
 type linkSetDiffDoc struct {
@@ -296,9 +294,13 @@ type linkSetDiffDoc struct {
 	ReferenceOnly []linkEndsDoc `json:"reference_only"`
 }
 
+// rateDoc is a link's rate from ibnetdiscover's columns ("4x", "EDR").
 type rateDoc struct {
-	Width string `json:"width"`
-	Speed string `json:"speed"`
+	jsonv.Rate
+}
+
+func rateDocOf(r discovery.LinkRate) rateDoc {
+	return rateDoc{jsonv.RateOf(jsonv.Width(strings.ToUpper(r.Width)), r.Speed)}
 }
 
 type rateChangeDoc struct {
@@ -307,27 +309,35 @@ type rateChangeDoc struct {
 	Reference rateDoc     `json:"reference"`
 }
 
+// lidChangeDoc is a LID and the end port GUID it leads to on each side.
 type lidChangeDoc struct {
-	LID       uint16 `json:"lid"`
-	Current   string `json:"current,omitempty"`
-	Reference string `json:"reference,omitempty"`
+	LID               uint16    `json:"lid"`
+	CurrentPortGUID   *mad.GUID `json:"current_port_guid,omitempty"`
+	ReferencePortGUID *mad.GUID `json:"reference_port_guid,omitempty"`
 }
 
 func (r *diffReport) document() subnetDiffDoc {
 	d := r.d
-	guids := func(gs []uint64) []guidDoc {
+	guids := func(gs []uint64, port bool) []guidDoc {
 		out := []guidDoc{}
 		for _, g := range gs {
-			out = append(out, guidDoc{GUID: hexGUID(g), Name: r.nameOf(g)})
+			mg := mad.GUID(g)
+			d := guidDoc{NodeGUID: &mg, NodeName: r.nameOf(g)}
+			if port {
+				d.NodeGUID, d.PortGUID = nil, &mg
+			}
+			out = append(out, d)
 		}
 		return out
 	}
-	link := func(l discovery.LinkRef) linkEndsDoc {
-		return linkEndsDoc{
-			A: portEndDoc{GUID: hexGUID(l.A.GUID), Port: l.A.Num, Name: r.nameOf(l.A.GUID)},
-			B: portEndDoc{GUID: hexGUID(l.B.GUID), Port: l.B.Num, Name: r.nameOf(l.B.GUID)},
+	end := func(p discovery.PortRef) jsonv.LinkEnd {
+		e := jsonv.LinkEnd{NodeName: r.nameOf(p.GUID), Port: p.Num, PortGUID: mad.GUID(p.GUID)}
+		if n := r.nodeOf(p.GUID); n != nil {
+			e.NodeGUID, e.NodeType = mad.GUID(n.GUID), nodeTypeOf(n)
 		}
+		return e
 	}
+	link := func(l discovery.LinkRef) linkEndsDoc { return linkEndsDoc{A: end(l.A), B: end(l.B)} }
 	links := func(ls []discovery.LinkRef) []linkEndsDoc {
 		out := []linkEndsDoc{}
 		for _, l := range ls {
@@ -339,8 +349,8 @@ func (r *diffReport) document() subnetDiffDoc {
 		Same:      d.Same(),
 		Current:   subnetCountsDoc{d.CurrentEndPorts, d.CurrentNodes, d.CurrentLinks, d.CurrentLIDs},
 		Reference: subnetCountsDoc{d.ReferenceEndPorts, d.ReferenceNodes, d.ReferenceLinks, d.ReferenceLIDs},
-		EndPorts:  guidSetDiffDoc{guids(d.CurrentOnlyEndPorts), guids(d.ReferenceOnlyEndPorts)},
-		Nodes:     guidSetDiffDoc{guids(d.CurrentOnlyNodes), guids(d.ReferenceOnlyNodes)},
+		EndPorts:  guidSetDiffDoc{guids(d.CurrentOnlyEndPorts, true), guids(d.ReferenceOnlyEndPorts, true)},
+		Nodes:     guidSetDiffDoc{guids(d.CurrentOnlyNodes, false), guids(d.ReferenceOnlyNodes, false)},
 		Links:     linkSetDiffDoc{links(d.CurrentOnlyLinks), links(d.ReferenceOnlyLinks)},
 		Rates:     []rateChangeDoc{},
 		LIDs:      []lidChangeDoc{},
@@ -348,15 +358,17 @@ func (r *diffReport) document() subnetDiffDoc {
 	}
 	for _, c := range d.RateChanges {
 		doc.Rates = append(doc.Rates, rateChangeDoc{Link: link(c.Link),
-			Current: rateDoc{c.Current.Width, c.Current.Speed}, Reference: rateDoc{c.Reference.Width, c.Reference.Speed}})
+			Current: rateDocOf(c.Current), Reference: rateDocOf(c.Reference)})
 	}
 	for _, c := range d.LIDChanges {
 		lc := lidChangeDoc{LID: c.LID}
 		if c.Current != 0 {
-			lc.Current = hexGUID(c.Current)
+			g := mad.GUID(c.Current)
+			lc.CurrentPortGUID = &g
 		}
 		if c.Reference != 0 {
-			lc.Reference = hexGUID(c.Reference)
+			g := mad.GUID(c.Reference)
+			lc.ReferencePortGUID = &g
 		}
 		doc.LIDs = append(doc.LIDs, lc)
 	}

@@ -65,8 +65,8 @@ Current subnet has 4 LIDs, reference subnet has 5 LIDs
 	var doc subnetDiffDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != ExitDifferent || doc.Same ||
 		doc.Current.Links != 3 || doc.Reference.Links != 4 || len(doc.Links.ReferenceOnly) != 1 ||
-		doc.Links.ReferenceOnly[0].B.Name != "Hca2" || len(doc.LIDs) != 1 || doc.LIDs[0].LID != 3 ||
-		doc.LIDs[0].Current != "" || doc.LIDs[0].Reference != "0x0000000000100004" || len(doc.EndPorts.CurrentOnly) != 0 {
+		doc.Links.ReferenceOnly[0].B.NodeName != "Hca2" || len(doc.LIDs) != 1 || doc.LIDs[0].LID != 3 ||
+		doc.LIDs[0].CurrentPortGUID != nil || doc.LIDs[0].ReferencePortGUID == nil || *doc.LIDs[0].ReferencePortGUID != 0x100004 || len(doc.EndPorts.CurrentOnly) != 0 {
 		t.Errorf("--json: exit %d, %v\n%s", r.Code, err, r.Stdout)
 	}
 }
@@ -108,8 +108,8 @@ func TestSubnetDiffRatesAndLIDs(t *testing.T) {
 	}
 	r = runSim(f, "", "subnet_diff", "--json", ref, cur)
 	var doc subnetDiffDoc
-	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Rates) != 1 || doc.Rates[0].Current.Speed != "DDR" ||
-		doc.Rates[0].Reference.Width != "4x" || len(doc.LIDs) != 2 {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Rates) != 1 || doc.Rates[0].Current.SpeedText != "DDR" ||
+		doc.Rates[0].Reference.Width != "4X" || len(doc.LIDs) != 2 {
 		t.Errorf("--json: %v\n%s", err, r.Stdout)
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/verbs"
 )
 
@@ -35,19 +37,19 @@ func newIbvDevicesCmd(env *Env) *cobra.Command {
 
 // verbsDeviceJSON is one device in ibv_devices' and ibv_devinfo -l's JSON.
 type verbsDeviceJSON struct {
-	Name      string `json:"name"`
-	NodeGUID  string `json:"node_guid"` // 16 hex digits
-	NodeType  string `json:"node_type"`
-	Transport string `json:"transport"`
-	UverbsDev string `json:"uverbs_device"`
-	SysfsPath string `json:"sysfs_path"`
+	Name      string         `json:"name"`
+	NodeGUID  mad.GUID       `json:"node_guid"`
+	NodeType  jsonv.NodeType `json:"node_type,omitempty"` // RNICs and others have none
+	Transport string         `json:"transport"`
+	UverbsDev string         `json:"uverbs_device"`
+	SysfsPath string         `json:"sysfs_path"`
 }
 
 func verbsDevicesJSON(devs []verbs.Device) []verbsDeviceJSON {
 	out := make([]verbsDeviceJSON, 0, len(devs))
 	for _, d := range devs {
-		out = append(out, verbsDeviceJSON{Name: d.Name, NodeGUID: fmt.Sprintf("%016x", d.GUID),
-			NodeType: d.NodeType.String(), Transport: d.Transport.String(), UverbsDev: d.DevName, SysfsPath: d.IBDevPath})
+		out = append(out, verbsDeviceJSON{Name: d.Name, NodeGUID: mad.GUID(d.GUID),
+			NodeType: jsonv.NodeTypeOf(mad.NodeType(d.NodeType)), Transport: d.Transport.String(), UverbsDev: d.DevName, SysfsPath: d.IBDevPath})
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/verbs"
 )
@@ -483,8 +484,8 @@ type devinfoJSONDevice struct {
 	HCAID          string             `json:"hca_id"`
 	Transport      string             `json:"transport"`
 	FWVer          string             `json:"fw_ver,omitempty"`
-	NodeGUID       string             `json:"node_guid"`
-	SysImageGUID   string             `json:"sys_image_guid"`
+	NodeGUID       mad.GUID           `json:"node_guid"`
+	SysImageGUID   mad.GUID           `json:"system_image_guid"`
 	VendorID       uint32             `json:"vendor_id"`
 	VendorPartID   uint32             `json:"vendor_part_id"`
 	HWVer          uint32             `json:"hw_ver"`
@@ -496,8 +497,10 @@ type devinfoJSONDevice struct {
 }
 
 type devinfoJSONPort struct {
-	Port       int              `json:"port"`
-	State      string           `json:"state"`
+	Port      int    `json:"port"`
+	State     int    `json:"state"`
+	StateText string `json:"state_text"`
+	jsonv.Rate
 	MaxMTU     int              `json:"max_mtu_bytes"`
 	ActiveMTU  int              `json:"active_mtu_bytes"`
 	SMLID      uint16           `json:"sm_lid"`
@@ -509,25 +512,29 @@ type devinfoJSONPort struct {
 }
 
 type devinfoJSONGID struct {
-	Index int    `json:"index"`
-	GID   string `json:"gid"`
-	Type  string `json:"type,omitempty"`
+	Index int     `json:"index"`
+	GID   mad.GID `json:"gid"`
+	Type  string  `json:"type,omitempty"`
 }
+
+// verbsSpeedNames are ibv_port_attr.active_speed's values by their names.
+var verbsSpeedNames = map[uint8]string{1: "SDR", 2: "DDR", 4: "QDR", 8: "FDR10", 16: "FDR", 32: "EDR", 64: "HDR", 128: "NDR"}
 
 func devinfoJSON(infos []*devinfoDevice) []devinfoJSONDevice {
 	out := make([]devinfoJSONDevice, 0, len(infos))
 	for _, in := range infos {
 		a := &in.Attr
 		d := devinfoJSONDevice{HCAID: in.Dev.Name, Transport: in.Dev.Transport.String(), FWVer: a.FWVer,
-			NodeGUID: guidString(a.NodeGUID), SysImageGUID: guidString(a.SysImageGUID), VendorID: a.VendorID,
+			NodeGUID: mad.GUID(a.NodeGUID), SysImageGUID: mad.GUID(a.SysImageGUID), VendorID: a.VendorID,
 			VendorPartID: a.VendorPartID, HWVer: a.HWVer, BoardID: in.BoardID, PhysPortCnt: a.PhysPortCnt,
 			NumCompVectors: in.NumCompVectors, Attributes: *a, Ports: []devinfoJSONPort{}}
 		for _, p := range in.Ports {
-			jp := devinfoJSONPort{Port: p.Num, State: p.Attr.State.String(), MaxMTU: p.Attr.MaxMTU.Bytes(),
+			jp := devinfoJSONPort{Port: p.Num, State: int(p.Attr.State), StateText: p.Attr.State.String(),
+				Rate: jsonv.RateOf(jsonv.WidthOf(mad.LinkWidth(p.Attr.ActiveWidth)), verbsSpeedNames[p.Attr.ActiveSpeed]), MaxMTU: p.Attr.MaxMTU.Bytes(),
 				ActiveMTU: p.Attr.ActiveMTU.Bytes(), SMLID: p.Attr.SMLID, LID: p.Attr.LID, LMC: p.Attr.LMC,
 				LinkLayer: p.Attr.LinkLayer.String(), Attributes: p.Attr, GIDs: []devinfoJSONGID{}}
 			for _, g := range p.GIDs {
-				jg := devinfoJSONGID{Index: g.Index, GID: g.GID.String()}
+				jg := devinfoJSONGID{Index: g.Index, GID: mad.GID(g.GID)}
 				if g.TypeKnown {
 					jg.Type = g.Type.String()
 				}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -35,11 +34,7 @@ func TestIbvDevicesFormat(t *testing.T) {
 	}
 	var devs []verbs.Device
 	for _, d := range js {
-		guid, err := strconv.ParseUint(d.NodeGUID, 16, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		devs = append(devs, verbs.Device{Name: d.Name, GUID: guid})
+		devs = append(devs, verbs.Device{Name: d.Name, GUID: uint64(d.NodeGUID)})
 	}
 	want := string(readTestdata(t, "rxe_devices.txt"))
 	if got := formatIbvDevices(devs); got != want {
@@ -50,10 +45,41 @@ func TestIbvDevicesFormat(t *testing.T) {
 	}
 }
 
-// devinfoFromJSON rebuilds what ibv_devinfo collected from its JSON.
+// devinfoFromJSON rebuilds what ibv_devinfo collected from a capture of it:
+// the attributes as libibverbs gave them (the capture predates the JSON
+// vocabulary, so the GUIDs, widths, speeds and the CQ moderation period
+// that ibv_devinfo's JSON now gives elsewhere are read from their raw keys).
 func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 	t.Helper()
-	var js []devinfoJSONDevice
+	type rawAttrs struct {
+		Basic struct {
+			NodeGUID     uint64 `json:"node_guid"`
+			SysImageGUID uint64 `json:"sys_image_guid"`
+		} `json:"basic"`
+		CQModCaps struct {
+			MaxCQPeriod uint16 `json:"max_cq_period_us"`
+		} `json:"cq_mod_caps"`
+	}
+	type rawPortAttrs struct {
+		ActiveWidth uint8 `json:"active_width"`
+		ActiveSpeed uint8 `json:"active_speed"`
+	}
+	var js []struct {
+		HCAID          string          `json:"hca_id"`
+		Transport      string          `json:"transport"`
+		BoardID        string          `json:"board_id"`
+		NumCompVectors int             `json:"num_comp_vectors"`
+		Attributes     json.RawMessage `json:"attributes"`
+		Ports          []struct {
+			Port       int             `json:"port"`
+			Attributes json.RawMessage `json:"attributes"`
+			GIDs       []struct {
+				Index int    `json:"index"`
+				GID   string `json:"gid"`
+				Type  string `json:"type"`
+			} `json:"gids"`
+		} `json:"ports"`
+	}
 	if err := json.Unmarshal(b, &js); err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +88,26 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 	var out []*devinfoDevice
 	for _, d := range js {
 		info := &devinfoDevice{Dev: verbs.Device{Name: d.HCAID, Transport: transports[d.Transport]},
-			Attr: d.Attributes, BoardID: d.BoardID, NumCompVectors: d.NumCompVectors}
+			BoardID: d.BoardID, NumCompVectors: d.NumCompVectors}
+		var raw rawAttrs
+		if err := json.Unmarshal(d.Attributes, &info.Attr); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(d.Attributes, &raw); err != nil {
+			t.Fatal(err)
+		}
+		info.Attr.NodeGUID, info.Attr.SysImageGUID = raw.Basic.NodeGUID, raw.Basic.SysImageGUID
+		info.Attr.CQModCaps.MaxCQPeriod = raw.CQModCaps.MaxCQPeriod
 		for _, p := range d.Ports {
-			port := devinfoPort{Num: p.Port, Attr: p.Attributes}
+			port := devinfoPort{Num: p.Port}
+			var rp rawPortAttrs
+			if err := json.Unmarshal(p.Attributes, &port.Attr); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(p.Attributes, &rp); err != nil {
+				t.Fatal(err)
+			}
+			port.Attr.ActiveWidth, port.Attr.ActiveSpeed = rp.ActiveWidth, rp.ActiveSpeed
 			for _, g := range p.GIDs {
 				gid, err := verbs.ParseGID(g.GID)
 				if err != nil {

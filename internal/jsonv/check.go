@@ -140,7 +140,9 @@ func (c *checker) key(path, k string, m map[string]any) {
 			c.bad(path, "times are in milliseconds, key *_ms")
 		}
 	}
-	if base, ok := strings.CutSuffix(k, "_text"); ok {
+	if base, ok := strings.CutSuffix(k, "_text"); ok && base != "node_type" {
+		// (node_type is the vocabulary's name of the type; its _text
+		// libibmad's "Channel Adapter")
 		if _, isText := m[base].(string); isText {
 			c.bad(path, "%s is a text beside %s: the value is a number, its text only in _text", base, k)
 		}

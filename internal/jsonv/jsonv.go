@@ -63,11 +63,12 @@ func WidthOf(w mad.LinkWidth) Width {
 
 // lanes is the number of lanes of a width, 0 if unknown.
 func (w Width) lanes() int {
-	n, err := strconv.Atoi(strings.TrimSuffix(string(w), "X"))
-	if err != nil {
-		return 0
+	switch w {
+	case "1X", "2X", "4X", "8X", "12X":
+		n, _ := strconv.Atoi(strings.TrimSuffix(string(w), "X"))
+		return n
 	}
-	return n
+	return 0
 }
 
 // speeds are the lane speeds by their IBA names (as ibnetdiscover prints
@@ -107,6 +108,9 @@ type Rate struct {
 // RateOf is the Rate of a link of width w running at the lane speed named
 // speed (mad.SpeedCompatName's names: "SDR" ... "XDR", "FDR10").
 func RateOf(w Width, speed string) Rate {
+	if w.lanes() == 0 {
+		w = "" // unknown ("??")
+	}
 	r := Rate{Width: w}
 	s, ok := speeds[speed]
 	if !ok {
@@ -185,4 +189,23 @@ func MaskNames(v uint64, enum string) []string {
 		}
 	}
 	panic("jsonv: no enumeration " + enum)
+}
+
+// PortState is a port's state and physical state, embedded in a port's
+// JSON object: the PortInfo numbers, and libibmad's texts of them.
+//
+//	"state": 4, "state_text": "Active", "physical_state": 5, "physical_state_text": "LinkUp"
+type PortState struct {
+	State             uint8  `json:"state"`
+	StateText         string `json:"state_text"`
+	PhysicalState     uint8  `json:"physical_state"`
+	PhysicalStateText string `json:"physical_state_text"`
+}
+
+// PortStateOf is the PortState of a PortInfo.
+func PortStateOf(p *mad.PortInfo) *PortState {
+	return &PortState{
+		State: uint8(p.PortState), StateText: p.PortState.String(),
+		PhysicalState: uint8(p.PortPhysicalState), PhysicalStateText: p.PortPhysicalState.String(),
+	}
 }

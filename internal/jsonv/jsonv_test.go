@@ -95,6 +95,7 @@ func TestRateOf(t *testing.T) {
 		{"4X", "FDR10", Rate{"4X", 10.3125, 40, "FDR10", "4X FDR10"}},
 		{"2X", "NDR", Rate{"2X", 106.25, 200, "NDR", "2X NDR"}},
 		{"4X", "???", Rate{Width: "4X"}},
+		{"??", "EDR", Rate{LaneSpeedGbps: 25.78125, SpeedText: "EDR"}},
 		{"", "HDR", Rate{LaneSpeedGbps: 53.125, SpeedText: "HDR"}},
 	} {
 		if got := RateOf(tc.w, tc.speed); got != tc.want {

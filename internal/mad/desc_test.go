@@ -123,7 +123,7 @@ func TestJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"base_version":1,"class_version":1,"node_type":1,"node_type_text":"Channel Adapter","num_ports":2,` +
+	want := `{"base_version":1,"class_version":1,"node_type":"ca","node_type_text":"Channel Adapter","num_ports":2,` +
 		`"system_image_guid":"0x0000000000100000","node_guid":"0x0000000000100000","port_guid":"0x0000000000100001",` +
 		`"partition_cap":64,"device_id":0,"revision":161,"local_port_num":1,"vendor_id":713}`
 	if string(got) != want {

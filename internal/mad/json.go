@@ -20,7 +20,9 @@ import (
 //   - gid: IPv6 text ("fe80::2:c903:0:1234")
 //   - str: the text up to its first NUL
 //   - bytes: hex digits
-//   - enum: the number, and NAME_text with libibmad's text
+//   - enum: the number, and NAME_text with libibmad's text; NodeType is
+//     the exception: "ca", "switch" or "router" (the vocabulary of every
+//     command's JSON, docs/json.md), and NAME_text
 //   - mask: the number, and NAME_names with the texts of the named bits set
 //   - struct: a nested object
 //   - count > 1: a JSON array of the elements (and of their _text/_names)
@@ -117,6 +119,12 @@ func writeJSONValue(buf *bytes.Buffer, f *FieldDesc, b []byte, off int, hideKeys
 		writeJSONString(buf, string(text))
 	case HintBytes:
 		writeJSONString(buf, hex.EncodeToString(b[off/8:(off+f.Width)/8]))
+	case HintEnum:
+		if name, ok := nodeTypeJSON[NodeType(getBits(b, off, f.Width))]; ok && f.Enum == enumNodeType {
+			writeJSONString(buf, name)
+			return
+		}
+		buf.WriteString(strconv.FormatUint(getBits(b, off, f.Width), 10))
 	case HintHex:
 		if f.Width > 53 {
 			// JSON readers hold numbers as doubles: a 64-bit key or
@@ -129,6 +137,9 @@ func writeJSONValue(buf *bytes.Buffer, f *FieldDesc, b []byte, off int, hideKeys
 		buf.WriteString(strconv.FormatUint(getBits(b, off, f.Width), 10))
 	}
 }
+
+// nodeTypeJSON are the node types as every command's JSON names them.
+var nodeTypeJSON = map[NodeType]string{NodeTypeCA: "ca", NodeTypeSwitch: "switch", NodeTypeRouter: "router"}
 
 func writeJSONString(buf *bytes.Buffer, s string) {
 	out, _ := json.Marshal(s)

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -290,8 +291,8 @@ type Device struct {
 // DeviceAttr is struct ibv_device_attr.
 type DeviceAttr struct {
 	FWVer                 string    `json:"fw_ver"`
-	NodeGUID              uint64    `json:"node_guid"`      // host order
-	SysImageGUID          uint64    `json:"sys_image_guid"` // host order
+	NodeGUID              uint64    `json:"-"` // host order (ibv_devinfo's JSON has it as node_guid)
+	SysImageGUID          uint64    `json:"-"` // host order (system_image_guid)
 	MaxMRSize             uint64    `json:"max_mr_size"`
 	PageSizeCap           uint64    `json:"page_size_cap"`
 	VendorID              uint32    `json:"vendor_id"`
@@ -373,7 +374,16 @@ type TMCaps struct {
 // CQModerationCaps are CQ moderation limits.
 type CQModerationCaps struct {
 	MaxCQCount  uint16 `json:"max_cq_count"`
-	MaxCQPeriod uint16 `json:"max_cq_period_us"`
+	MaxCQPeriod uint16 `json:"-"` // µs
+}
+
+// MarshalJSON gives the period in milliseconds, as ibtool's JSON has
+// every time (docs/json.md).
+func (c CQModerationCaps) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		MaxCQCount    uint16  `json:"max_cq_count"`
+		MaxCQPeriodMS float64 `json:"max_cq_period_ms"`
+	}{c.MaxCQCount, float64(c.MaxCQPeriod) / 1000})
 }
 
 // DeviceAttrEx is struct ibv_device_attr_ex: the basic attributes and the
@@ -414,8 +424,8 @@ type PortAttr struct {
 	SMSL          uint8     `json:"sm_sl"`
 	SubnetTimeout uint8     `json:"subnet_timeout"`
 	InitTypeReply uint8     `json:"init_type_reply"`
-	ActiveWidth   uint8     `json:"active_width"`
-	ActiveSpeed   uint8     `json:"active_speed"`
+	ActiveWidth   uint8     `json:"-"` // in ibv_devinfo's JSON as the port's width and rate
+	ActiveSpeed   uint8     `json:"-"`
 	PhysState     uint8     `json:"phys_state"`
 	LinkLayer     LinkLayer `json:"link_layer"`
 	Flags         uint8     `json:"flags"`

@@ -61,14 +61,15 @@ type Result struct {
 	NumSGE    int      `json:"num_sge"`
 	MTU       int      `json:"path_mtu_bytes"`
 	Bytes     uint64   `json:"bytes"`   // bytes written (size * completed writes)
-	Seconds   float64  `json:"seconds"` // first post to last completion, on the client
+	Seconds   float64  `json:"-"`       // first post to last completion, on the client
+	TimeMS    float64  `json:"time_ms"` // the same in milliseconds
 	BWAverage float64  `json:"bw_average_mb_per_sec"`
 	MsgRate   float64  `json:"msg_rate_mpps"`
 	BytesPerS float64  `json:"bytes_per_second"`
 	Verified  bool     `json:"verified"` // the server found the client's data in its buffer
 	Checked   uint64   `json:"verified_bytes"`
-	Local     Endpoint `json:"local"`
-	Remote    Endpoint `json:"remote"`
+	Local     Endpoint `json:"local_qp"`
+	Remote    Endpoint `json:"remote_qp"`
 	LocalGID  string   `json:"local_gid,omitempty"`
 	RemoteGID string   `json:"remote_gid,omitempty"`
 }
@@ -275,6 +276,7 @@ func (ep *endpoint) result(role string, cfg *Config, mtu verbs.MTU, peer Endpoin
 func (r *Result) setRate(completed uint64, d time.Duration) {
 	r.Bytes = completed * uint64(r.Size)
 	r.Seconds = d.Seconds()
+	r.TimeMS = r.Seconds * 1000
 	r.BytesPerS, r.BWAverage, r.MsgRate = 0, 0, 0
 	if r.Seconds > 0 {
 		r.BytesPerS = float64(r.Bytes) / r.Seconds

@@ -1,0 +1,75 @@
+package cli
+
+// The discovery model in the JSON vocabulary (docs/json.md, internal/jsonv):
+// what ibnetdiscover, iblinkinfo, the node lists and subnet_diff share.
+
+import (
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// nodeTypeOf is a discovered node's type in the vocabulary.
+func nodeTypeOf(n *discovery.Node) jsonv.NodeType { return jsonv.NodeTypeOf(mad.NodeType(n.Type)) }
+
+// linkEndOf is port p as the end of a link: its node, number, port GUID and
+// LID (a switch port's is the switch's).
+func linkEndOf(p *discovery.Port, names *nodename.Map) jsonv.LinkEnd {
+	return jsonv.LinkEnd{
+		NodeGUID: mad.GUID(p.Node.GUID), NodeName: names.Name(p.Node.GUID, string(p.Node.NodeDesc)),
+		NodeType: nodeTypeOf(p.Node), Port: p.Num, ExternalPort: p.ExtNum,
+		PortGUID: mad.GUID(p.GUID), LID: remoteLID(p),
+	}
+}
+
+// portRateOf is the rate of p's link as ibnetdiscover names it (its width
+// and speed columns), read from the port's PortInfo; the capability mask
+// of a switch port is port 0's.
+func portRateOf(p *discovery.Port) jsonv.Rate {
+	pi := p.Info()
+	capMask := pi.CapabilityMask
+	if p0 := p.Node.Port(0); p.Node.Type == discovery.NodeSwitch && p0 != nil && p0.PortInfo != nil {
+		capMask = p0.Info().CapabilityMask
+	}
+	speed := speedText(uint32(pi.LinkSpeedActive), extSpeed(pi, capMask), fdr10Of(p))
+	return jsonv.RateOf(jsonv.WidthOf(pi.LinkWidthActive), speed)
+}
+
+// json is the port ID as the vocabulary's target, text portid2str's.
+func (p ibPortID) json() jsonv.Target {
+	t := jsonv.Target{Route: jsonv.RouteLID, LID: p.LID, Text: p.String()}
+	switch {
+	case p.LID == 0:
+		t.Route, t.DRPath = jsonv.RouteDR, ibDRPathText(p.Path)
+	case len(p.Path) >= 2:
+		t.Route, t.DRPath, t.DRSLID = jsonv.RouteCombined, ibDRPathText(p.Path), p.DrSLID
+	}
+	return t
+}
+
+// vendorTargetJSON is the target of a GMP sent to addr for t, text the C
+// tool's.
+func vendorTargetJSON(t endport.Target, addr umad.Address, text string) jsonv.Target {
+	jt := jsonv.Target{Route: jsonv.RouteLID, LID: addr.LID, Text: text}
+	if addr.LID == 0 && addr.GRH != nil {
+		gid := mad.GID(addr.GRH.GID)
+		jt.Route, jt.GID = jsonv.RouteGID, &gid
+	}
+	return withGiven(jt, t)
+}
+
+// withGiven adds to jt the GUID or GID its target was given as.
+func withGiven(jt jsonv.Target, t endport.Target) jsonv.Target {
+	switch t.Kind {
+	case endport.ByGUID:
+		g := mad.GUID(t.GUID)
+		jt.GUID = &g
+	case endport.ByGID:
+		g := mad.GID(t.GID)
+		jt.GID = &g
+	}
+	return jt
+}
