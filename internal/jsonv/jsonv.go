@@ -124,15 +124,6 @@ func RateOf(w Width, speed string) Rate {
 	return r
 }
 
-// PortRate is the Rate of a port's active link from its PortInfo: capPort
-// is the port whose capability masks tell about extended speeds (port 0 of
-// a switch, the port itself on a CA), fdr10 the FDR10 bit of
-// MlnxExtPortInfo.LinkSpeedActive.
-func PortRate(p, capPort *mad.PortInfo, fdr10 bool) Rate {
-	speed := mad.SpeedCompatName(mad.AggregateExtSpeed(p, capPort), p.LinkSpeedActive, fdr10)
-	return RateOf(WidthOf(p.LinkWidthActive), speed)
-}
-
 // Route is how a target is reached (Target.Route).
 type Route string
 
