@@ -30,7 +30,7 @@ package cli
 // routes "direction", "dr_slid", "dr_dlid", "hop_pointer", "hop_count",
 // "initial_path", "return_path"}), "sa_header" (SAHeader JSON),
 // "component_mask_fields", "cc_header", "vendor_header", "vendor_oui",
-// "attribute_name", "attribute" (the attribute's JSON), "records" (an SA
+// "attribute_text" (the attribute's name), "attribute" (its JSON), "records" (an SA
 // table's records), "data" (hex, when the attribute has no decoder)}]}.
 
 import (

@@ -24,8 +24,9 @@ package cli
 // sets -100 and each -l adds one, so only a hundred -l's would get hex
 // back); the port number must be a number (C's strtoul reads "x" as 0).
 //
-// JSON (--json): {"target" (portid2str), "port", "gid", "gid_prefix",
-// "port_guid", "lid_start", "lid_end", "lmc"}; the LIDs are numbers.
+// JSON (--json): {"target" (docs/json.md's target; text portid2str),
+// "port", "gid", "gid_prefix", "port_guid", "lid_start", "lid_end", "lmc"};
+// the LIDs are numbers.
 
 import (
 	"context"

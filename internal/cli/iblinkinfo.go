@@ -115,7 +115,7 @@ func newIblinkinfoCmd(env *Env) *cobra.Command {
 infiniband-diags' iblinkinfo does: width, speed, state, the node at the other
 end, and what the link could run at. The fabric is discovered with many SMPs in
 parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
---json prints the same nodes and ports as a document (docs/discovery.md).`
+--json prints the same nodes and ports as a document (docs/json.md).`
 	cmd.Args = cobra.ArbitraryArgs // the C tool ignores extra arguments
 	fs := cmd.Flags()
 	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file")
@@ -924,7 +924,7 @@ func (lp *linkPrinter) renderPort(w *bufio.Writer, ev linkEvent) {
 	}
 }
 
-// The JSON form (docs/discovery.md, "iblinkinfo").
+// The JSON form (docs/json.md, "iblinkinfo").
 type linkInfoDoc struct {
 	Nodes  []linkNodeDoc `json:"nodes"`
 	Errors []walkErrDoc  `json:"errors"`

@@ -1067,7 +1067,8 @@ func nodeJSON(n *discovery.Node, names *nodename.Map) nodeDoc {
 		pd := portDoc{Port: p.Num, PortGUID: mad.GUID(p.GUID), ExternalPort: p.ExtNum, LID: p.BaseLID, LMC: p.LMC}
 		if p.PortInfo != nil {
 			pd.PortState = jsonv.PortStateOf(p.Info())
-			if p.Num != 0 || n.Type != discovery.NodeSwitch {
+			// The rate of a link that is up (not of switch port 0).
+			if (p.Num != 0 || n.Type != discovery.NodeSwitch) && p.Info().PortState != mad.PortStateDown {
 				pd.Rate = portRateOf(p)
 			}
 		}

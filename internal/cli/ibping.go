@@ -41,10 +41,11 @@ package cli
 // Deliberate differences: -c and -o must be numbers; the server refuses to
 // start where requests cannot reach it (C registers and waits forever).
 //
-// JSON (--json, client): {"target" (portid2str), "host" (the first
-// responder's "host.domain"), "transmitted", "received", "loss_percent",
-// "time_ms", "rtt_min_us", "rtt_avg_us", "rtt_max_us", "pongs" [{"seq",
-// "host", "rtt_us"}, or {"seq", "error"} for a lost one]}.
+// JSON (--json, client): {"target" (docs/json.md's target; text
+// portid2str), "host" (the first responder's "host.domain"),
+// "transmitted", "received", "loss_percent", "time_ms", "rtt_min_ms",
+// "rtt_avg_ms", "rtt_max_ms", "pongs" [{"seq", "host", "rtt_ms"}, or
+// {"seq", "error"} for a lost one]}.
 
 import (
 	"context"

@@ -37,7 +37,7 @@ package cli
 // strtol/strtoull read "x" as 0, i.e. port 0 or a NOP); a non-numeric mkey
 // value is an error (C prompts for it with getpass).
 //
-// JSON (--json): {"target" (portid2str), "port", "node_type" ("switch" or
+// JSON (--json): {"target" (docs/json.md's target; text portid2str), "port", "node_type" ("switch" or
 // "ca"), "operation" ("query", "enable", ...), "changes" ({"speed": 1,
 // ...}), "port_info" (mad's JSON; m_key null unless -K),
 // "mlnx_ext_port_info", "port_info_after_set",

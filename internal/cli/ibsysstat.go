@@ -28,7 +28,8 @@ package cli
 // Deliberate differences: cpi; -o must be a number; an unknown operation
 // is a usage error with a message (C: the usage text).
 //
-// JSON (--json, client): {"target" (portid2str), "operation", and "ok"
+// JSON (--json, client): {"target" (docs/json.md's target; text
+// portid2str), "operation", and "ok"
 // (ping), "host" (host), "cpus" (cpu: the lines), or "class_port_info"
 // (cpi: mad's JSON)}.
 

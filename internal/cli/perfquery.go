@@ -210,13 +210,14 @@ type perfTarget = jsonv.Target
 
 // perfqueryResult is perfquery's JSON output.
 type perfqueryResult struct {
-	Target              perfTarget     `json:"target"`
-	CapabilityMask      uint16         `json:"capability_mask"`
-	CapabilityMaskNames []string       `json:"capability_mask_names"`
-	CapabilityMask2     uint32         `json:"capability_mask2"`
-	Attribute           string         `json:"attribute"`
-	Counters            []perfCounters `json:"counters"`
-	Reset               *perfReset     `json:"reset,omitempty"`
+	Target               perfTarget     `json:"target"`
+	CapabilityMask       uint16         `json:"capability_mask"`
+	CapabilityMaskNames  []string       `json:"capability_mask_names"`
+	CapabilityMask2      uint32         `json:"capability_mask2"`
+	CapabilityMask2Names []string       `json:"capability_mask2_names"`
+	Attribute            string         `json:"attribute"`
+	Counters             []perfCounters `json:"counters"`
+	Reset                *perfReset     `json:"reset,omitempty"`
 }
 
 type perfCounters struct {
@@ -314,7 +315,8 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 	}
 	q.cap, q.cap2 = mad.PerfCapMask(cpi.CapabilityMask), cpi.CapabilityMask2
 	q.res.CapabilityMask, q.res.CapabilityMask2 = cpi.CapabilityMask, cpi.CapabilityMask2
-	q.res.CapabilityMaskNames = perfCapNames(q.cap)
+	q.res.CapabilityMaskNames = jsonv.MaskNames(uint64(q.cap), "PerfCapMask")
+	q.res.CapabilityMask2Names = jsonv.MaskNames(uint64(q.cap2), "PerfCapMask2")
 	q.res.Counters = []perfCounters{}
 
 	allPortsLoop := false
@@ -999,18 +1001,6 @@ func perfJSON(s mad.Struct) json.RawMessage {
 		extra.WriteByte(']')
 	}
 	return append(append(b[:len(b)-1:len(b)-1], extra.String()...), '}')
-}
-
-// perfCapNames names the PerfMgt capability bits set.
-func perfCapNames(c mad.PerfCapMask) []string {
-	for _, e := range mad.Enums() {
-		if e.Name == "PerfCapMask" {
-			if n := e.MaskTexts(uint64(c)); n != nil {
-				return n
-			}
-		}
-	}
-	return []string{}
 }
 
 // fail reports a failure: the output so far, then, in compat use, the C

@@ -29,9 +29,9 @@ package cli
 // as 3); a non-numeric -y is an error (C prompts).
 //
 // JSON (--json): {"sm_lid" (the target's LID, 0 for a DR path), "target"
-// (libibmad's portid2str: "Lid 1", "DR path slid 65535; dlid 65535; 0"),
-// "method" ("Get"|"Set"), "modifier", "guid", "activity_count",
-// "priority", "state", "state_name"}. The SM_Key is never shown (sminfo
+// (docs/json.md's target; text libibmad's portid2str: "Lid 1", "DR path
+// slid 65535; dlid 65535; 0"), "method" ("Get"|"Set"), "modifier", "guid",
+// "activity_count", "priority", "state", "state_text"}. The SM_Key is never shown (sminfo
 // has no -K).
 
 import (

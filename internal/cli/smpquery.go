@@ -29,12 +29,13 @@ package cli
 // forward them (the C tool times out too), and the timeout message says so.
 //
 // JSON (--json): {"operation" (the canonical name, "PortInfo"), "target"
-// {"route" ("lid"|"dr"|"combined"), "lid", "dr_path", "dr_slid", "guid"
-// or "gid" (what a LID was resolved from), "text" (the C title's address: "Lid 2", "DR path slid 65535; dlid 65535;
-// 0,1")}, "port" (for port operations), and one of: "node_info",
+// (docs/json.md's target: "route" ("lid"|"dr"|"combined"), "lid",
+// "dr_path", "dr_slid", "guid" or "gid" (what a LID was resolved from),
+// "text" (the C title's address: "Lid 2", "DR path slid 65535; dlid
+// 65535; 0,1")), "port" (for port operations), and one of: "node_info",
 // "port_info", "port_info_extended", "switch_info", "mlnx_ext_port_info"
 // (the attribute as mad's JSON; M_Key is null unless -K), "node_description"
-// {"node_guid", "description", "name" (after --node-name-map)}, "pkeys"
+// {"node_guid", "description", "node_name" (after --node-name-map)}, "pkeys"
 // {"capacity", "pkeys"}, "guids" {"capacity", "guids"}, "sl2vl" [{"in_port",
 // "out_port", "vl_by_sl"}], "vlarb" {"base_port0" (true: a base switch port
 // 0 has no tables), "low_cap", "high_cap", "low", "high" ([{"vl",

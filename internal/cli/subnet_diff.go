@@ -251,7 +251,7 @@ func (r *diffReport) linkText(l discovery.LinkRef) string {
 	return fmt.Sprintf("%s \"%s\" <=> %s \"%s\"", l.A, r.nameOf(l.A.GUID), l.B, r.nameOf(l.B.GUID))
 }
 
-// The JSON form (docs/discovery.md, "subnet_diff").
+// The JSON form (docs/json.md, "subnet_diff").
 type subnetDiffDoc struct {
 	Same      bool            `json:"same"`
 	Current   subnetCountsDoc `json:"current"`
