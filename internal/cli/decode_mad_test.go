@@ -244,7 +244,7 @@ func TestDecodeMADOtherClasses(t *testing.T) {
 	var got struct {
 		MADs []struct {
 			CCHeader map[string]any `json:"cc_header"`
-			Name     string         `json:"attribute_name"`
+			Name     string         `json:"attribute_text"`
 		}
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.MADs) != 1 || got.MADs[0].CCHeader["cc_key"] != "0x0000000000001234" ||
