@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/verbs"
 	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
 )
@@ -45,10 +47,11 @@ func TestIbvDevicesFormat(t *testing.T) {
 	}
 }
 
-// devinfoFromJSON rebuilds what ibv_devinfo collected from a capture of it:
-// the attributes as libibverbs gave them (the capture predates the JSON
-// vocabulary, so the GUIDs, widths, speeds and the CQ moderation period
-// that ibv_devinfo's JSON now gives elsewhere are read from their raw keys).
+// devinfoFromJSON rebuilds what ibv_devinfo collected from a capture of its
+// JSON (scripts/vm/guest-init.sh). The GUIDs, the ports' widths and speeds
+// and the CQ moderation period are where the JSON vocabulary puts them
+// (node_guid, width and speed_text, max_cq_period_ms), or, in a capture
+// made before it, under their raw ibv_device_attr/ibv_port_attr keys.
 func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 	t.Helper()
 	type rawAttrs struct {
@@ -57,7 +60,8 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 			SysImageGUID uint64 `json:"sys_image_guid"`
 		} `json:"basic"`
 		CQModCaps struct {
-			MaxCQPeriod uint16 `json:"max_cq_period_us"`
+			MaxCQPeriod   uint16  `json:"max_cq_period_us"`
+			MaxCQPeriodMS float64 `json:"max_cq_period_ms"`
 		} `json:"cq_mod_caps"`
 	}
 	type rawPortAttrs struct {
@@ -66,12 +70,16 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 	}
 	var js []struct {
 		HCAID          string          `json:"hca_id"`
+		NodeGUID       string          `json:"node_guid"`
+		SysImageGUID   string          `json:"system_image_guid"`
 		Transport      string          `json:"transport"`
 		BoardID        string          `json:"board_id"`
 		NumCompVectors int             `json:"num_comp_vectors"`
 		Attributes     json.RawMessage `json:"attributes"`
 		Ports          []struct {
 			Port       int             `json:"port"`
+			Width      string          `json:"width"`
+			SpeedText  string          `json:"speed_text"`
 			Attributes json.RawMessage `json:"attributes"`
 			GIDs       []struct {
 				Index int    `json:"index"`
@@ -97,7 +105,11 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 			t.Fatal(err)
 		}
 		info.Attr.NodeGUID, info.Attr.SysImageGUID = raw.Basic.NodeGUID, raw.Basic.SysImageGUID
-		info.Attr.CQModCaps.MaxCQPeriod = raw.CQModCaps.MaxCQPeriod
+		if d.NodeGUID != "" && strings.HasPrefix(d.NodeGUID, "0x") {
+			info.Attr.NodeGUID = parseHexGUID(t, d.NodeGUID)
+			info.Attr.SysImageGUID = parseHexGUID(t, d.SysImageGUID)
+		}
+		info.Attr.CQModCaps.MaxCQPeriod = raw.CQModCaps.MaxCQPeriod + uint16(math.Round(raw.CQModCaps.MaxCQPeriodMS*1000))
 		for _, p := range d.Ports {
 			port := devinfoPort{Num: p.Port}
 			var rp rawPortAttrs
@@ -108,6 +120,14 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 				t.Fatal(err)
 			}
 			port.Attr.ActiveWidth, port.Attr.ActiveSpeed = rp.ActiveWidth, rp.ActiveSpeed
+			if p.Width != "" {
+				port.Attr.ActiveWidth = map[string]uint8{"1X": 1, "4X": 2, "8X": 4, "12X": 8, "2X": 16}[p.Width]
+			}
+			for code, name := range verbsSpeedNames {
+				if p.SpeedText == name {
+					port.Attr.ActiveSpeed = code
+				}
+			}
 			for _, g := range p.GIDs {
 				gid, err := verbs.ParseGID(g.GID)
 				if err != nil {
@@ -123,10 +143,29 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 	return out
 }
 
+func parseHexGUID(t *testing.T, s string) uint64 {
+	t.Helper()
+	var g mad.GUID
+	if err := g.UnmarshalText([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	return uint64(g)
+}
+
 func TestIbvDevinfoMatchesRdmaCore(t *testing.T) {
 	infos := devinfoFromJSON(t, readTestdata(t, "rxe_devinfo.json"))
 	if len(infos) != 2 {
 		t.Fatalf("%d devices in the capture", len(infos))
+	}
+	// A capture of today's JSON rebuilds the same devices.
+	again, err := json.Marshal(devinfoJSON(infos))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, info := range devinfoFromJSON(t, again) {
+		if got, want := formatDevinfo(info, true), formatDevinfo(infos[i], true); got != want {
+			t.Errorf("%s from its JSON:\n%s", info.Dev.Name, unifiedDiff(want, got))
+		}
 	}
 	for _, tc := range []struct {
 		golden  string
