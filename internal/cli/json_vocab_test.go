@@ -45,12 +45,13 @@ func TestJSONVocabulary(t *testing.T) {
 		"ibprintca":     {{args: "-l"}, {args: "0x100000"}},
 		"ibprintswitch": {{args: "0x200001"}},
 		"ibprintrt":     {{args: "-l"}},
-		"saquery":       {{args: "NR"}, {args: "PR"}, {args: "PIR"}, {args: "LR"}, {args: "SWI"}, {args: "SR"}, {args: "GIR"}, {args: "MCMR"}},
+		"saquery": {{args: "NR"}, {args: "PR"}, {args: "PIR"}, {args: "LR"}, {args: "SWI"}, {args: "SR"}, {args: "GIR"}, {args: "MCMR"},
+			{args: "CPI"}, {args: "SL2VL"}, {args: "VLAR"}, {args: "LFTR"}, {args: "MFTR"}, {args: "SMIR"}, {args: "-s"}, {args: "-g"}, {args: "-x"}, {args: "-m"}},
 		"ibstat": {
 			{run: kernelRun("ibstat")}, {run: kernelRun("ibstat", "-l")}, {run: kernelRun("ibstat", "-p")},
 		},
 		"ibstatus":   {{run: kernelRun("ibstatus")}},
-		"decode_mad": {{run: decodeVocabRun("sa_pathrecord.req")}, {run: decodeVocabRun("dr_nodeinfo.mad")}, {run: decodeVocabRun("perf_counters.mad")}},
+		"decode_mad": {{run: decodeVocabRun("sa_pathrecord.req")}, {run: decodeVocabRun("dr_nodeinfo.mad")}, {run: decodeVocabRun("perf_counters.mad")}, {run: decodeVocabRun("dr_nodeinfo.send")}},
 		"ibping": {{run: func(t *testing.T) []byte {
 			stop := startGoServer(t, srv, "Hca2", newIbpingCmd)
 			defer stop()

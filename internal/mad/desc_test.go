@@ -129,6 +129,10 @@ func TestJSON(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("NodeInfo JSON\n got %s\nwant %s", got, want)
 	}
+	// A node type is never a number: no type (a request's NodeInfo) is null.
+	if got, _ := json.Marshal(&NodeInfo{}); !strings.Contains(string(got), `"node_type":null,`) {
+		t.Errorf("empty NodeInfo JSON: %s", got)
+	}
 
 	pi := &PortInfo{LinkWidthSupported: 3, CapabilityMask: 0x48}
 	got, _ = json.Marshal(pi)

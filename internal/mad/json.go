@@ -22,7 +22,7 @@ import (
 //   - bytes: hex digits
 //   - enum: the number, and NAME_text with libibmad's text; NodeType is
 //     the exception: "ca", "switch" or "router" (the vocabulary of every
-//     command's JSON, docs/json.md), and NAME_text
+//     command's JSON, docs/json.md; null for another value), and NAME_text
 //   - mask: the number, and NAME_names with the texts of the named bits set
 //   - struct: a nested object
 //   - count > 1: a JSON array of the elements (and of their _text/_names)
@@ -120,8 +120,14 @@ func writeJSONValue(buf *bytes.Buffer, f *FieldDesc, b []byte, off int, hideKeys
 	case HintBytes:
 		writeJSONString(buf, hex.EncodeToString(b[off/8:(off+f.Width)/8]))
 	case HintEnum:
-		if name, ok := nodeTypeJSON[NodeType(getBits(b, off, f.Width))]; ok && f.Enum == enumNodeType {
-			writeJSONString(buf, name)
+		if f.Enum == enumNodeType {
+			// Never a number; null for a value that is no type (the
+			// empty NodeInfo of a request).
+			if name, ok := nodeTypeJSON[NodeType(getBits(b, off, f.Width))]; ok {
+				writeJSONString(buf, name)
+			} else {
+				buf.WriteString("null")
+			}
 			return
 		}
 		buf.WriteString(strconv.FormatUint(getBits(b, off, f.Width), 10))
