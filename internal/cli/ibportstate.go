@@ -38,8 +38,8 @@ package cli
 // value is an error (C prompts for it with getpass).
 //
 // JSON (--json): {"target" (docs/json.md's target; text portid2str), "port", "node_type" ("switch" or
-// "ca"), "operation" ("query", "enable", ...), "changes" ({"speed": 1,
-// ...}), "port_info" (mad's JSON; m_key null unless -K),
+// "ca"), "operation" ("query", "enable", ...), "changes" (the fields set,
+// by their port_info keys: {"link_speed_enabled": 1, ...}), "port_info" (mad's JSON; m_key null unless -K),
 // "mlnx_ext_port_info", "port_info_after_set",
 // "mlnx_ext_port_info_after_set", "note" ("Port is already in enable
 // state"), "peer" {"target", "port", "node_type", "port_info",
@@ -164,7 +164,7 @@ type ibportstateResult struct {
 	Port            int               `json:"port"`
 	NodeType        string            `json:"node_type"`
 	Operation       string            `json:"operation"`
-	Changes         map[string]uint64 `json:"changes,omitempty"`
+	Changes         map[string]any    `json:"changes,omitempty"`
 	PortInfo        json.RawMessage   `json:"port_info"`
 	MlnxExtPortInfo json.RawMessage   `json:"mlnx_ext_port_info,omitempty"`
 	PortInfoAfter   json.RawMessage   `json:"port_info_after_set,omitempty"`
@@ -262,7 +262,7 @@ func runIbportstate(env *Env, opts *ibportstateOptions, args []string) error {
 	}
 	s.res.Operation = op
 	if changed {
-		s.res.Changes = values
+		s.res.Changes = portChangesJSON(values)
 	}
 	err = s.run(dest, portnum, op, values)
 	if err != nil && !opts.JSON {

@@ -33,9 +33,20 @@ func TestJSONVocabulary(t *testing.T) {
 		"smpquery": {{args: "nodeinfo 2"}, {args: "nd 2"}, {args: "portinfo 2 1"}, {args: "si 1"}, {args: "pkeys 2 1"}, {args: "sl2vl 2 1"}, {args: "vlarb 2 1"}, {args: "gi 1"}, {args: "-D ni 0,1"}, {args: "mepi 2 1"}, {args: "-G ni 0x100001"}},
 		"perfquery": {{args: "2 1"}, {args: "-x 2 1"}, {args: "-a 1"}, {args: "-r 2 1"}, {args: "-G 0x100001 1"},
 			{args: "-D 2 1"}, {args: "-E 2 1"}, {args: "-l 2"}},
-		"sminfo":        {{args: ""}, {args: "1"}},
-		"ibaddr":        {{args: ""}, {args: "-D 0,1"}, {args: "-G " + hca2GUID}},
-		"ibportstate":   {{args: "-D 0 1"}, {args: "2 1"}, {args: "2 1 query"}},
+		"sminfo": {{args: ""}, {args: "1"}},
+		"ibaddr": {{args: ""}, {args: "-D 0,1"}, {args: "-G " + hca2GUID}},
+		"ibportstate": {{args: "-D 0 1"}, {args: "2 1"}, {args: "2 1 query"},
+			// The changes of the operations that set something (not run
+			// here: they would change the shared fabric).
+			{run: func(t *testing.T) []byte {
+				values := map[string]uint64{}
+				for _, o := range portOps {
+					if o.hasValue {
+						values[o.name] = 1
+					}
+				}
+				return marshalVocab(t, map[string]any{"changes": portChangesJSON(values)})
+			}}},
 		"ibnetdiscover": {{args: ""}, {args: "-H"}, {args: "-S"}},
 		"iblinkinfo":    {{args: ""}, {args: "-p"}, {args: "-d"}},
 		"ibhosts":       {{args: ""}},
