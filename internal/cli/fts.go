@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
 )
@@ -35,14 +36,15 @@ type ftsResult struct {
 
 // ftsSwitch is one switch's table.
 type ftsSwitch struct {
-	NodeGUID mad.GUID    `json:"node_guid"`
-	NodeName string      `json:"node_name"`
-	Route    string      `json:"route_text"` // the C tool's portid2str
-	NumPorts int         `json:"num_ports"`
-	FirstLID int         `json:"first_lid"`
-	LastLID  int         `json:"last_lid"`
-	Unicast  []*lftEntry `json:"unicast,omitempty"`
-	Multi    []*mftEntry `json:"multicast,omitempty"`
+	NodeGUID mad.GUID     `json:"node_guid"`
+	NodeName string       `json:"node_name"`
+	Target   jsonv.Target `json:"target"` // how the switch was reached
+	Route    string       `json:"-"`      // the C tool's portid2str (Target.Text)
+	NumPorts int          `json:"num_ports"`
+	FirstLID int          `json:"first_lid"`
+	LastLID  int          `json:"last_lid"`
+	Unicast  []*lftEntry  `json:"unicast,omitempty"`
+	Multi    []*mftEntry  `json:"multicast,omitempty"`
 	// Error is the first block that could not be read, if one was not.
 	Error string `json:"error,omitempty"`
 
@@ -56,15 +58,15 @@ type ftsSwitch struct {
 
 // lftEntry is one LID of a linear forwarding table.
 type lftEntry struct {
-	LID          int       `json:"lid"`
-	Port         int       `json:"port"`
-	Valid        bool      `json:"valid"`
-	DestNodeGUID *mad.GUID `json:"dest_node_guid,omitempty"`
-	DestPortGUID *mad.GUID `json:"dest_port_guid,omitempty"`
-	DestPort     *int      `json:"dest_port,omitempty"`
-	DestType     string    `json:"dest_node_type,omitempty"`
-	DestName     string    `json:"dest_name,omitempty"`
-	text         string    // the Destination Info column
+	LID          int            `json:"lid"`
+	Port         int            `json:"port"`
+	Valid        bool           `json:"valid"`
+	DestNodeGUID *mad.GUID      `json:"dest_node_guid,omitempty"`
+	DestPortGUID *mad.GUID      `json:"dest_port_guid,omitempty"`
+	DestPort     *int           `json:"dest_port,omitempty"`
+	DestType     jsonv.NodeType `json:"dest_node_type,omitempty"`
+	DestName     string         `json:"dest_node_name,omitempty"`
+	text         string         // the Destination Info column
 }
 
 // mftEntry is one MLID of a multicast forwarding table.

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
 )
@@ -73,10 +74,13 @@ type findNodesResult struct {
 	inText  string
 }
 
-// findEnd is one end of the link, as the script names it.
+// findEnd is one end of the link (a link end of docs/json.md); desc is
+// how the script names it.
 type findEnd struct {
-	NodeGUID mad.GUID `json:"node_guid"`
-	Port     int      `json:"port"`
+	NodeGUID mad.GUID       `json:"node_guid"`
+	NodeName string         `json:"node_name"`
+	NodeType jsonv.NodeType `json:"node_type,omitempty"`
+	Port     int            `json:"port"`
 	desc     string
 }
 
@@ -135,7 +139,8 @@ func runIbfindnodesusing(env *Env, o *ibfindnodesusingOptions, args []string) (*
 		return res, &ExitError{Code: 1, Err: errSilent}
 	}
 	res.found = true
-	res.Switch = findEnd{NodeGUID: mad.GUID(sw.GUID), desc: switchDesc(sw, names.Name)}
+	res.Switch = findEnd{NodeGUID: mad.GUID(sw.GUID), NodeName: names.Name(sw.GUID, sw.Desc()), NodeType: nodeTypeOf(sw),
+		desc: switchDesc(sw, names.Name)}
 	v, _ := cStrtoul(args[1]) // the script compares ports as numbers
 	port := int(v)
 	res.Switch.Port = port
@@ -144,7 +149,8 @@ func runIbfindnodesusing(env *Env, o *ibfindnodesusingOptions, args []string) (*
 		remote = p.Remote
 	}
 	if remote != nil {
-		res.Remote = findEnd{NodeGUID: mad.GUID(remote.Node.GUID), Port: remote.Num, desc: names.Name(remote.Node.GUID, remote.Node.Desc())}
+		name := names.Name(remote.Node.GUID, remote.Node.Desc())
+		res.Remote = findEnd{NodeGUID: mad.GUID(remote.Node.GUID), NodeName: name, NodeType: nodeTypeOf(remote.Node), Port: remote.Num, desc: name}
 	}
 
 	client, err := openFtsClient(env, c, names)

@@ -160,18 +160,18 @@ var portOps = []portOp{
 
 // ibportstateResult is ibportstate's JSON output.
 type ibportstateResult struct {
-	Target          jsonv.Target      `json:"target"`
-	Port            int               `json:"port"`
-	NodeType        string            `json:"node_type"`
-	Operation       string            `json:"operation"`
-	Changes         map[string]any    `json:"changes,omitempty"`
-	PortInfo        json.RawMessage   `json:"port_info"`
-	MlnxExtPortInfo json.RawMessage   `json:"mlnx_ext_port_info,omitempty"`
-	PortInfoAfter   json.RawMessage   `json:"port_info_after_set,omitempty"`
-	MlnxAfter       json.RawMessage   `json:"mlnx_ext_port_info_after_set,omitempty"`
-	Note            string            `json:"note,omitempty"`
-	Peer            *ibportstatePeer  `json:"peer,omitempty"`
-	Warnings        []string          `json:"warnings,omitempty"`
+	Target          jsonv.Target     `json:"target"`
+	Port            int              `json:"port"`
+	NodeType        string           `json:"node_type"`
+	Operation       string           `json:"operation"`
+	Changes         map[string]any   `json:"changes,omitempty"`
+	PortInfo        json.RawMessage  `json:"port_info"`
+	MlnxExtPortInfo json.RawMessage  `json:"mlnx_ext_port_info,omitempty"`
+	PortInfoAfter   json.RawMessage  `json:"port_info_after_set,omitempty"`
+	MlnxAfter       json.RawMessage  `json:"mlnx_ext_port_info_after_set,omitempty"`
+	Note            string           `json:"note,omitempty"`
+	Peer            *ibportstatePeer `json:"peer,omitempty"`
+	Warnings        []string         `json:"warnings,omitempty"`
 }
 
 type ibportstatePeer struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
@@ -208,7 +209,7 @@ func readTables(ctx context.Context, c *query.Client, specs []ftsSpec, o *ftsOpt
 	groups := make([][]query.Job, len(specs))
 	for i := range specs {
 		s := &specs[i]
-		sw := &ftsSwitch{NodeGUID: mad.GUID(s.guid), NodeName: s.name, Route: s.route, NumPorts: s.nports, brief: o.brief, all: o.all}
+		sw := &ftsSwitch{NodeGUID: mad.GUID(s.guid), NodeName: s.name, Route: s.route, Target: destTarget(s.dest, s.route), NumPorts: s.nports, brief: o.brief, all: o.all}
 		switches[i] = sw
 		if o.multicast {
 			var warns []string
@@ -351,7 +352,7 @@ func fillDests(sw *ftsSwitch, o *ftsOptions, dests map[int]*ftsDest, unknown str
 		if dest, ok := dests[e.LID]; ok && e.Valid {
 			g, pg := mad.GUID(dest.nodeGUID), mad.GUID(dest.portGUID)
 			e.DestNodeGUID, e.DestPortGUID, e.DestName, e.DestPort = &g, &pg, dest.name, &dest.port
-			e.DestType = nodeTypeJSON(int(dest.nodeType))
+			e.DestType = jsonv.NodeTypeOf(mad.NodeType(dest.nodeType))
 		}
 	}
 }

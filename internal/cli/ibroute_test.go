@@ -147,7 +147,7 @@ func TestIbrouteJSON(t *testing.T) {
 				LID          int    `json:"lid"`
 				Port         int    `json:"port"`
 				DestNodeGUID string `json:"dest_node_guid"`
-				DestName     string `json:"dest_name"`
+				DestName     string `json:"dest_node_name"`
 				DestType     string `json:"dest_node_type"`
 				DestPort     int    `json:"dest_port"`
 			} `json:"unicast"`

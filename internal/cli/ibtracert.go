@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
@@ -91,12 +92,12 @@ type trace struct {
 // traceHop is one node of a route: the port it was entered by and the
 // port it is left by (0 for none: the source and the destination).
 type traceHop struct {
-	NodeGUID mad.GUID `json:"node_guid"`
-	NodeType string   `json:"node_type"`
-	Name     string   `json:"name"`
-	InPort   int      `json:"in_port"`
-	OutPort  int      `json:"out_port"`
-	LID      int      `json:"lid"`
+	NodeGUID mad.GUID       `json:"node_guid"`
+	NodeType jsonv.NodeType `json:"node_type"`
+	Name     string         `json:"node_name"`
+	InPort   int            `json:"in_port"`
+	OutPort  int            `json:"out_port"`
+	LID      int            `json:"lid"`
 }
 
 func (r *tracertResult) writeText(w io.Writer) error {
@@ -391,7 +392,7 @@ func (tr *tracer) routeHop(dump int, n trNode, outport int, p trPort) {
 
 // hop records a node of the route for JSON.
 func (tr *tracer) hop(n trNode, p trPort, in int) {
-	tr.out.Hops = append(tr.out.Hops, traceHop{NodeGUID: mad.GUID(n.guid), NodeType: nodeTypeJSON(n.typ), Name: tr.name(n), InPort: in, LID: p.lid})
+	tr.out.Hops = append(tr.out.Hops, traceHop{NodeGUID: mad.GUID(n.guid), NodeType: jsonv.NodeTypeOf(mad.NodeType(n.typ)), Name: tr.name(n), InPort: in, LID: p.lid})
 }
 
 // findRoute is find_route: from the node at the end of *from (a directed

@@ -33,8 +33,14 @@ func TestJSONVocabulary(t *testing.T) {
 		"smpquery": {{args: "nodeinfo 2"}, {args: "nd 2"}, {args: "portinfo 2 1"}, {args: "si 1"}, {args: "pkeys 2 1"}, {args: "sl2vl 2 1"}, {args: "vlarb 2 1"}, {args: "gi 1"}, {args: "-D ni 0,1"}, {args: "mepi 2 1"}, {args: "-G ni 0x100001"}},
 		"perfquery": {{args: "2 1"}, {args: "-x 2 1"}, {args: "-a 1"}, {args: "-r 2 1"}, {args: "-G 0x100001 1"},
 			{args: "-D 2 1"}, {args: "-E 2 1"}, {args: "-l 2"}},
-		"sminfo": {{args: ""}, {args: "1"}},
-		"ibaddr": {{args: ""}, {args: "-D 0,1"}, {args: "-G " + hca2GUID}},
+		"ibroute":          {{args: "1"}, {args: "-M 1"}, {args: "-a 7"}},
+		"dump_fts":         {{args: ""}, {args: "-M"}},
+		"dump_lfts":        {{args: ""}},
+		"dump_mfts":        {{args: ""}},
+		"ibtracert":        {{args: "2 Hca3"}, {args: "4"}},
+		"ibfindnodesusing": {{args: "0x200000 8"}},
+		"sminfo":           {{args: ""}, {args: "1"}},
+		"ibaddr":           {{args: ""}, {args: "-D 0,1"}, {args: "-G " + hca2GUID}},
 		"ibportstate": {{args: "-D 0 1"}, {args: "2 1"}, {args: "2 1 query"},
 			// The changes of the operations that set something (not run
 			// here: they would change the shared fabric).

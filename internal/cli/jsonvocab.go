@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
@@ -102,4 +103,17 @@ func portChangesJSON(values map[string]uint64) map[string]any {
 		}
 	}
 	return out
+}
+
+// destTarget is a query layer destination as the vocabulary's target,
+// text the C tool's.
+func destTarget(d query.Dest, text string) jsonv.Target {
+	t := jsonv.Target{Route: jsonv.RouteLID, LID: d.LID, Text: text}
+	switch d.Kind {
+	case query.ByDR:
+		t.Route, t.DRPath = jsonv.RouteDR, mad.FormatDRPath(d.DRPath)
+	case query.ByCombined:
+		t.Route, t.DRPath, t.DRSLID = jsonv.RouteCombined, mad.FormatDRPath(d.DRPath), d.DRSLID
+	}
+	return t
 }

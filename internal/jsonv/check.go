@@ -61,7 +61,8 @@ var (
 var linkEndKeyNames = keySet("remote", "a", "b")
 
 // nameKeys are the keys ending in _name that hold a name, not the text of
-// an enumeration (which would be *_text).
+// an enumeration (which would be *_text); so do all *_node_name keys
+// (dest_node_name).
 var nameKeys = keySet("node_name", "ca_name", "device_name", "host_name", "service_name", "file_name")
 
 // timeSuffixes are unit suffixes of times other than _ms.
@@ -132,7 +133,7 @@ func (c *checker) key(path, k string, m map[string]any) {
 	if !snakeCase.MatchString(k) {
 		c.bad(path, "key is not snake_case")
 	}
-	if strings.HasSuffix(k, "_name") && !nameKeys[k] {
+	if strings.HasSuffix(k, "_name") && !nameKeys[k] && !strings.HasSuffix(k, "_node_name") {
 		c.bad(path, "an enumeration's text is <name>_text; _name only for names (%v)", sortedKeys(nameKeys))
 	}
 	for _, s := range timeSuffixes {

@@ -20,7 +20,7 @@ func TestCheckAccepts(t *testing.T) {
 			"state": 4, "state_text": "Active",
 			"ports": []any{map[string]any{
 				"port": 1, "remote": LinkEnd{NodeGUID: guid, NodeType: CA, Port: 1, PortGUID: guid + 1, LID: 4},
-				"rate": RateOf("4X", "EDR"), "could_be_width": "12X", "rtt_ms": 0.25, "bw_mb_per_sec": 3.5, "link_speed_active": 2, "port_state": 4, "port_xmit_data_bytes": 16,
+				"rate": RateOf("4X", "EDR"), "could_be_width": "12X", "rtt_ms": 0.25, "dest_node_name": "x", "bw_mb_per_sec": 3.5, "link_speed_active": 2, "port_state": 4, "port_xmit_data_bytes": 16,
 			}},
 		}},
 		"links":  []any{map[string]any{"a": LinkEnd{NodeGUID: 1, Port: 2}, "b": LinkEnd{NodeGUID: 2, Port: 1}}},
