@@ -135,6 +135,9 @@ func (d Dest) String() string {
 	case ByDR:
 		return "DR path slid 65535; dlid 65535; " + mad.FormatDRPath(d.DRPath)
 	case ByCombined:
+		if len(d.DRPath) < 2 { // no hops: portid2str shows the LID alone
+			return fmt.Sprintf("Lid %d", d.LID)
+		}
 		return fmt.Sprintf("Lid %d DR path slid %d; dlid 65535; %s", d.LID, d.DRSLID, mad.FormatDRPath(d.DRPath))
 	}
 	if d.GMP.GRH != nil && d.GMP.LID == 0 {

@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/ibtool/ibtool/internal/mad"
 )
@@ -47,10 +46,32 @@ func (c *Client) SetClass(ctx context.Context, w *Write, class uint8, d Dest, mo
 	}
 	reply, err := c.Do(ctx, req)
 	if err != nil {
-		return fmt.Errorf("Set %s at %s: %w", desc.Name, d, err)
+		return err // it names the request already ("SubnSet(PortInfo) LID 2 ...")
 	}
 	if out != nil {
 		return out.Unmarshal(attrData(reply))
 	}
 	return nil
+}
+
+// Raw is an attribute kept with the bytes it was decoded from. A Set of a
+// Raw sends those bytes with the attribute's fields marshalled over them,
+// so the bits the field table does not describe (reserved, vendor) go
+// back as the agent gave them, as the C tools do when they edit the reply
+// of a Get and send it back (ibportstate).
+type Raw struct {
+	mad.Struct
+	Bytes []byte
+}
+
+// Unmarshal keeps b's bytes and decodes them.
+func (r *Raw) Unmarshal(b []byte) error {
+	r.Bytes = append(r.Bytes[:0], b[:min(len(b), r.Desc().Size)]...)
+	return r.Struct.Unmarshal(b)
+}
+
+// Marshal writes the kept bytes, then the fields over them.
+func (r *Raw) Marshal(b []byte) error {
+	copy(b, r.Bytes)
+	return r.Struct.Marshal(b)
 }
