@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,8 +15,8 @@ import (
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/umad"
 )
 
 type smpdumpOptions struct {
@@ -38,12 +41,14 @@ func newSmpdumpCmd(env *Env) *cobra.Command {
 		if len(args) < 2 || len(args) > 3 {
 			return usageErrorf("expected <dlid|dr_path> <attr> [mod]")
 		}
-		return runSmpdump(env, opts, args)
+		res, err := runSmpdump(env, opts, args)
+		return finish(env, &opts.Common, "smpdump", res, err)
 	}
 	return cmd
 }
 
-// smpdumpResult is smpdump's JSON output.
+// smpdumpResult is smpdump's result: its JSON, and the reply's data for
+// the text.
 type smpdumpResult struct {
 	Target    jsonv.Target `json:"target"`
 	Attribute uint16       `json:"attribute_id"`
@@ -53,67 +58,82 @@ type smpdumpResult struct {
 	// Decoded is the attribute as mad's JSON (with --decode, for known
 	// attributes).
 	Decoded json.RawMessage `json:"decoded,omitempty"`
+
+	data             []byte
+	asString, decode bool
+	decoded          mad.Struct
 }
 
-func runSmpdump(env *Env, opts *smpdumpOptions, args []string) error {
+func runSmpdump(env *Env, opts *smpdumpOptions, args []string) (result, error) {
 	attr, err := endport.ParseUint(args[1], 16)
 	if err != nil {
-		return usageErrorf("invalid attribute %q: %v", args[1], err)
+		return nil, usageErrorf("invalid attribute %q: %v", args[1], err)
 	}
 	var mod uint64
 	if len(args) > 2 {
 		if mod, err = endport.ParseUint(args[2], 32); err != nil {
-			return usageErrorf("invalid attribute modifier %q: %v", args[2], err)
+			return nil, usageErrorf("invalid attribute modifier %q: %v", args[2], err)
 		}
 	}
-	req, res, err := smpdumpRequest(opts, args[0], uint16(attr), uint32(mod))
+	res := &smpdumpResult{Attribute: uint16(attr), Modifier: uint32(mod), asString: opts.asString, decode: opts.decode}
+	d, err := smpdumpDest(opts, args[0])
 	if err != nil {
-		return usageErrorf("%v", err)
+		return nil, usageErrorf("%v", err)
 	}
-	eng, err := openEngine(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout, retries: -1})
+	res.Target = destTarget(d, d.String())
+	c, err := openClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout, retries: -1})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer eng.Close()
-	reply, err := eng.Do(context.Background(), req)
+	defer c.Engine().Close()
+	req, err := c.Request(d, mad.ClassSubnLID, mad.MethodGet, res.Attribute, res.Modifier, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res.Status = reply.MAD.Status()
-	data := reply.MAD.SMPData()
-	res.Data = hex.EncodeToString(data)
-	var decoded mad.Struct
+	reply, err := c.Do(context.Background(), req)
+	var se *rpc.StatusError
+	if errors.As(err, &se) { // smpdump shows the data and the status
+		reply, err = se.Reply, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Status = reply.Status()
+	res.data = reply.SMPData()
+	res.Data = hex.EncodeToString(res.data)
 	if opts.decode {
-		if d := mad.LookupAttr(mad.ClassSubnLID, res.Attribute); d != nil {
-			decoded = d.New()
-			if err := decoded.Unmarshal(data); err != nil {
-				return err
+		if desc := mad.LookupAttr(mad.ClassSubnLID, res.Attribute); desc != nil {
+			res.decoded = desc.New()
+			if err := res.decoded.Unmarshal(res.data); err != nil {
+				return nil, err
 			}
-			if res.Decoded, err = json.Marshal(decoded); err != nil {
-				return err
+			if res.Decoded, err = json.Marshal(res.decoded); err != nil {
+				return nil, err
 			}
 		}
 	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, res)
-	}
+	return res, nil
+}
+
+func (r *smpdumpResult) writeText(w io.Writer) error {
 	var b strings.Builder
-	if opts.asString {
-		if i := strings.IndexByte(string(data), 0); i >= 0 {
+	if r.asString {
+		data := r.data
+		if i := bytes.IndexByte(data, 0); i >= 0 {
 			data = data[:i]
 		}
 		b.Write(data)
 		b.WriteByte('\n')
 	} else {
-		b.WriteString(hexDump(data))
+		b.WriteString(hexDump(r.data))
 	}
-	if res.Status != 0 {
-		fmt.Fprintf(&b, "SMP status: 0x%x\n", res.Status)
+	if r.Status != 0 {
+		fmt.Fprintf(&b, "SMP status: 0x%x\n", r.Status)
 	}
-	if opts.decode {
-		b.WriteString(decodedSMPData(decoded, res.Attribute))
+	if r.decode {
+		b.WriteString(decodedSMPData(r.decoded, r.Attribute))
 	}
-	_, err = fmt.Fprint(env.IO.Out, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
@@ -150,25 +170,18 @@ func decodedSMPData(s mad.Struct, attr uint16) string {
 	return title + text
 }
 
-// smpdumpRequest builds the SubnGet for a LID (default, -L) or a directed
-// route (-D).
-func smpdumpRequest(opts *smpdumpOptions, target string, attr uint16, mod uint32) (*rpc.Request, *smpdumpResult, error) {
-	res := &smpdumpResult{Attribute: attr, Modifier: mod}
+// smpdumpDest is the target: a LID (default, -L) or a directed route (-D).
+func smpdumpDest(opts *smpdumpOptions, target string) (query.Dest, error) {
 	if opts.Direct && !opts.Lid {
 		path, err := endport.ParseDRPath(target)
 		if err != nil {
-			return nil, nil, err
+			return query.Dest{}, err
 		}
-		res.Target = ibPortID{Path: path}.json()
-		return &rpc.Request{
-			Addr: umad.Address{LID: umad.PermissiveLID},
-			MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
-		}, res, nil
+		return query.DR(path), nil
 	}
 	lid, err := endport.ParseLID(target)
 	if err != nil {
-		return nil, nil, err
+		return query.Dest{}, err
 	}
-	res.Target = ibPortID{LID: lid}.json()
-	return &rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod)}, res, nil
+	return query.LID(lid), nil
 }
