@@ -32,6 +32,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,6 +40,8 @@ import (
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/rpc"
 )
 
 func init() { register(newIbaddrCmd) }
@@ -64,12 +67,13 @@ func newIbaddrCmd(env *Env) *cobra.Command {
 	fs.BoolVarP(&opts.showLIDDec, "Lid_show", "L", false, "show lid range (in decimal) only")
 	setupCommon(env, cmd, &opts.Common, "KL")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		return ibFail(env, &opts.Common, "ibaddr", runIbaddr(env, opts, args))
+		res, err := runIbaddr(env, opts, args)
+		return finish(env, &opts.Common, "ibaddr", res, err)
 	}
 	return cmd
 }
 
-// ibaddrResult is ibaddr's JSON output.
+// ibaddrResult is ibaddr's result: its JSON, and -g/-l/-L for the text.
 type ibaddrResult struct {
 	Target    jsonv.Target `json:"target"`
 	Port      int          `json:"port"`
@@ -79,69 +83,57 @@ type ibaddrResult struct {
 	LIDStart  int          `json:"lid_start"`
 	LIDEnd    int          `json:"lid_end"`
 	LMC       int          `json:"lmc"`
+
+	showGID, showLID, decimal bool
 }
 
-func runIbaddr(env *Env, opts *ibaddrOptions, args []string) error {
+func runIbaddr(env *Env, opts *ibaddrOptions, args []string) (result, error) {
 	port := -1
 	if len(args) > 1 {
 		n, err := endport.ParseUint(args[1], 8)
 		if err != nil {
-			return usageErrorf("invalid port number %q: %v", args[1], err)
+			return nil, usageErrorf("invalid port number %q: %v", args[1], err)
 		}
 		port = int(n)
 	}
-	mkey, err := ibMKey(&opts.Common)
+	c, err := ibOpenClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	eng, err := ibOpen(env, &opts.Common)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	defer c.Engine().Close()
 	ctx := context.Background()
 
-	var dest ibPortID
+	var d query.Dest
 	if len(args) > 0 {
-		if dest, err = ibResolve(ctx, eng, &opts.Common, args[0]); err != nil {
-			return err
+		if d, err = ibResolve(ctx, c, &opts.Common, args[0]); err != nil {
+			return nil, err
 		}
 	} else {
-		local, err := eng.Port().Info()
+		local, err := c.Local()
 		if err != nil {
-			return &ibFailure{cmsg: "can't resolve self port (null)", err: fmt.Errorf("reading the local port: %w", err), stderr: true}
+			return nil, &ibFailure{cmsg: "can't resolve self port (null)", err: fmt.Errorf("reading the local port: %w", err), stderr: true}
 		}
-		dest = ibPortID{LID: local.LID}
+		d = smpLID(local.LID)
 		if port < 0 {
 			port = local.Num
 		}
 	}
 	port = max(port, 0)
 
-	fail := func(err error) error {
-		return &ibFailure{cmsg: "can't resolve requested address", err: err, stderr: ibWarns(err)}
-	}
-	niData, err := ibSMP(ctx, eng, dest, mad.MethodGet, mad.AttrNodeInfo, 0, mkey, nil)
-	if err != nil {
-		return fail(err)
-	}
-	piData, err := ibSMP(ctx, eng, dest, mad.MethodGet, mad.AttrPortInfo, uint32(port), mkey, nil)
-	if err != nil {
-		return fail(err)
-	}
 	var ni mad.NodeInfo
 	var pi mad.PortInfo
-	if err := ni.Unmarshal(niData); err != nil {
-		return fail(err)
+	err = c.Get(ctx, d, 0, nil, &ni)
+	if err == nil {
+		err = c.Get(ctx, d, uint32(port), nil, &pi)
 	}
-	if err := pi.Unmarshal(piData); err != nil {
-		return fail(err)
+	if err != nil {
+		return nil, smpFailed("can't resolve requested address", "", d, err)
 	}
 	var gid [16]byte
 	binary.BigEndian.PutUint64(gid[:8], pi.GIDPrefix)
 	binary.BigEndian.PutUint64(gid[8:], uint64(ni.PortGUID))
-	res := ibaddrResult{
-		Target:    dest.json(),
+	res := &ibaddrResult{
+		Target:    destTarget(d, d.String()),
 		Port:      port,
 		GID:       gid,
 		GIDPrefix: fmt.Sprintf("0x%016x", pi.GIDPrefix),
@@ -149,26 +141,29 @@ func runIbaddr(env *Env, opts *ibaddrOptions, args []string) error {
 		LIDStart:  int(pi.LID),
 		LIDEnd:    int(pi.LID) + 1<<pi.LMC - 1,
 		LMC:       int(pi.LMC),
+		showGID:   opts.showGID,
+		showLID:   opts.showLID > 0 || opts.showLIDDec,
+		decimal:   opts.showLIDDec,
 	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &res)
+	if !res.showGID && !res.showLID {
+		res.showGID, res.showLID = true, true
 	}
-	showGID, showLID := opts.showGID, opts.showLID > 0 || opts.showLIDDec
-	if !showGID && !showLID {
-		showGID, showLID = true, true
-	}
+	return res, nil
+}
+
+func (r *ibaddrResult) writeText(w io.Writer) error {
 	var b strings.Builder
-	if showGID {
-		fmt.Fprintf(&b, "GID %s ", inetNtop6(res.GID))
+	if r.showGID {
+		fmt.Fprintf(&b, "GID %s ", inetNtop6(r.GID))
 	}
 	switch {
-	case showLID && opts.showLIDDec:
-		fmt.Fprintf(&b, "LID start %d end %d", res.LIDStart, res.LIDEnd)
-	case showLID:
-		fmt.Fprintf(&b, "LID start 0x%x end 0x%x", res.LIDStart, res.LIDEnd)
+	case r.showLID && r.decimal:
+		fmt.Fprintf(&b, "LID start %d end %d", r.LIDStart, r.LIDEnd)
+	case r.showLID:
+		fmt.Fprintf(&b, "LID start 0x%x end 0x%x", r.LIDStart, r.LIDEnd)
 	}
 	b.WriteByte('\n')
-	_, err = fmt.Fprint(env.IO.Out, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -21,7 +21,7 @@ package cli
 // width always written (0, the default, is NOP), a LID or SM LID of 0 or
 // 0xFFFF replaced by 0x1234 (an SMA refuses 0). fdr10 first sets
 // MlnxExtPortInfo. Each Set prints the port as the reply has it ("After
-// PortInfo set:").
+// PortInfo set:"); -v logs it on stderr with the operations that asked.
 //
 // Safety (not in the C tool): disable, off, down and reset of the local
 // port (the one ibtool reaches the fabric through) are refused unless
@@ -49,6 +49,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -57,6 +58,7 @@ import (
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
@@ -90,7 +92,8 @@ func newIbportstateCmd(env *Env) *cobra.Command {
 		if len(args) < 2 {
 			return usageErrorf("expected <dest dr_path|lid|guid> <portnum> [<op>]")
 		}
-		return ibFail(env, &opts.Common, "ibportstate", runIbportstate(env, opts, args))
+		res, err := runIbportstate(env, opts, args)
+		return finish(env, &opts.Common, "ibportstate", res, err)
 	}
 	return cmd
 }
@@ -158,7 +161,8 @@ var portOps = []portOp{
 	{"off", false, nil},
 }
 
-// ibportstateResult is ibportstate's JSON output.
+// ibportstateResult is ibportstate's result: its JSON, and the ports as
+// read for the text, which shows what the run got before any failure.
 type ibportstateResult struct {
 	Target          jsonv.Target     `json:"target"`
 	Port            int              `json:"port"`
@@ -172,6 +176,14 @@ type ibportstateResult struct {
 	Note            string           `json:"note,omitempty"`
 	Peer            *ibportstatePeer `json:"peer,omitempty"`
 	Warnings        []string         `json:"warnings,omitempty"`
+
+	showKeys   bool
+	header     string    // "Switch PortInfo:\n", once the node is known
+	port       *portView // the port as read
+	disabling  bool      // "Disable may be irreversible"
+	mlnxAfter  *mad.MlnxExtPortInfo
+	after      *portView // as the Set's reply has it
+	peerHeader bool      // "Peer PortInfo:\n", once the peer is known
 }
 
 type ibportstatePeer struct {
@@ -180,48 +192,130 @@ type ibportstatePeer struct {
 	NodeType        string          `json:"node_type"`
 	PortInfo        json.RawMessage `json:"port_info"`
 	MlnxExtPortInfo json.RawMessage `json:"mlnx_ext_port_info,omitempty"`
+
+	view *portView
+}
+
+// portView is a port as show_port_info prints it.
+type portView struct {
+	dest             query.Dest
+	num              int
+	pi               mad.PortInfo
+	espeed, isSwitch bool
+	mepi             *mad.MlnxExtPortInfo // shown after it, on the devices that have it
+}
+
+func (r *ibportstateResult) writeText(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(r.header)
+	r.show(&b, r.port)
+	if r.Note != "" {
+		b.WriteString(r.Note + "\n")
+	}
+	if r.disabling {
+		b.WriteString("Disable may be irreversible\n")
+	}
+	if r.mlnxAfter != nil {
+		b.WriteString("\nAfter MLNXExtendedPortInfo set:\n")
+		showMlnx(&b, r.port.dest, r.port.num, r.mlnxAfter)
+	}
+	if r.after != nil {
+		b.WriteString("\nAfter PortInfo set:\n")
+		r.show(&b, r.after)
+	}
+	if r.peerHeader {
+		b.WriteString("Peer PortInfo:\n")
+	}
+	if r.Peer != nil {
+		r.show(&b, r.Peer.view)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// show is show_port_info: the states, LIDs, widths and speeds, and the
+// M_Key fields where a port has them (CAs, switch port 0).
+func (r *ibportstateResult) show(b *strings.Builder, v *portView) {
+	if v == nil {
+		return
+	}
+	fields := []string{"PortState", "PortPhysicalState", "LID", "MasterSMLID", "LMC",
+		"LinkWidthSupported", "LinkWidthEnabled", "LinkWidthActive",
+		"LinkSpeedSupported", "LinkSpeedEnabled", "LinkSpeedActive"}
+	if v.espeed {
+		fields = append(fields, "LinkSpeedExtSupported", "LinkSpeedExtEnabled", "LinkSpeedExtActive")
+	}
+	if !v.isSwitch || v.num == 0 {
+		fields = append(fields, "MKey", "MKeyLeasePeriod", "MKeyProtectBits")
+	}
+	fmt.Fprintf(b, "# Port info: %s port %d\n", v.dest, v.num)
+	for _, name := range fields {
+		f := v.pi.Desc().Field(name)
+		value := "<not displayed>"
+		if !f.Key || r.showKeys {
+			value, _ = mad.FormatIBMAD(&v.pi, name)
+		}
+		b.WriteString(mad.DottedLine(f.Label, value) + "\n")
+	}
+	if v.mepi != nil {
+		showMlnx(b, v.dest, v.num, v.mepi)
+	}
+}
+
+func showMlnx(b *strings.Builder, d query.Dest, num int, m *mad.MlnxExtPortInfo) {
+	fmt.Fprintf(b, "# MLNX ext Port info: %s port %d\n%s", d, num, mad.Dotted(m, nil))
 }
 
 // portState is one ibportstate run.
 type portState struct {
-	env  *Env
-	opts *ibportstateOptions
-	eng  *rpc.Engine
-	ctx  context.Context
-	mkey uint64
-	out  strings.Builder
-	res  ibportstateResult
+	env   *Env
+	opts  *ibportstateOptions
+	c     *query.Client
+	ctx   context.Context
+	write *query.Write // nil for a query
+	res   ibportstateResult
 }
 
-func runIbportstate(env *Env, opts *ibportstateOptions, args []string) error {
+func runIbportstate(env *Env, opts *ibportstateOptions, args []string) (result, error) {
 	pn, err := endport.ParseUint(args[1], 8)
 	if err != nil {
-		return usageErrorf("invalid port number %q: %v", args[1], err)
+		return nil, usageErrorf("invalid port number %q: %v", args[1], err)
 	}
 	portnum := int(pn)
 	s := &portState{env: env, opts: opts, ctx: context.Background()}
-	if s.mkey, err = ibMKey(&opts.Common); err != nil {
-		return err
-	}
 	// One attempt per SMP, as the C tool makes: libibmad waits for the
 	// reply as long as the kernel waits for it (-t), so its receive times
 	// out first and it never resends. A switch port's peer behind a
 	// combined route that is not forwarded (ibsim drops them) then costs
 	// one timeout, not three.
-	if s.eng, err = ibOpenWith(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout, retries: -1}); err != nil {
-		return err
+	if s.c, err = ibOpenClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout, retries: -1}); err != nil {
+		return nil, err
 	}
-	defer s.eng.Close()
-	dest, err := ibResolve(s.ctx, s.eng, &opts.Common, args[0])
+	defer s.c.Engine().Close()
+	d, err := ibResolve(s.ctx, s.c, &opts.Common, args[0])
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.res.Target, s.res.Port = dest.json(), portnum
+	op, values, err := parsePortOps(args[2:])
+	if err != nil {
+		return nil, err
+	}
+	s.res.Target, s.res.Port, s.res.Operation, s.res.showKeys = destTarget(d, d.String()), portnum, op, opts.ShowKeys
+	if len(values) > 0 {
+		s.res.Changes = portChangesJSON(values)
+	}
+	if op != "query" || len(values) > 0 {
+		// The operations on the command line are what allows the Sets.
+		s.write = &query.Write{By: "ibportstate " + strings.Join(args[2:], " ")}
+	}
+	return &s.res, s.run(d, portnum, op, values)
+}
 
-	// The operations, checked as the C tool checks them, in order.
+// parsePortOps checks the operations as the C tool does, in order: at
+// most one state operation ("query" if none), values for the others.
+func parsePortOps(ops []string) (string, map[string]uint64, error) {
 	op := ""
 	values := map[string]uint64{}
-	ops := args[2:]
 	for i := 0; i < len(ops); i++ {
 		var o *portOp
 		for j := range portOps {
@@ -230,58 +324,42 @@ func runIbportstate(env *Env, opts *ibportstateOptions, args []string) error {
 			}
 		}
 		if o == nil {
-			return &ibFailure{cmsg: "invalid operation: " + ops[i], code: ExitUsage}
+			return "", nil, &ibFailure{cmsg: "invalid operation: " + ops[i], code: ExitUsage}
 		}
 		if !o.hasValue {
 			if op != "" {
-				return &ibFailure{cmsg: o.name + " only one of: query, enable, disable, reset, down, arm, active, can be specified", code: ExitUsage}
+				return "", nil, &ibFailure{cmsg: o.name + " only one of: query, enable, disable, reset, down, arm, active, can be specified", code: ExitUsage}
 			}
 			op = o.name
 			continue
 		}
 		if i++; i >= len(ops) {
-			return &ibFailure{cmsg: o.name + " requires an additional parameter", code: ExitUsage}
+			return "", nil, &ibFailure{cmsg: o.name + " requires an additional parameter", code: ExitUsage}
 		}
 		v, err := endport.ParseUint(ops[i], 64)
 		if err != nil {
 			if o.name == "mkey" {
-				return &ibFailure{cmsg: "Bad new M_Key\n", err: err, code: ExitUsage}
+				return "", nil, &ibFailure{cmsg: "Bad new M_Key\n", err: err, code: ExitUsage}
 			}
-			return &ibFailure{cmsg: fmt.Sprintf("invalid %s value %s", o.name, ops[i]), err: err, code: ExitUsage}
+			return "", nil, &ibFailure{cmsg: fmt.Sprintf("invalid %s value %s", o.name, ops[i]), err: err, code: ExitUsage}
 		}
 		if o.check != nil {
 			if msg := o.check(v); msg != "" {
-				return &ibFailure{cmsg: msg, code: ExitUsage}
+				return "", nil, &ibFailure{cmsg: msg, code: ExitUsage}
 			}
 		}
 		values[o.name] = v
 	}
-	changed := len(values) > 0
 	if op == "" {
 		op = "query"
 	}
-	s.res.Operation = op
-	if changed {
-		s.res.Changes = portChangesJSON(values)
-	}
-	err = s.run(dest, portnum, op, values)
-	if err != nil && !opts.JSON {
-		fmt.Fprint(env.IO.Out, s.out.String()) // what the C tool printed before failing
-	}
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &s.res)
-	}
-	_, err = fmt.Fprint(env.IO.Out, s.out.String())
-	return err
+	return op, values, nil
 }
 
-// run does the SMPs of one ibportstate run, printing into s.out.
-func (s *portState) run(dest ibPortID, portnum int, op string, values map[string]uint64) error {
+// run does the SMPs of one ibportstate run, filling s.res.
+func (s *portState) run(d query.Dest, portnum int, op string, values map[string]uint64) error {
 	changed := len(values) > 0
-	ni, err := s.nodeInfo(dest)
+	ni, err := s.nodeInfo(d)
 	if err != nil {
 		return err
 	}
@@ -296,34 +374,33 @@ func (s *portState) run(dest ibPortID, portnum int, op string, values map[string
 	if err := s.guardLocal(ni, isSwitch, portnum, op); err != nil {
 		return err
 	}
-	kind := "CA/RT"
+	s.res.header = "CA/RT PortInfo:\n"
 	if isSwitch {
-		kind = "Switch"
+		s.res.header = "Switch PortInfo:\n"
 	}
 	if op != "query" || changed {
-		fmt.Fprintf(&s.out, "Initial %s PortInfo:\n", kind)
-	} else {
-		fmt.Fprintf(&s.out, "%s PortInfo:\n", kind)
+		s.res.header = "Initial " + s.res.header
 	}
-	pi, raw, espeed, err := s.portInfo(dest, portnum, isSwitch)
+	v, raw, err := s.portInfo(d, portnum, isSwitch)
 	if err != nil {
 		return err
 	}
-	s.showPortInfo(dest, &pi, portnum, espeed, isSwitch)
-	s.res.PortInfo = s.keyless(&pi)
-	mepiRaw := make([]byte, mad.SMPDataSize) // data2: stays zero when unsupported
+	s.res.port, s.res.PortInfo = v, mad.JSON(&v.pi, s.opts.ShowKeys)
+	// The C tool's data2: stays zero when the device has none.
+	mepi := &query.Raw{Struct: &mad.MlnxExtPortInfo{}, Bytes: make([]byte, mad.SMPDataSize)}
 	if s.mlnxEPI(ni) {
-		if mepiRaw, err = s.mlnxExtPortInfo(dest, portnum); err != nil {
+		if err := s.mlnxExtPortInfo(d, portnum, mepi); err != nil {
 			return err
 		}
-		s.showMlnx(dest, mepiRaw, portnum, &s.res.MlnxExtPortInfo)
+		v.mepi = mepi.Struct.(*mad.MlnxExtPortInfo)
+		s.res.MlnxExtPortInfo, _ = json.Marshal(v.mepi)
 	}
 
 	if op != "query" || changed {
-		return s.set(dest, portnum, op, values, pi, raw, mepiRaw, espeed, isSwitch)
+		return s.set(d, portnum, op, values, v, raw, mepi)
 	}
-	if isSwitch && portnum != 0 && pi.PortState == mad.PortState(4) {
-		return s.peer(dest, portnum, &pi, mepiRaw, espeed)
+	if isSwitch && portnum != 0 && v.pi.PortState == mad.PortState(4) {
+		return s.peer(d, portnum, &v.pi, mepi.Struct.(*mad.MlnxExtPortInfo), v.espeed)
 	}
 	return nil
 }
@@ -336,66 +413,34 @@ func ibNodeTypeName(isSwitch bool) string {
 }
 
 // nodeInfo is get_node_info.
-func (s *portState) nodeInfo(dest ibPortID) (*mad.NodeInfo, error) {
-	data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrNodeInfo, 0, s.mkey, nil)
+func (s *portState) nodeInfo(d query.Dest) (*mad.NodeInfo, error) {
 	var ni mad.NodeInfo
-	if err == nil {
-		err = ni.Unmarshal(data)
-	}
-	if err != nil {
-		return nil, &ibFailure{cmsg: "smp query nodeinfo failed", fn: "get_node_info", err: err, stderr: ibWarns(err)}
+	if err := s.c.Get(s.ctx, d, 0, nil, &ni); err != nil {
+		return nil, smpFailed("smp query nodeinfo failed", "get_node_info", d, err)
 	}
 	return &ni, nil
 }
 
 // portInfo is get_port_info: on a switch port 0's PortInfo first, whose
-// capability mask says whether the extended speed fields are valid.
-func (s *portState) portInfo(dest ibPortID, portnum int, isSwitch bool) (mad.PortInfo, []byte, bool, error) {
+// capability mask says whether the extended speed fields are valid. raw
+// keeps the bytes a Set sends back.
+func (s *portState) portInfo(d query.Dest, portnum int, isSwitch bool) (*portView, *query.Raw, error) {
 	var capPort mad.PortInfo
 	if isSwitch {
-		data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrPortInfo, 0, s.mkey, nil)
-		if err == nil {
-			err = capPort.Unmarshal(data)
-		}
-		if err != nil {
-			return mad.PortInfo{}, nil, false, &ibFailure{cmsg: "smp query port 0 portinfo failed", fn: "get_port_info", err: err, stderr: ibWarns(err)}
+		if err := s.c.Get(s.ctx, d, 0, nil, &capPort); err != nil {
+			return nil, nil, smpFailed("smp query port 0 portinfo failed", "get_port_info", d, err)
 		}
 	}
-	var pi mad.PortInfo
-	data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrPortInfo, uint32(portnum), s.mkey, nil)
-	if err == nil {
-		err = pi.Unmarshal(data)
-	}
-	if err != nil {
-		return mad.PortInfo{}, nil, false, &ibFailure{cmsg: "smp query portinfo failed", fn: "get_port_info", err: err, stderr: ibWarns(err)}
+	v := &portView{dest: d, num: portnum, isSwitch: isSwitch}
+	raw := &query.Raw{Struct: &v.pi}
+	if err := s.c.Get(s.ctx, d, uint32(portnum), nil, raw); err != nil {
+		return nil, nil, smpFailed("smp query portinfo failed", "get_port_info", d, err)
 	}
 	if !isSwitch {
-		capPort = pi
+		capPort = v.pi
 	}
-	return pi, data, capPort.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0, nil
-}
-
-// showPortInfo is show_port_info: the states, LIDs, widths and speeds,
-// and the M_Key fields where a port has them (CAs, switch port 0).
-func (s *portState) showPortInfo(dest ibPortID, pi *mad.PortInfo, portnum int, espeed, isSwitch bool) {
-	fields := []string{"PortState", "PortPhysicalState", "LID", "MasterSMLID", "LMC",
-		"LinkWidthSupported", "LinkWidthEnabled", "LinkWidthActive",
-		"LinkSpeedSupported", "LinkSpeedEnabled", "LinkSpeedActive"}
-	if espeed {
-		fields = append(fields, "LinkSpeedExtSupported", "LinkSpeedExtEnabled", "LinkSpeedExtActive")
-	}
-	if !isSwitch || portnum == 0 {
-		fields = append(fields, "MKey", "MKeyLeasePeriod", "MKeyProtectBits")
-	}
-	fmt.Fprintf(&s.out, "# Port info: %s port %d\n", dest, portnum)
-	for _, name := range fields {
-		f := pi.Desc().Field(name)
-		value := "<not displayed>"
-		if !f.Key || s.opts.ShowKeys {
-			value, _ = mad.FormatIBMAD(pi, name)
-		}
-		s.out.WriteString(mad.DottedLine(f.Label, value) + "\n")
-	}
+	v.espeed = capPort.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0
+	return v, raw, nil
 }
 
 // mlnxEPI is is_mlnx_ext_port_info_supported: the Mellanox devices whose
@@ -420,30 +465,18 @@ func (s *portState) mlnxEPI(ni *mad.NodeInfo) bool {
 	return false
 }
 
-func (s *portState) mlnxExtPortInfo(dest ibPortID, portnum int) ([]byte, error) {
-	data, err := ibSMP(s.ctx, s.eng, dest, mad.MethodGet, mad.AttrMlnxExtPortInfo, uint32(portnum), s.mkey, nil)
-	if err != nil {
-		return nil, &ibFailure{cmsg: "smp query ext portinfo failed", fn: "get_mlnx_ext_port_info", err: err, stderr: ibWarns(err)}
+func (s *portState) mlnxExtPortInfo(d query.Dest, portnum int, into mad.Struct) error {
+	if err := s.c.Get(s.ctx, d, uint32(portnum), nil, into); err != nil {
+		return smpFailed("smp query ext portinfo failed", "get_mlnx_ext_port_info", d, err)
 	}
-	return data, nil
-}
-
-func (s *portState) showMlnx(dest ibPortID, raw []byte, portnum int, into *json.RawMessage) {
-	var m mad.MlnxExtPortInfo
-	_ = m.Unmarshal(raw)
-	fmt.Fprintf(&s.out, "# MLNX ext Port info: %s port %d\n%s", dest, portnum, mad.Dotted(&m, nil))
-	*into, _ = json.Marshal(&m)
-}
-
-// keyless is a structure's JSON with its keys null unless -K.
-func (s *portState) keyless(st mad.Struct) json.RawMessage {
-	return mad.JSON(st, s.opts.ShowKeys)
+	return nil
 }
 
 // set builds and sends the SubnSet(PortInfo) (and, for fdr10, the
 // SubnSet(MlnxExtPortInfo) before it) from the port's current PortInfo.
-func (s *portState) set(dest ibPortID, portnum int, op string, values map[string]uint64, pi mad.PortInfo, raw, mepiRaw []byte, espeed, isSwitch bool) error {
+func (s *portState) set(d query.Dest, portnum int, op string, values map[string]uint64, v *portView, raw, mepi *query.Raw) error {
 	has := func(name string) bool { _, ok := values[name]; return ok }
+	pi := v.pi
 	physState := pi.PortPhysicalState
 	// An SMA refuses LID 0: keep the Set valid unless asked for a LID.
 	if !has("lid") && (pi.LID == 0 || pi.LID == 0xFFFF) {
@@ -456,7 +489,6 @@ func (s *portState) set(dest ibPortID, portnum int, op string, values map[string
 	switch op {
 	case "on":
 		if physState != mad.PhysPortState(3) {
-			s.out.WriteString("Port is already in enable state\n")
 			s.res.Note = "Port is already in enable state"
 			return nil
 		}
@@ -464,7 +496,7 @@ func (s *portState) set(dest ibPortID, portnum int, op string, values map[string
 	case "enable", "reset":
 		pi.PortPhysicalState = 2
 	case "off", "disable":
-		s.out.WriteString("Disable may be irreversible\n")
+		s.res.disabling = true
 		pi.PortPhysicalState = 3
 	case "down":
 		pi.PortState = 1
@@ -493,20 +525,15 @@ func (s *portState) set(dest ibPortID, portnum int, op string, values map[string
 		pi.LMC = uint8(values["lmc"])
 	}
 	if has("fdr10") {
-		var m mad.MlnxExtPortInfo
-		_ = m.Unmarshal(mepiRaw)
-		m.StateChangeEnable = 1 // FDR10
+		m := *mepi.Struct.(*mad.MlnxExtPortInfo) // a copy: the port as read is shown too
+		m.StateChangeEnable = 1                  // FDR10
 		m.LinkSpeedEnabled = uint8(values["fdr10"])
-		data := append([]byte(nil), mepiRaw...)
-		if err := m.Marshal(data); err != nil {
-			return err
+		var after mad.MlnxExtPortInfo
+		if err := s.c.Set(s.ctx, s.write, d, uint32(portnum), &query.Raw{Struct: &m, Bytes: mepi.Bytes}, &after); err != nil {
+			return smpFailed("smp set MLNX ext portinfo failed", "set_mlnx_ext_port_info", d, err)
 		}
-		reply, err := ibSMP(s.ctx, s.eng, dest, mad.MethodSet, mad.AttrMlnxExtPortInfo, uint32(portnum), s.mkey, data)
-		if err != nil {
-			return &ibFailure{cmsg: "smp set MLNX ext portinfo failed", fn: "set_mlnx_ext_port_info", err: err, stderr: ibWarns(err)}
-		}
-		s.out.WriteString("\nAfter MLNXExtendedPortInfo set:\n")
-		s.showMlnx(dest, reply, portnum, &s.res.MlnxAfter)
+		s.res.mlnxAfter = &after
+		s.res.MlnxAfter, _ = json.Marshal(&after)
 	}
 	if has("mkey") {
 		pi.MKey = values["mkey"]
@@ -517,25 +544,18 @@ func (s *portState) set(dest ibPortID, portnum int, op string, values map[string
 	if has("mkeyprot") {
 		pi.MKeyProtectBits = uint8(values["mkeyprot"])
 	}
-	data := append([]byte(nil), raw...) // keeps what the field table does not know
-	if err := pi.Marshal(data); err != nil {
-		return err
-	}
 	mod := uint32(portnum)
-	if espeed {
+	if v.espeed {
 		mod |= 1 << 31
 	}
-	reply, err := ibSMP(s.ctx, s.eng, dest, mad.MethodSet, mad.AttrPortInfo, mod, s.mkey, data)
-	if err != nil {
-		return &ibFailure{cmsg: "smp set portinfo failed", fn: "set_port_info", err: err, stderr: ibWarns(err)}
+	after := *v
+	after.mepi = nil
+	in := &query.Raw{Struct: &pi, Bytes: raw.Bytes} // keeps what the field table does not know
+	if err := s.c.Set(s.ctx, s.write, d, mod, in, &after.pi); err != nil {
+		return smpFailed("smp set portinfo failed", "set_port_info", d, err)
 	}
-	var after mad.PortInfo
-	if err := after.Unmarshal(reply); err != nil {
-		return err
-	}
-	s.out.WriteString("\nAfter PortInfo set:\n")
-	s.showPortInfo(dest, &after, portnum, espeed, isSwitch)
-	s.res.PortInfoAfter = s.keyless(&after)
+	s.res.after = &after
+	s.res.PortInfoAfter = mad.JSON(&after.pi, s.opts.ShowKeys)
 	return nil
 }
 
@@ -551,12 +571,8 @@ func (s *portState) guardLocal(ni *mad.NodeInfo, isSwitch bool, portnum int, op 
 	if s.opts.force {
 		return nil
 	}
-	data, err := ibSMP(s.ctx, s.eng, ibPortID{Path: []byte{0}}, mad.MethodGet, mad.AttrNodeInfo, 0, s.mkey, nil)
 	var self mad.NodeInfo
-	if err == nil {
-		err = self.Unmarshal(data)
-	}
-	if err != nil {
+	if err := s.c.Get(s.ctx, query.DR([]byte{0}), 0, nil, &self); err != nil {
 		return &ibFailure{cmsg: "can't tell whether the port is the local one", err: err, stderr: true}
 	}
 	if self.NodeGUID != ni.NodeGUID || !(portnum == int(self.LocalPortNum) || portnum == 0 && !isSwitch) {
@@ -571,45 +587,46 @@ func (s *portState) guardLocal(ni *mad.NodeInfo, isSwitch bool, portnum int, op 
 // peer is the C tool's check of an Active switch port's link partner:
 // the port one directed hop further, and warnings when the two ends run
 // slower or narrower than both enable.
-func (s *portState) peer(dest ibPortID, portnum int, pi *mad.PortInfo, mepiRaw []byte, espeed bool) error {
-	peer := ibPortID{LID: dest.LID, DrSLID: dest.DrSLID}
-	if dest.LID == 0 {
-		peer.Path = append(append([]byte{}, dest.Path...), byte(portnum))
-		if len(peer.Path)-1 > mad.MaxDRHops {
+func (s *portState) peer(d query.Dest, portnum int, pi *mad.PortInfo, mepi *mad.MlnxExtPortInfo, espeed bool) error {
+	var peer query.Dest
+	if d.Kind == query.ByDR {
+		path := append(append([]byte{}, d.DRPath...), byte(portnum))
+		if len(path)-1 > mad.MaxDRHops {
 			return &ibFailure{cmsg: "Too many hops"}
 		}
+		peer = query.DR(path)
 	} else {
-		local, err := s.eng.Port().Info()
+		local, err := s.c.Local()
 		if err != nil {
 			return &ibFailure{cmsg: "could not resolve self", err: err, stderr: true}
 		}
-		peer.Path, peer.DrSLID = []byte{0, byte(portnum)}, local.LID
+		peer = query.Combined(d.LID, []byte{0, byte(portnum)}, local.LID)
 	}
 	pni, err := s.nodeInfo(peer)
 	if err != nil {
 		return err
 	}
 	peerSwitch := pni.NodeType == mad.NodeTypeSwitch
-	peerPort := int(pni.LocalPortNum)
-	s.out.WriteString("Peer PortInfo:\n")
-	ppi, _, peerESpeed, err := s.portInfo(peer, peerPort, peerSwitch)
+	s.res.peerHeader = true
+	pv, _, err := s.portInfo(peer, int(pni.LocalPortNum), peerSwitch)
 	if err != nil {
 		return err
 	}
-	res := &ibportstatePeer{Target: peer.json(), Port: peerPort, NodeType: ibNodeTypeName(peerSwitch)}
-	s.res.Peer = res
-	peerMepi := mepiRaw // the C tool reads the peer's FDR10 bits from data2, still ours if the peer has none
+	peerMepi := mepi // the C tool reads the peer's FDR10 bits from data2, still ours if the peer has none
 	if s.mlnxEPI(pni) {
-		if peerMepi, err = s.mlnxExtPortInfo(peer, peerPort); err != nil {
+		pv.mepi = &mad.MlnxExtPortInfo{}
+		if err := s.mlnxExtPortInfo(peer, pv.num, pv.mepi); err != nil {
 			return err
 		}
+		peerMepi = pv.mepi
 	}
-	s.showPortInfo(peer, &ppi, peerPort, peerESpeed, peerSwitch)
-	res.PortInfo = s.keyless(&ppi)
-	if s.mlnxEPI(pni) {
-		s.showMlnx(peer, peerMepi, peerPort, &res.MlnxExtPortInfo)
+	res := &ibportstatePeer{Target: destTarget(peer, peer.String()), Port: pv.num, NodeType: ibNodeTypeName(peerSwitch), PortInfo: mad.JSON(&pv.pi, s.opts.ShowKeys), view: pv}
+	if pv.mepi != nil {
+		res.MlnxExtPortInfo, _ = json.Marshal(pv.mepi)
 	}
+	s.res.Peer = res
 
+	ppi := &pv.pi
 	width := linkEnabled(pi.LinkWidthEnabled, pi.LinkWidthSupported, 255)
 	peerWidth := linkEnabled(ppi.LinkWidthEnabled, ppi.LinkWidthSupported, 255)
 	s.checkPeer("validate_width", "width", width&peerWidth, int(pi.LinkWidthActive), []peerRate{
@@ -618,18 +635,13 @@ func (s *portState) peer(dest ibPortID, portnum int, pi *mad.PortInfo, mepiRaw [
 	peerSpeed := linkEnabled(ppi.LinkSpeedEnabled, ppi.LinkSpeedSupported, 15)
 	s.checkPeer("validate_speed", "speed", speed&peerSpeed, int(pi.LinkSpeedActive), []peerRate{
 		{0x4, 4, "10.0 Gbps"}, {0x2, 2, "5.0 Gbps"}, {0x1, 1, "2.5 Gbps"}})
-	if espeed && peerESpeed {
+	if espeed && pv.espeed {
 		e := linkEnabled(pi.LinkSpeedExtEnabled, pi.LinkSpeedExtSupported, 31)
 		pe := linkEnabled(ppi.LinkSpeedExtEnabled, ppi.LinkSpeedExtSupported, 31)
 		s.checkPeer("validate_extended_speed", "extended speed", e&pe, int(pi.LinkSpeedExtActive), []peerRate{
 			{0x8, 8, "106.25 Gbps"}, {0x4, 4, "53.125 Gbps"}, {0x2, 2, "25.78125 Gbps"}, {0x1, 1, "14.0625 Gbps"}})
-	} else {
-		var m, pm mad.MlnxExtPortInfo
-		_ = m.Unmarshal(mepiRaw)
-		_ = pm.Unmarshal(peerMepi)
-		if m.LinkSpeedEnabled&1 != 0 && pm.LinkSpeedEnabled&1 != 0 && m.LinkSpeedActive&1 == 0 {
-			s.warn("main", fmt.Sprintf("Peer ports operating at active speed %d rather than FDR10", pi.LinkSpeedActive))
-		}
+	} else if mepi.LinkSpeedEnabled&1 != 0 && peerMepi.LinkSpeedEnabled&1 != 0 && mepi.LinkSpeedActive&1 == 0 {
+		s.warn("main", fmt.Sprintf("Peer ports operating at active speed %d rather than FDR10", pi.LinkSpeedActive))
 	}
 	return nil
 }

@@ -41,18 +41,6 @@ func portRateOf(p *discovery.Port) jsonv.Rate {
 	return jsonv.RateOf(jsonv.WidthOf(pi.LinkWidthActive), speed)
 }
 
-// json is the port ID as the vocabulary's target, text portid2str's.
-func (p ibPortID) json() jsonv.Target {
-	t := jsonv.Target{Route: jsonv.RouteLID, LID: p.LID, Text: p.String()}
-	switch {
-	case p.LID == 0:
-		t.Route, t.DRPath = jsonv.RouteDR, ibDRPathText(p.Path)
-	case len(p.Path) >= 2:
-		t.Route, t.DRPath, t.DRSLID = jsonv.RouteCombined, ibDRPathText(p.Path), p.DrSLID
-	}
-	return t
-}
-
 // vendorTargetJSON is the target of a GMP sent to addr for t, text the C
 // tool's.
 func vendorTargetJSON(t endport.Target, addr umad.Address, text string) jsonv.Target {

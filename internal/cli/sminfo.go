@@ -12,7 +12,8 @@ package cli
 // the SMInfo control code: 1 handover, 2 acknowledge, 3 disable, 4
 // standby, 5 discover) sends a SubnSet, carrying -s state, -p priority and
 // -a activity count (defaults 2/STANDBY, 0, 0). Without a modifier they
-// only fill the Get's payload, which SMs ignore, as in the C tool.
+// only fill the Get's payload, which SMs ignore, as in the C tool. -v
+// logs the Set on stderr.
 //
 // Output: "sminfo: sm lid 1 sm guid 0x200000, activity count 8 priority 0
 // state 3 SMINFO_MASTER", where the LID is the target's (0 for a directed
@@ -36,18 +37,17 @@ package cli
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/umad"
 )
 
 func init() { register(newSminfoCmd) }
@@ -73,14 +73,15 @@ func newSminfoCmd(env *Env) *cobra.Command {
 	fs.StringVarP(&opts.activity, "activity", "a", "", "set activity count (sent with a Set)")
 	setupCommon(env, cmd, &opts.Common, "sK")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		return ibFail(env, &opts.Common, "sminfo", runSminfo(env, opts, args))
+		res, err := runSminfo(env, opts, args)
+		return finish(env, &opts.Common, "sminfo", res, err)
 	}
 	return cmd
 }
 
 var smStateNames = []string{"SMINFO_NOTACT", "SMINFO_DISCOVER", "SMINFO_STANDBY", "SMINFO_MASTER"}
 
-// sminfoResult is sminfo's JSON output.
+// sminfoResult is sminfo's result: its JSON, and the C tool's line.
 type sminfoResult struct {
 	SMLID         uint16       `json:"sm_lid"`
 	Target        jsonv.Target `json:"target"`
@@ -93,7 +94,13 @@ type sminfoResult struct {
 	StateText     string       `json:"state_text"`
 }
 
-func runSminfo(env *Env, opts *sminfoOptions, args []string) error {
+func (r *sminfoResult) writeText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "sminfo: sm lid %d sm guid 0x%x, activity count %d priority %d state %d %s\n",
+		r.SMLID, uint64(r.GUID), r.ActivityCount, r.Priority, r.State, r.StateText)
+	return err
+}
+
+func runSminfo(env *Env, opts *sminfoOptions, args []string) (result, error) {
 	// The payload: what a Set asks for (C's defaults: standby, 0, 0).
 	info := mad.SMInfo{SMState: mad.SMState(2)}
 	for _, v := range []struct {
@@ -110,7 +117,7 @@ func runSminfo(env *Env, opts *sminfoOptions, args []string) error {
 		}
 		n, err := endport.ParseUint(v.text, 64)
 		if err != nil || n > v.max {
-			return usageErrorf("invalid %s %q: a number 0..%d", v.name, v.text, v.max)
+			return nil, usageErrorf("invalid %s %q: a number 0..%d", v.name, v.text, v.max)
 		}
 		v.set(n)
 	}
@@ -118,71 +125,69 @@ func runSminfo(env *Env, opts *sminfoOptions, args []string) error {
 	if len(args) > 1 {
 		n, err := endport.ParseUint(args[1], 32)
 		if err != nil {
-			return usageErrorf("invalid attribute modifier %q: %v", args[1], err)
+			return nil, usageErrorf("invalid attribute modifier %q: %v", args[1], err)
 		}
 		mod = uint32(n)
 	}
-	mkey, err := ibMKey(&opts.Common)
+	c, err := ibOpenClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	eng, err := ibOpen(env, &opts.Common)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	defer c.Engine().Close()
 	ctx := context.Background()
 
-	var dest ibPortID
+	var d query.Dest
 	if len(args) > 0 {
-		if dest, err = ibResolve(ctx, eng, &opts.Common, args[0]); err != nil {
-			return err
+		if d, err = ibResolve(ctx, c, &opts.Common, args[0]); err != nil {
+			return nil, err
 		}
 	} else {
-		local, err := eng.Port().Info()
+		local, err := c.Local()
 		if err != nil {
-			return &ibFailure{cmsg: "can't resolve sm port (null)", err: fmt.Errorf("reading the local port: %w", err), stderr: true}
+			return nil, &ibFailure{cmsg: "can't resolve sm port (null)", err: fmt.Errorf("reading the local port: %w", err), stderr: true}
 		}
-		dest = ibPortID{LID: local.SMLID}
+		d = smpLID(local.SMLID)
 	}
 
-	method, methodName := uint8(mad.MethodGet), "Get"
-	if mod != 0 {
-		method, methodName = mad.MethodSet, "Set"
-	}
-	data, err := ibSMP(ctx, eng, dest, method, mad.AttrSMInfo, mod, mkey, mad.Encode(&info))
-	if err != nil {
-		return &ibFailure{cmsg: "query", err: err, stderr: ibWarns(err)}
-	}
+	res := &sminfoResult{SMLID: d.LID, Target: destTarget(d, d.String()), Method: "Get", Modifier: mod}
 	var got mad.SMInfo
-	if err := got.Unmarshal(data); err != nil {
-		return &ibFailure{cmsg: "query", err: err}
+	if mod == 0 {
+		err = c.Get(ctx, d, mod, &info, &got) // SMs ignore the payload of a Get
+	} else {
+		// A modifier is the SM control code sminfo was asked to send.
+		res.Method = "Set"
+		err = c.Set(ctx, &query.Write{By: fmt.Sprintf("sminfo modifier %d", mod)}, d, mod, &info, &got)
 	}
-	res := sminfoResult{
-		SMLID: dest.LID, Target: dest.json(), Method: methodName, Modifier: mod,
-		GUID: got.GUID, ActivityCount: got.ActCount, Priority: got.Priority,
-		State: uint8(got.SMState), StateText: "???",
+	if err != nil {
+		return nil, smpFailed("query", "", d, err)
 	}
+	res.GUID, res.ActivityCount, res.Priority = got.GUID, got.ActCount, got.Priority
+	res.State, res.StateText = uint8(got.SMState), "???"
 	if int(res.State) < len(smStateNames) {
 		res.StateText = smStateNames[res.State]
 	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &res)
-	}
-	_, err = fmt.Fprintf(env.IO.Out, "sminfo: sm lid %d sm guid 0x%x, activity count %d priority %d state %d %s\n",
-		res.SMLID, uint64(res.GUID), res.ActivityCount, res.Priority, res.State, res.StateText)
-	return err
+	return res, nil
 }
 
 // The rest of this file is shared by sminfo, ibaddr, ibportstate, ibping
-// and ibsysstat: failures reported the way infiniband-diags does, libibmad's
-// port ids, and SMPs with an M_Key.
+// and ibsysstat: failures reported the way infiniband-diags does, and
+// targets resolved as libibmad's resolve_portid_str.
 
 // ibWarns says whether libibmad writes to stderr for a failed MAD: it does
 // for lost ones ("_do_madrpc failed"), not for a bad status (unless -e).
 func ibWarns(err error) bool {
 	var te *rpc.TimeoutError
 	return errors.As(err, &te) || !errors.As(err, new(*rpc.StatusError))
+}
+
+// smpFailed is the C tools' IBEXIT after a failed SMP to d: cmsg in the
+// C tool's words (fn its function, for -d), err ours.
+func smpFailed(cmsg, fn string, d query.Dest, err error) error {
+	var te *rpc.TimeoutError
+	if errors.As(err, &te) && d.Kind == query.ByCombined {
+		err = fmt.Errorf("%w; combined LID+DR routes need SMAs that forward them (ibsim drops them)", err)
+	}
+	return &ibFailure{cmsg: cmsg, fn: fn, err: err, stderr: ibWarns(err)}
 }
 
 // ibOpen opens the local port as mad_rpc_open_port does, with the C tools'
@@ -212,128 +217,43 @@ func ibOpenWith(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
 	return eng, nil
 }
 
-// ibMKey is -y: the M_Key the SMPs carry.
-func ibMKey(c *Common) (uint64, error) {
-	if c.MKey == "" {
-		return 0, nil
-	}
-	k, err := endport.ParseUint(c.MKey, 64)
+// ibOpenClient is ibOpenWith with the query layer on the engine (-y, -s,
+// -Y, sa_key, -v).
+func ibOpenClient(env *Env, c *Common, cfg engineConfig) (*query.Client, error) {
+	o, err := queryOptions(env, c)
 	if err != nil {
-		return 0, usageErrorf("invalid M_Key %q: %v", c.MKey, err)
-	}
-	return k, nil
-}
-
-// ibPortID is libibmad's ib_portid_t for SMPs: a LID, a directed route,
-// or both (a "combined" route: LID routed to LID, then directed, DrSLID
-// set).
-type ibPortID struct {
-	LID    uint16
-	Path   []byte // the directed route, Path[0] = 0; nil when LID routed
-	DrSLID uint16 // for a combined route
-}
-
-// String is libibmad's portid2str: "Lid 2", "DR path slid 65535; dlid
-// 65535; 0,1", "Lid 1 DR path slid 1; dlid 65535; 0,8".
-func (p ibPortID) String() string {
-	var b strings.Builder
-	if p.LID > 0 {
-		fmt.Fprintf(&b, "Lid %d", p.LID)
-		if len(p.Path) < 2 {
-			return b.String()
-		}
-		b.WriteByte(' ')
-	}
-	slid := p.DrSLID
-	if slid == 0 {
-		slid = umad.PermissiveLID
-	}
-	fmt.Fprintf(&b, "DR path slid %d; dlid %d; %s", slid, umad.PermissiveLID, ibDRPathText(p.Path))
-	return b.String()
-}
-
-// ibDRPathText is drpath2str's list of hops: "0" for the local port.
-func ibDRPathText(path []byte) string {
-	if len(path) == 0 {
-		return "0"
-	}
-	parts := make([]string, len(path))
-	for i, p := range path {
-		parts[i] = fmt.Sprint(p)
-	}
-	return strings.Join(parts, ",")
-}
-
-// directed says whether SMPs to p are directed-route SMPs: a path of at
-// least one hop, or no LID at all (libibmad sends LID 0 as a 0-hop route).
-func (p ibPortID) directed() bool { return len(p.Path) > 1 || p.LID == 0 }
-
-// request builds an SMP to p with an M_Key and, for a Set, the data.
-func (p ibPortID) request(method uint8, attr uint16, mod uint32, mkey uint64, data []byte) *rpc.Request {
-	var req *rpc.Request
-	if p.directed() {
-		path := p.Path
-		if len(path) == 0 {
-			path = []byte{0}
-		}
-		m := mad.NewDRSMP(method, attr, mod, path)
-		addr := umad.Address{LID: umad.PermissiveLID}
-		if p.LID > 0 { // combined: LID routed to p.LID, directed from there
-			binary.BigEndian.PutUint16(m[32:], p.DrSLID)
-			addr.LID = p.LID
-		}
-		req = &rpc.Request{Addr: addr, MAD: m}
-	} else {
-		req = &rpc.Request{Addr: umad.Address{LID: p.LID}, MAD: mad.NewLIDSMP(method, attr, mod)}
-	}
-	binary.BigEndian.PutUint64(req.MAD[24:], mkey) // M_Key (IBA 14.2.1.1)
-	copy(req.MAD.SMPData(), data)
-	return req
-}
-
-// ibSMP sends one SMP (smp_query_via/smp_set_via) and returns the reply's
-// 64 data bytes. A reply with a bad status (below the DR direction bit) is
-// an *rpc.StatusError, no reply an *rpc.TimeoutError.
-func ibSMP(ctx context.Context, eng *rpc.Engine, p ibPortID, method uint8, attr uint16, mod uint32, mkey uint64, data []byte) ([]byte, error) {
-	req := p.request(method, attr, mod, mkey, data)
-	reply, err := eng.Do(ctx, req)
-	if err != nil {
-		var te *rpc.TimeoutError
-		if errors.As(err, &te) && p.directed() && p.LID > 0 {
-			err = fmt.Errorf("%w; combined LID+DR routes need SMAs that forward them (ibsim drops them)", err)
-		}
 		return nil, err
 	}
-	if reply.MAD.Status()&^mad.DirectionBit != 0 {
-		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
+	eng, err := ibOpenWith(env, c, cfg)
+	if err != nil {
+		return nil, err
 	}
-	return append([]byte(nil), reply.MAD.SMPData()...), nil
+	return query.New(eng, o), nil
+}
+
+// smpLID is an SMP destination by LID. LID 0 (no LID or SM yet) is the
+// local node, by a 0-hop directed route, as libibmad sends it.
+func smpLID(lid uint16) query.Dest {
+	if lid == 0 {
+		return query.DR([]byte{0})
+	}
+	return query.LID(lid)
 }
 
 // ibResolve parses and resolves a destination as resolve_portid_str does:
 // a LID, a directed route (-D), or a GUID/GID whose LID the SA's
 // PathRecord gives. A malformed target is a usage error as "ibtool <cmd>".
-func ibResolve(ctx context.Context, eng *rpc.Engine, c *Common, arg string) (ibPortID, error) {
+func ibResolve(ctx context.Context, c *query.Client, cm *Common, arg string) (query.Dest, error) {
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
 	}
-	t, err := endport.ParseTarget(arg, c.typeFlags())
+	t, err := endport.ParseTarget(arg, cm.typeFlags())
 	if err != nil {
-		return ibPortID{}, cantResolve(err, ExitUsage)
+		return query.Dest{}, cantResolve(err, ExitUsage)
 	}
-	switch t.Kind {
-	case endport.ByLID:
-		return ibPortID{LID: t.LID}, nil
-	case endport.ByDRPath:
-		return ibPortID{Path: t.DRPath}, nil
-	}
-	r, err := newResolver(eng, c)
+	d, err := c.SMPDest(ctx, t)
 	if err != nil {
-		return ibPortID{}, cantResolve(err, ExitFailure)
+		return d, cantResolve(err, ExitFailure)
 	}
-	lid, err := r.SMPLID(ctx, t)
-	if err != nil {
-		return ibPortID{}, cantResolve(err, ExitFailure)
-	}
-	return ibPortID{LID: lid}, nil
+	return d, nil
 }
