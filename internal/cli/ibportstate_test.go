@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 // Queries: the same SMPs and output as the C tool, failures included (in
@@ -153,6 +155,16 @@ func TestIbportstateSetsMatchInfinibandDiags(t *testing.T) {
 			}
 		})
 	}
+	// A write is one SubnSet, logged at -v with what asked for it.
+	// (Switch1 port 2 has VLs 4 already: nothing changes.)
+	r := runSim(f, "", "ibportstate", "-v", "-d", "-D", "0", "2", "vls", "4")
+	if sent := sentMethods(r.Stderr); r.Code != 0 || sent["SubnSet"] != 1 {
+		t.Errorf("vls 4: exit %d, sent %v", r.Code, sent)
+	}
+	logged := regexp.MustCompile(`(?m)^ibtool: write: Set PortInfo \(modifier 0x(8000000|)2\) at DR path slid 65535; dlid 65535; 0, asked by ibportstate vls 4$`)
+	if !logged.MatchString(r.Stderr) {
+		t.Errorf("vls 4 -v: no write logged:\n%s", r.Stderr)
+	}
 	// Back as they were, but for the LIDs every Set makes valid.
 	lids := func(s string) string {
 		s = strings.ReplaceAll(s, "Lid:.............................4660", "Lid:.............................0")
@@ -259,5 +271,65 @@ func TestIbportstatePeerWarnings(t *testing.T) {
 	}
 	if linkEnabled(255, 0x13, 255) != 0x13 || linkEnabled(2, 0x13, 255) != 2 || linkEnabled(15, 7, 15) != 7 {
 		t.Error("linkEnabled: 255/15/31 mean the supported set")
+	}
+}
+
+// sentMethods counts the requests a -d trace shows, by method.
+func sentMethods(trace string) map[string]int {
+	sent := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^ibtool: send +(\w+)\(`).FindAllStringSubmatch(trace, -1) {
+		sent[m[1]]++
+	}
+	return sent
+}
+
+// Queries send Gets only: no Set without an operation that asks for one
+// ("on" asks, but the port is enabled already).
+func TestIbportstateQueriesSendNoSet(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	for _, args := range []string{"2 1", "-D 0 1", "1 0", "2 1 query", "-v 2 1 on"} {
+		r := runSim(f, "", append([]string{"ibportstate", "-d"}, strings.Fields(args)...)...)
+		sent := sentMethods(r.Stderr)
+		if r.Code != 0 || sent["SubnSet"] != 0 || sent["SubnGet"] < 2 || strings.Contains(r.Stderr, "write:") {
+			t.Errorf("%s: exit %d, sent %v\n%s", args, r.Code, sent, r.Stderr)
+		}
+	}
+}
+
+// On a umadtest fabric (no ibsim): queries send SubnGets only, a write
+// one SubnSet, logged at -v with the operations that asked for it.
+func TestIbportstateWritesOnlyWhenAsked(t *testing.T) {
+	fab := umadtest.NewFabric()
+	host := fab.AddCA(0x100, 1, "host") // the local port
+	sw := fab.AddSwitch(0x200, 8, "sw")
+	fab.Link(host, 1, sw, 3)
+	run := func(args ...string) (cmdResult, map[uint8]int) {
+		tr := umadtest.NewOpener(umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer}.Answer,
+			umadtest.WithInfo(fab.LocalInfo()))
+		r := runWith(tr, append([]string{"ibtool", "ibportstate"}, args...)...)
+		methods := map[uint8]int{}
+		for _, m := range tr.Requests(mad.ClassSubnLID, mad.ClassSubnDR) {
+			methods[m.Method()]++
+		}
+		return r, methods
+	}
+	for _, args := range []string{
+		"-D 0 1",         // the local CA port
+		"-D 0,1 3",       // an Active switch port, and its peer
+		"-D 0,1 5",       // a switch port with no link
+		"-D 0,1 5 query", // said explicitly
+		"-v -D 0,1 5 on", // asks, but the port is enabled already
+	} {
+		r, methods := run(strings.Fields(args)...)
+		if r.code != 0 || methods[mad.MethodSet] != 0 || methods[mad.MethodGet] < 2 || strings.Contains(r.stderr, "write:") {
+			t.Errorf("%s: exit %d, methods %v, stderr %q", args, r.code, methods, r.stderr)
+		}
+	}
+	r, methods := run("-v", "-D", "0,1", "5", "disable")
+	if r.code != 0 || methods[mad.MethodSet] != 1 || !strings.Contains(r.stdout, "After PortInfo set:") {
+		t.Errorf("disable: exit %d, methods %v, stdout %q", r.code, methods, r.stdout)
+	}
+	if want := "ibtool: write: Set PortInfo (modifier 0x5) at DR path slid 65535; dlid 65535; 0,1, asked by ibportstate disable\n"; r.stderr != want {
+		t.Errorf("disable -v: stderr %q, want %q", r.stderr, want)
 	}
 }
