@@ -43,10 +43,10 @@ package cli
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,8 +55,8 @@ import (
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/umad"
 )
 
 func init() { register(newSmpqueryCmd) }
@@ -131,21 +131,14 @@ func newSmpqueryCmd(env *Env) *cobra.Command {
 		if len(args) < 2 {
 			return usageErrorf("expected <op> <dest dr_path|lid|guid> [op params]")
 		}
-		return runSmpquery(env, opts, args)
+		res, err := runSmpquery(env, opts, args)
+		return finish(env, &opts.Common, "smpquery", res, err)
 	}
 	return cmd
 }
 
-// ibFailure is a failed smpquery step: the C tool's message and the cause.
-// smpTarget is the destination of smpquery's SMPs: the JSON target (Text
-// is libibmad's portid2str; GUID or GID what the LID was resolved from)
-// and the directed route.
-type smpTarget struct {
-	jsonv.Target
-	path []byte
-}
-
-// smpqueryResult is smpquery's JSON output.
+// smpqueryResult is smpquery's result: its JSON, and what the operation
+// got for the text, which shows what it had before any failure.
 type smpqueryResult struct {
 	Operation        string          `json:"operation"`
 	Target           *jsonv.Target   `json:"target"`
@@ -160,6 +153,10 @@ type smpqueryResult struct {
 	VLArb            *smpVLArb       `json:"vlarb,omitempty"`
 	GUIDs            *smpGUIDs       `json:"guids,omitempty"`
 	MlnxExtPortInfo  json.RawMessage `json:"mlnx_ext_port_info,omitempty"`
+
+	showKeys  bool
+	attr      mad.Struct // the one attribute of NodeInfo, PortInfo, ...
+	attrTitle string     // "Node info", "Port info", ...
 }
 
 type smpNodeDesc struct {
@@ -171,17 +168,23 @@ type smpNodeDesc struct {
 type smpPKeys struct {
 	Capacity int      `json:"capacity"`
 	PKeys    []uint16 `json:"pkeys"`
+
+	blocks []mad.PKeyTable // as read: the text shows whole rows of 8
 }
 
 type smpGUIDs struct {
 	Capacity int        `json:"capacity"`
 	GUIDs    []mad.GUID `json:"guids"`
+
+	blocks []mad.GUIDInfo // as read: the text shows whole rows of 2
 }
 
 type smpSL2VL struct {
 	InPort  int      `json:"in_port"`
 	OutPort int      `json:"out_port"`
 	VLBySL  [16]int8 `json:"vl_by_sl"`
+
+	table mad.SLtoVLMappingTable
 }
 
 type smpVLArb struct {
@@ -190,51 +193,41 @@ type smpVLArb struct {
 	HighCap   int              `json:"high_cap"`
 	Low       []mad.VLArbEntry `json:"low"`
 	High      []mad.VLArbEntry `json:"high"`
+
+	haveCaps bool    // the PortInfo with the capacities was read
+	started  [2]bool // the Low, High table was asked for
 }
 
-// smpQuery is one smpquery run: the engine, the target and the output.
+// smpQuery is one smpquery run.
 type smpQuery struct {
-	env    *Env
 	opts   *smpqueryOptions
-	eng    *rpc.Engine
-	target *smpTarget
-	mkey   uint64
+	c      *query.Client
+	d      query.Dest
 	opName string // as typed: "operation %s" in messages
-	params []string
-	out    strings.Builder
-	res    smpqueryResult
+	res    *smpqueryResult
 	names  *nodename.Map
 }
 
-func runSmpquery(env *Env, opts *smpqueryOptions, args []string) error {
+func runSmpquery(env *Env, opts *smpqueryOptions, args []string) (result, error) {
 	opArg := args[0]
 	op := lookupSmpOp(opArg)
 	if op == nil {
-		return smpFail(env, opts, nil, &ibFailure{cmsg: fmt.Sprintf("operation '%s' not supported", opArg), code: ExitUsage})
+		return nil, &ibFailure{cmsg: fmt.Sprintf("operation '%s' not supported", opArg), code: ExitUsage}
 	}
-	q := &smpQuery{env: env, opts: opts, opName: opArg}
-	q.res.Operation = op.name
-	if opts.MKey != "" {
-		k, err := endport.ParseUint(opts.MKey, 64)
-		if err != nil {
-			return usageErrorf("invalid M_Key %q: %v", opts.MKey, err)
-		}
-		q.mkey = k
-	}
+	q := &smpQuery{opts: opts, opName: opArg, res: &smpqueryResult{Operation: op.name, showKeys: opts.ShowKeys}}
 	targetArgs := 1
 	if opts.combined {
 		targetArgs = 2
 	}
 	if len(args) < 1+targetArgs {
-		return usageErrorf("-c takes a LID and a directed route: <op> <lid> <dr_path> [op params]")
+		return nil, usageErrorf("-c takes a LID and a directed route: <op> <lid> <dr_path> [op params]")
 	}
-	q.params = args[1+targetArgs:]
-	if op.portArg {
+	if params := args[1+targetArgs:]; op.portArg {
 		port := 0
-		if len(q.params) > 0 {
-			v, err := endport.ParseUint(q.params[0], 32)
+		if len(params) > 0 {
+			v, err := endport.ParseUint(params[0], 32)
 			if err != nil || v > 0x7fffffff {
-				return usageErrorf("invalid port number %q", q.params[0])
+				return nil, usageErrorf("invalid port number %q", params[0])
 			}
 			port = int(v)
 		}
@@ -242,37 +235,24 @@ func runSmpquery(env *Env, opts *smpqueryOptions, args []string) error {
 	}
 
 	if _, err := opts.timeoutMS(DefaultTimeoutMS); err != nil {
-		return smpFail(env, opts, nil, &ibFailure{cmsg: err.Error()})
+		return nil, &ibFailure{cmsg: err.Error()}
 	}
-	eng, err := openEngine(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
+	c, err := openClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
-			return err
+			return nil, err
 		}
-		return smpFail(env, opts, nil, &ibFailure{cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", orDefault(opts.CA), orZero(opts.Port)), err: err, stderr: true})
+		return nil, &ibFailure{cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", orDefault(opts.CA), orZero(opts.Port)), err: err, stderr: true}
 	}
-	defer eng.Close()
-	q.eng = eng
+	defer c.Engine().Close()
+	q.c = c
 
-	if err := q.resolveTarget(args[1 : 1+targetArgs]); err != nil {
-		return smpFail(env, opts, q, err)
+	if q.res.Target, err = q.resolveTarget(args[1 : 1+targetArgs]); err != nil {
+		return nil, err
 	}
-	q.res.Target = &q.target.Target
 	q.names = nodename.Open(opts.nodeNameMap, env.IO.Err)
-
-	if err := op.run(q); err != nil {
-		var f *ibFailure
-		if errors.As(err, &f) && !f.bare() {
-			f.cmsg = fmt.Sprintf("operation %s: %s", q.opName, f.cmsg)
-		}
-		return smpFail(env, opts, q, err)
-	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &q.res)
-	}
-	_, err = fmt.Fprint(env.IO.Out, q.out.String())
-	return err
+	return q.res, op.run(q)
 }
 
 func orZero(s string) string {
@@ -282,161 +262,70 @@ func orZero(s string) string {
 	return s
 }
 
-// bareFailure marks messages the C tool prints without "operation %s: "
-// (IBEXITs outside the operation functions).
-const bareFailure = "\x00bare"
-
-func (f *ibFailure) bare() bool { return strings.HasPrefix(f.cmsg, bareFailure) }
-
-// smpFail reports a failure: the output so far, then, in compat use, the C
-// tool's IBEXIT line on stdout.
-func smpFail(env *Env, opts *smpqueryOptions, q *smpQuery, err error) error {
-	var f *ibFailure
-	if !errors.As(err, &f) {
-		f = &ibFailure{cmsg: err.Error()}
-		err = f
-	}
-	f.cmsg = strings.TrimPrefix(f.cmsg, bareFailure)
-	if q != nil && !opts.JSON {
-		fmt.Fprint(env.IO.Out, q.out.String())
-	}
-	return reportIBExit(env, &opts.Common, "smpquery", f, err)
-}
-
 // resolveTarget parses the destination as resolve_portid_str does for the
-// chosen -D/-L/-G/-c.
-func (q *smpQuery) resolveTarget(args []string) error {
-	opts := q.opts
-	cantResolve := func(err error) error {
-		return &ibFailure{cmsg: bareFailure + "can't resolve destination port " + strings.Join(args, " "), err: err, code: ExitUsage}
+// chosen -D/-L/-G/-c. The JSON target's text is libibmad's portid2str; a
+// GUID or GID is what the LID was resolved from.
+func (q *smpQuery) resolveTarget(args []string) (*jsonv.Target, error) {
+	cantResolve := func(err error, code int) error {
+		return &ibFailure{cmsg: "can't resolve destination port " + strings.Join(args, " "), err: err, code: code, stderr: code == ExitFailure}
 	}
-	if opts.combined {
+	var given endport.Target
+	if q.opts.combined {
 		lid, err := endport.ParseLID(args[0])
 		if err != nil {
-			return cantResolve(err)
+			return nil, cantResolve(err, ExitUsage)
 		}
 		path, err := endport.ParseDRPath(args[1])
 		if err != nil {
-			return cantResolve(err)
+			return nil, cantResolve(err, ExitUsage)
 		}
-		info, err := q.eng.Port().Info()
+		local, err := q.c.Local()
 		if err != nil {
-			f := cantResolve(fmt.Errorf("reading the local port: %w", err)).(*ibFailure)
-			f.code, f.stderr = ExitFailure, true
-			return f
+			return nil, cantResolve(fmt.Errorf("reading the local port: %w", err), ExitFailure)
 		}
-		q.target = &smpTarget{Target: jsonv.Target{Route: jsonv.RouteCombined, LID: lid, DRPath: mad.FormatDRPath(path), DRSLID: info.LID}, path: path}
-		q.target.Text = fmt.Sprintf("Lid %d", lid)
-		if len(path) > 1 {
-			q.target.Text += fmt.Sprintf(" DR path slid %d; dlid 65535; %s", info.LID, q.target.DRPath)
+		q.d = query.Combined(lid, path, local.LID)
+	} else {
+		var err error
+		if given, err = endport.ParseTarget(args[0], q.opts.typeFlags()); err != nil {
+			return nil, cantResolve(err, ExitUsage)
 		}
-		return nil
+		if q.d, err = q.c.SMPDest(context.Background(), given); err != nil { // a GUID or GID through the SA
+			return nil, cantResolve(err, ExitFailure)
+		}
 	}
-	t, err := endport.ParseTarget(args[0], endport.TypeFlags{Direct: opts.Direct, LID: opts.Lid, GUID: opts.Guid})
-	if err != nil {
-		return cantResolve(err)
-	}
-	switch t.Kind {
-	case endport.ByLID:
-		q.target = &smpTarget{Target: jsonv.Target{Route: jsonv.RouteLID, LID: t.LID, Text: fmt.Sprintf("Lid %d", t.LID)}}
-	case endport.ByDRPath:
-		q.target = &smpTarget{Target: jsonv.Target{Route: jsonv.RouteDR, DRPath: mad.FormatDRPath(t.DRPath)}, path: t.DRPath}
-		q.target.Text = "DR path slid 65535; dlid 65535; " + q.target.DRPath
-	default: // a GUID or GID: the SA's PathRecord gives the LID
-		r, err := newResolver(q.eng, &opts.Common)
-		var lid uint16
-		if err == nil {
-			lid, err = r.SMPLID(context.Background(), t)
-		}
-		if err != nil {
-			f := cantResolve(err).(*ibFailure)
-			f.code, f.stderr = ExitFailure, true
-			return f
-		}
-		q.target = &smpTarget{Target: withGiven(jsonv.Target{Route: jsonv.RouteLID, LID: lid, Text: fmt.Sprintf("Lid %d", lid)}, t)}
-	}
-	return nil
+	t := withGiven(destTarget(q.d, q.d.String()), given)
+	return &t, nil
 }
 
-// request builds a SubnGet of attr for the target.
-func (q *smpQuery) request(attr uint16, mod uint32) *rpc.Request {
-	var req *rpc.Request
-	switch q.target.Route {
-	case "dr":
-		req = &rpc.Request{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: mad.NewDRSMP(mad.MethodGet, attr, mod, q.target.path)}
-	case "combined":
-		m := mad.NewDRSMP(mad.MethodGet, attr, mod, q.target.path)
-		binary.BigEndian.PutUint16(m[32:], q.target.DRSLID) // DrSLID: LID routed up to here
-		req = &rpc.Request{Addr: umad.Address{LID: q.target.LID}, MAD: m}
-	default:
-		req = &rpc.Request{Addr: umad.Address{LID: q.target.LID}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod)}
-	}
-	binary.BigEndian.PutUint64(req.MAD[24:], q.mkey) // M_Key (IBA 14.2.1.1)
-	return req
-}
-
-// get sends one SubnGet and decodes its reply into s; failMsg is the C
+// get sends one SubnGet and decodes its reply into out; cmsg is the C
 // tool's words when it fails.
-func (q *smpQuery) get(attr uint16, mod uint32, s mad.Struct, failMsg string) error {
-	req := q.request(attr, mod)
-	reply, err := q.eng.Do(context.Background(), req)
-	if err != nil {
-		if q.target.Route == "combined" {
-			var te *rpc.TimeoutError
-			if errors.As(err, &te) {
-				err = fmt.Errorf("%w; combined DR+LID routes need SMAs that forward them (ibsim drops them)", err)
-			}
-		}
-		return &ibFailure{cmsg: failMsg, err: err, stderr: true}
-	}
-	// libibmad checks the 15 status bits below the DR direction bit.
-	if reply.MAD.Status()&^mad.DirectionBit != 0 {
-		return &ibFailure{cmsg: failMsg, err: &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}}
-	}
-	if err := s.Unmarshal(reply.MAD.SMPData()); err != nil {
-		return &ibFailure{cmsg: failMsg, err: err, stderr: true}
+func (q *smpQuery) get(mod uint32, out mad.Struct, cmsg string) error {
+	if err := q.c.Get(context.Background(), q.d, mod, nil, out); err != nil {
+		return smpFailed("operation "+q.opName+": "+cmsg, "", q.d, err)
 	}
 	return nil
+}
+
+// failed is an IBEXIT of the operation that is not about a MAD.
+func (q *smpQuery) failed(cmsg string, err error, stderr bool) error {
+	return &ibFailure{cmsg: "operation " + q.opName + ": " + cmsg, err: err, stderr: stderr}
 }
 
 func (q *smpQuery) port() int { return *q.res.Port }
 
-// attrJSON is s as mad's JSON, with key fields null unless -K.
-func (q *smpQuery) attrJSON(s mad.Struct) json.RawMessage {
-	return mad.JSON(s, q.opts.ShowKeys)
-}
-
-func (q *smpQuery) dotted(s mad.Struct) string {
-	return mad.Dotted(s, &mad.DottedOptions{ShowKeys: q.opts.ShowKeys})
+// getAttr is the operations that show one attribute: title, then the
+// attribute in libibmad's dotted form.
+func (q *smpQuery) getAttr(mod uint32, s mad.Struct, into *json.RawMessage, title, cmsg string) error {
+	if err := q.get(mod, s, cmsg); err != nil {
+		return err
+	}
+	q.res.attr, q.res.attrTitle = s, title
+	*into = mad.JSON(s, q.opts.ShowKeys) // key fields null unless -K
+	return nil
 }
 
 func (q *smpQuery) nodeInfo() error {
-	var ni mad.NodeInfo
-	if err := q.get(mad.AttrNodeInfo, 0, &ni, "node info query failed"); err != nil {
-		return err
-	}
-	fmt.Fprintf(&q.out, "# Node info: %s\n%s", q.target.Text, q.dotted(&ni))
-	q.res.NodeInfo = q.attrJSON(&ni)
-	return nil
-}
-
-func (q *smpQuery) nodeDesc() error {
-	var ni mad.NodeInfo
-	if err := q.get(mad.AttrNodeInfo, 0, &ni, "node info query failed"); err != nil {
-		return err
-	}
-	var nd mad.NodeDescription
-	if err := q.get(mad.AttrNodeDescription, 0, &nd, "node desc query failed"); err != nil {
-		return err
-	}
-	name := q.names.Name(uint64(ni.NodeGUID), nd.String())
-	dots := "."
-	if len(name) < 32 {
-		dots = strings.Repeat(".", 32-len(name))
-	}
-	fmt.Fprintf(&q.out, "Node Description:%s%s\n", dots, name)
-	q.res.NodeDescription = &smpNodeDesc{NodeGUID: ni.NodeGUID, Description: nodename.CleanDesc(nd.String()), Name: name}
-	return nil
+	return q.getAttr(0, &mad.NodeInfo{}, &q.res.NodeInfo, "Node info", "node info query failed")
 }
 
 func (q *smpQuery) portInfo() error {
@@ -444,29 +333,33 @@ func (q *smpQuery) portInfo() error {
 	if q.opts.extended {
 		mod |= 1 << 31
 	}
-	var pi mad.PortInfo
-	if err := q.get(mad.AttrPortInfo, mod, &pi, "port info query failed"); err != nil {
-		return err
-	}
-	fmt.Fprintf(&q.out, "# Port info: %s port %d\n%s", q.target.Text, q.port(), q.dotted(&pi))
-	q.res.PortInfo = q.attrJSON(&pi)
-	return nil
+	return q.getAttr(mod, &mad.PortInfo{}, &q.res.PortInfo, "Port info", "port info query failed")
+}
+
+func (q *smpQuery) mlnxExtPortInfo() error {
+	return q.getAttr(uint32(q.port()), &mad.MlnxExtPortInfo{}, &q.res.MlnxExtPortInfo, "MLNX ext Port info", "Mellanox ext port info query failed")
+}
+
+func (q *smpQuery) switchInfo() error {
+	return q.getAttr(0, &mad.SwitchInfo{}, &q.res.SwitchInfo, "Switch info", "switch info query failed")
 }
 
 // portInfoExtended first checks CapabilityMask2, as
-// is_port_info_extended_supported does (its failures are bare IBEXITs).
+// is_port_info_extended_supported does (its failures are bare IBEXITs,
+// without "operation %s: ").
 func (q *smpQuery) portInfoExtended() error {
+	ctx := context.Background()
 	var ni mad.NodeInfo
-	if err := q.get(mad.AttrNodeInfo, 0, &ni, bareFailure+"node info query failed"); err != nil {
-		return err
+	if err := q.c.Get(ctx, q.d, 0, nil, &ni); err != nil {
+		return smpFailed("node info query failed", "", q.d, err)
 	}
 	capPort := uint32(q.port())
 	if ni.NodeType == mad.NodeTypeSwitch {
 		capPort = 0
 	}
 	var pi mad.PortInfo
-	if err := q.get(mad.AttrPortInfo, capPort, &pi, bareFailure+"port info query failed"); err != nil {
-		return err
+	if err := q.c.Get(ctx, q.d, capPort, nil, &pi); err != nil {
+		return smpFailed("port info query failed", "", q.d, err)
 	}
 	var why string
 	if pi.CapabilityMask&uint32(mad.PortCapMaskCapabilityMask2) == 0 {
@@ -475,100 +368,78 @@ func (q *smpQuery) portInfoExtended() error {
 		why = fmt.Sprintf("port info capability mask2 = 0x%x doesn't indicate PortInfoExtended support", pi.CapabilityMask2)
 	}
 	if why != "" {
-		return &ibFailure{cmsg: "port info extended not supported", err: errors.New(why), stderr: true}
+		return q.failed("port info extended not supported", errors.New(why), true)
 	}
-	var pie mad.PortInfoExtended
-	if err := q.get(mad.AttrPortInfoExtended, uint32(q.port()), &pie, "port info extended query failed"); err != nil {
+	return q.getAttr(uint32(q.port()), &mad.PortInfoExtended{}, &q.res.PortInfoExtended, "Port info Extended", "port info extended query failed")
+}
+
+func (q *smpQuery) nodeDesc() error {
+	var ni mad.NodeInfo
+	if err := q.get(0, &ni, "node info query failed"); err != nil {
 		return err
 	}
-	fmt.Fprintf(&q.out, "# Port info Extended: %s port %d\n%s", q.target.Text, q.port(), q.dotted(&pie))
-	q.res.PortInfoExtended = q.attrJSON(&pie)
+	var nd mad.NodeDescription
+	if err := q.get(0, &nd, "node desc query failed"); err != nil {
+		return err
+	}
+	name := q.names.Name(uint64(ni.NodeGUID), nd.String())
+	q.res.NodeDescription = &smpNodeDesc{NodeGUID: ni.NodeGUID, Description: nodename.CleanDesc(nd.String()), Name: name}
 	return nil
 }
 
-func (q *smpQuery) mlnxExtPortInfo() error {
-	var m mad.MlnxExtPortInfo
-	if err := q.get(mad.AttrMlnxExtPortInfo, uint32(q.port()), &m, "Mellanox ext port info query failed"); err != nil {
-		return err
+// portNodeInfo is the NodeInfo the table operations check the port number
+// against.
+func (q *smpQuery) portNodeInfo() (*mad.NodeInfo, error) {
+	var ni mad.NodeInfo
+	if err := q.get(0, &ni, "node info query failed"); err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(&q.out, "# MLNX ext Port info: %s port %d\n%s", q.target.Text, q.port(), q.dotted(&m))
-	q.res.MlnxExtPortInfo = q.attrJSON(&m)
-	return nil
-}
-
-func (q *smpQuery) switchInfo() error {
-	var si mad.SwitchInfo
-	if err := q.get(mad.AttrSwitchInfo, 0, &si, "switch info query failed"); err != nil {
-		return err
+	if port := q.port(); port > int(ni.NumPorts) {
+		return nil, q.failed("invalid port number", fmt.Errorf("port %d: the node has %d ports", port, ni.NumPorts), false)
 	}
-	fmt.Fprintf(&q.out, "# Switch info: %s\n%s", q.target.Text, q.dotted(&si))
-	q.res.SwitchInfo = q.attrJSON(&si)
-	return nil
+	return &ni, nil
 }
 
 func (q *smpQuery) pkeyTable() error {
 	port := q.port()
-	var ni mad.NodeInfo
-	if err := q.get(mad.AttrNodeInfo, 0, &ni, "node info query failed"); err != nil {
+	ni, err := q.portNodeInfo()
+	if err != nil {
 		return err
-	}
-	if port > int(ni.NumPorts) {
-		return &ibFailure{cmsg: "invalid port number", err: fmt.Errorf("port %d: the node has %d ports", port, ni.NumPorts)}
 	}
 	n := int(ni.PartitionCap)
 	if ni.NodeType == mad.NodeTypeSwitch && port != 0 {
 		var si mad.SwitchInfo
-		if err := q.get(mad.AttrSwitchInfo, 0, &si, "switch info failed"); err != nil {
+		if err := q.get(0, &si, "switch info failed"); err != nil {
 			return err
 		}
 		n = int(si.PartitionEnforcementCap)
 	}
 	res := &smpPKeys{Capacity: n, PKeys: []uint16{}}
-	blocks := (n + 31) / 32
-	for i := 0; i < blocks; i++ {
+	q.res.PKeys = res
+	for i := 0; i < (n+31)/32; i++ {
 		var t mad.PKeyTable
-		if err := q.get(mad.AttrPKeyTable, uint32(i|port<<16), &t, "pkey table query failed"); err != nil {
+		if err := q.get(uint32(i|port<<16), &t, "pkey table query failed"); err != nil {
 			return err
 		}
-		k := 32
-		if i+1 == blocks {
-			k = (n + 7 - i*32) / 8 * 8
-		}
-		p := t.PKey
-		for j := 0; j < k; j += 8 {
-			fmt.Fprintf(&q.out, "%4d: 0x%04x 0x%04x 0x%04x 0x%04x 0x%04x 0x%04x 0x%04x 0x%04x\n",
-				i*32+j, p[j], p[j+1], p[j+2], p[j+3], p[j+4], p[j+5], p[j+6], p[j+7])
-		}
-		res.PKeys = append(res.PKeys, p[:min(32, n-i*32)]...)
+		res.blocks = append(res.blocks, t)
+		res.PKeys = append(res.PKeys, t.PKey[:min(32, n-i*32)]...)
 	}
-	fmt.Fprintf(&q.out, "%d pkeys capacity for this port\n", n)
-	q.res.PKeys = res
 	return nil
 }
 
 func (q *smpQuery) sl2vlTable() error {
 	port := q.port()
-	var ni mad.NodeInfo
-	if err := q.get(mad.AttrNodeInfo, 0, &ni, "node info query failed"); err != nil {
+	ni, err := q.portNodeInfo()
+	if err != nil {
 		return err
 	}
-	if port > int(ni.NumPorts) {
-		return &ibFailure{cmsg: "invalid port number", err: fmt.Errorf("port %d: the node has %d ports", port, ni.NumPorts)}
-	}
-	fmt.Fprintf(&q.out, "# SL2VL table: %s\n#                 SL: |", q.target.Text)
-	for i := 0; i < 16; i++ {
-		fmt.Fprintf(&q.out, "%2d|", i)
-	}
-	q.out.WriteString("\n")
-	q.res.SL2VL = []smpSL2VL{}
+	q.res.SL2VL = []smpSL2VL{} // the title is shown from here on
 	entry := func(in, out int) error {
-		var t mad.SLtoVLMappingTable
-		if err := q.get(mad.AttrSLtoVLMappingTable, uint32(in<<8|out), &t, "slvl query failed"); err != nil {
+		e := smpSL2VL{InPort: in, OutPort: out}
+		if err := q.get(uint32(in<<8|out), &e.table, "slvl query failed"); err != nil {
 			return err
 		}
-		fmt.Fprintf(&q.out, "ports: in %2d, out %2d: %s", in, out, mad.FormatSLtoVL(&t))
-		e := smpSL2VL{InPort: in, OutPort: out}
-		for i, vl := range t.VL {
+		for i, vl := range e.table.VL {
 			e.VLBySL[i] = int8(vl)
 		}
 		q.res.SL2VL = append(q.res.SL2VL, e)
@@ -592,76 +463,152 @@ func (q *smpQuery) vlarbTable() error {
 	// Port 0 is a switch's management port, or the port the SMP came in on.
 	if port == 0 {
 		var ni mad.NodeInfo
-		if err := q.get(mad.AttrNodeInfo, 0, &ni, "node info query failed"); err != nil {
+		if err := q.get(0, &ni, "node info query failed"); err != nil {
 			return err
 		}
 		if ni.NodeType == mad.NodeTypeSwitch {
 			var si mad.SwitchInfo
-			if err := q.get(mad.AttrSwitchInfo, 0, &si, "switch info query failed"); err != nil {
+			if err := q.get(0, &si, "switch info query failed"); err != nil {
 				return err
 			}
 			if si.EnhancedPort0 == 0 {
-				fmt.Fprintf(&q.out, "# No VLArbitration tables (BSP0): %s port %d\n", q.target.Text, 0)
 				res.BasePort0 = true
 				return nil
 			}
 		}
 	}
 	var pi mad.PortInfo
-	if err := q.get(mad.AttrPortInfo, uint32(port), &pi, "port info query failed"); err != nil {
+	if err := q.get(uint32(port), &pi, "port info query failed"); err != nil {
 		return err
 	}
-	res.LowCap, res.HighCap = int(pi.VLArbitrationLowCap), int(pi.VLArbitrationHighCap)
-	fmt.Fprintf(&q.out, "# VLArbitration tables: %s port %d LowCap %d HighCap %d\n", q.target.Text, port, res.LowCap, res.HighCap)
-	table := func(name string, block, capacity int, into *[]mad.VLArbEntry) error {
-		fmt.Fprintf(&q.out, "# %s priority VL Arbitration Table:", name)
+	res.LowCap, res.HighCap, res.haveCaps = int(pi.VLArbitrationLowCap), int(pi.VLArbitrationHighCap), true
+	// A table is at most 2 blocks of 32 entries (IBA 14.2.5.9).
+	table := func(i, block, capacity int, into *[]mad.VLArbEntry) error {
+		res.started[i] = true
 		for b, left := block, capacity; ; b, left = b+1, left-32 {
 			var t mad.VLArbitrationTable
-			if err := q.get(mad.AttrVLArbitrationTable, uint32(b<<16|port), &t, "vl arb query failed"); err != nil {
+			if err := q.get(uint32(b<<16|port), &t, "vl arb query failed"); err != nil {
 				return err
 			}
-			n := min(left, 32)
-			q.out.WriteString(mad.FormatVLArbitration(&t, n))
-			*into = append(*into, t.Entry[:n]...)
+			*into = append(*into, t.Entry[:min(left, 32)]...)
 			if left <= 32 || b > block {
 				return nil
 			}
 		}
 	}
 	if res.LowCap > 0 {
-		if err := table("Low", 1, res.LowCap, &res.Low); err != nil {
+		if err := table(0, 1, res.LowCap, &res.Low); err != nil {
 			return err
 		}
 	}
 	if res.HighCap > 0 {
-		return table("High", 3, res.HighCap, &res.High)
+		return table(1, 3, res.HighCap, &res.High)
 	}
 	return nil
 }
 
 func (q *smpQuery) guidInfo() error {
 	var pi mad.PortInfo
-	if err := q.get(mad.AttrPortInfo, 0, &pi, "port info failed"); err != nil {
+	if err := q.get(0, &pi, "port info failed"); err != nil {
 		return err
 	}
 	n := int(pi.GUIDCap)
 	res := &smpGUIDs{Capacity: n, GUIDs: []mad.GUID{}}
-	blocks := (n + 7) / 8
-	for i := 0; i < blocks; i++ {
+	q.res.GUIDs = res
+	for i := 0; i < (n+7)/8; i++ {
 		var gi mad.GUIDInfo
-		if err := q.get(mad.AttrGUIDInfo, uint32(i), &gi, "guid info query failed"); err != nil {
+		if err := q.get(uint32(i), &gi, "guid info query failed"); err != nil {
 			return err
 		}
-		k := 8
-		if i+1 == blocks {
-			k = (n + 1 - i*8) / 2 * 2
-		}
-		for j := 0; j < k; j += 2 {
-			fmt.Fprintf(&q.out, "%4d: 0x%016x 0x%016x\n", i*8+j, uint64(gi.GUID[j]), uint64(gi.GUID[j+1]))
-		}
+		res.blocks = append(res.blocks, gi)
 		res.GUIDs = append(res.GUIDs, gi.GUID[:min(8, n-i*8)]...)
 	}
-	fmt.Fprintf(&q.out, "%d guids capacity for this port\n", n)
-	q.res.GUIDs = res
 	return nil
+}
+
+// writeText prints what the operation got as the C tool does.
+func (r *smpqueryResult) writeText(w io.Writer) error {
+	var b strings.Builder
+	title := r.Target.Text
+	if r.Port != nil {
+		title += fmt.Sprintf(" port %d", *r.Port)
+	}
+	if r.attr != nil {
+		fmt.Fprintf(&b, "# %s: %s\n%s", r.attrTitle, title, mad.Dotted(r.attr, &mad.DottedOptions{ShowKeys: r.showKeys}))
+	}
+	if nd := r.NodeDescription; nd != nil {
+		dots := "."
+		if len(nd.Name) < 32 {
+			dots = strings.Repeat(".", 32-len(nd.Name))
+		}
+		fmt.Fprintf(&b, "Node Description:%s%s\n", dots, nd.Name)
+	}
+	if p := r.PKeys; p != nil {
+		n, blocks := p.Capacity, (p.Capacity+31)/32
+		for i, t := range p.blocks {
+			k := 32
+			if i+1 == blocks {
+				k = (n + 7 - i*32) / 8 * 8
+			}
+			for j, key := range t.PKey[:k] {
+				if j%8 == 0 {
+					fmt.Fprintf(&b, "%4d:", i*32+j)
+				}
+				fmt.Fprintf(&b, " 0x%04x", key)
+				if j%8 == 7 {
+					b.WriteByte('\n')
+				}
+			}
+		}
+		if len(p.blocks) == blocks {
+			fmt.Fprintf(&b, "%d pkeys capacity for this port\n", n)
+		}
+	}
+	if r.SL2VL != nil {
+		fmt.Fprintf(&b, "# SL2VL table: %s\n#                 SL: |", r.Target.Text)
+		for i := 0; i < 16; i++ {
+			fmt.Fprintf(&b, "%2d|", i)
+		}
+		b.WriteString("\n")
+		for _, e := range r.SL2VL {
+			fmt.Fprintf(&b, "ports: in %2d, out %2d: %s", e.InPort, e.OutPort, mad.FormatSLtoVL(&e.table))
+		}
+	}
+	if va := r.VLArb; va != nil {
+		if va.BasePort0 {
+			fmt.Fprintf(&b, "# No VLArbitration tables (BSP0): %s\n", title)
+		}
+		if va.haveCaps {
+			fmt.Fprintf(&b, "# VLArbitration tables: %s LowCap %d HighCap %d\n", title, va.LowCap, va.HighCap)
+		}
+		for i, entries := range [][]mad.VLArbEntry{va.Low, va.High} {
+			if !va.started[i] {
+				continue
+			}
+			fmt.Fprintf(&b, "# %s priority VL Arbitration Table:", [...]string{"Low", "High"}[i])
+			for len(entries) > 0 {
+				var t mad.VLArbitrationTable
+				n := copy(t.Entry[:], entries)
+				b.WriteString(mad.FormatVLArbitration(&t, n))
+				entries = entries[n:]
+			}
+		}
+	}
+	if g := r.GUIDs; g != nil {
+		n, blocks := g.Capacity, (g.Capacity+7)/8
+		for i, gi := range g.blocks {
+			k := 8
+			if i+1 == blocks {
+				k = (n + 1 - i*8) / 2 * 2
+			}
+			for j := 0; j < k; j += 2 {
+				fmt.Fprintf(&b, "%4d: 0x%016x 0x%016x\n", i*8+j, uint64(gi.GUID[j]), uint64(gi.GUID[j+1]))
+			}
+		}
+		if len(g.blocks) == blocks {
+			fmt.Fprintf(&b, "%d guids capacity for this port\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

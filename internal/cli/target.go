@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/endport"
-	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -55,43 +53,6 @@ func newResolver(eng *rpc.Engine, c *Common) (*sa.Resolver, error) {
 		}
 	}
 	return &sa.Resolver{SA: client, Local: local}, nil
-}
-
-// smpRequest addresses an SMP to a target: LID routed, directed route, or
-// (GUID, GID) LID routed to the LID the SA's PathRecord gives.
-func smpRequest(ctx context.Context, eng *rpc.Engine, c *Common, t endport.Target, method uint8, attr uint16, mod uint32) (*rpc.Request, error) {
-	switch t.Kind {
-	case endport.ByDRPath:
-		return &rpc.Request{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: mad.NewDRSMP(method, attr, mod, t.DRPath)}, nil
-	case endport.ByLID:
-		return &rpc.Request{Addr: umad.Address{LID: t.LID}, MAD: mad.NewLIDSMP(method, attr, mod)}, nil
-	}
-	r, err := newResolver(eng, c)
-	if err != nil {
-		return nil, err
-	}
-	lid, err := r.SMPLID(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return &rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(method, attr, mod)}, nil
-}
-
-// gmpPath resolves where a GMP to target goes: on InfiniBand always
-// through the SA's PathRecord (right SL, P_Key index and lifetime), on
-// RoCE straight to the target GID; an empty target is the local port.
-func gmpPath(ctx context.Context, eng *rpc.Engine, c *Common, target string) (*sa.Path, error) {
-	r, err := newResolver(eng, c)
-	if err != nil {
-		return nil, err
-	}
-	t := r.LocalTarget()
-	if target != "" {
-		if t, err = parseTarget(c, target); err != nil {
-			return nil, err
-		}
-	}
-	return r.GMP(ctx, t)
 }
 
 // scopeLocalPort lets a scoped GID target ("fe80::1%rxe1/1") choose the
