@@ -212,3 +212,15 @@ func TestSourceModes(t *testing.T) {
 		}
 	}
 }
+
+func TestSetErrorIsTheRequestsOwn(t *testing.T) {
+	c := client(t, Options{})
+	ctx := context.Background()
+	d, _ := c.GMPDestOrLID(ctx, 2)
+	// Hca1 (LID 2) has two ports: its PMA refuses port 5.
+	err := c.Set(ctx, &Write{By: "test"}, d, 0, &mad.PortCounters{PortSelect: 5, CounterSelect: 0xffff}, nil)
+	var se *rpc.StatusError
+	if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "PerformanceSet(PortCounters) LID 2") {
+		t.Fatalf("Set of port 5: %v; want the status error, which names the request, as it is", err)
+	}
+}
