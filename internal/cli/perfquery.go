@@ -30,9 +30,10 @@ package cli
 // PMA counts the port the MAD arrives on, so PortSelect cannot reach the
 // others (python-rdma refuses it on every CA; with one port the sum is that
 // port, as the C tool prints it). -l reads every port (0 too on a switch
-// with an enhanced port 0) and prints each. Reads of several ports go out in
-// parallel; resets are sent one port after the other, stopping at the first
-// failure, as in the C tool.
+// with an enhanced port 0) and prints each. Reads of several ports go out
+// at once (query.FanOut); resets are sent one port after the other (each a
+// query Set allowed by -r or -R), stopping at the first failure, as in the
+// C tool.
 //
 // Failures: in compat use (invoked as "perfquery") the C tool's IBEXIT line
 // on stdout ("perfquery: iberror: failed: classportinfo query") and exit
@@ -59,23 +60,21 @@ package cli
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/sa"
-	"github.com/ibtool/ibtool/internal/umad"
 )
 
 func init() { register(newPerfqueryCmd) }
@@ -84,7 +83,8 @@ func init() { register(newPerfqueryCmd) }
 const allPorts = 0xFF
 
 // perfDataOffset is where PerfMgt attribute data starts in a MAD (IBA
-// 16.1.1: 40 reserved bytes after the common header).
+// 16.1.1: 40 reserved bytes after the common header); the tests' fake PMA
+// reads the PortSelect there.
 const perfDataOffset = 64
 
 // perfGroup is a counter group selected by an option; anything but the
@@ -208,7 +208,7 @@ func madFailure(fn, cmsg, what string, err error) *ibFailure {
 // portid2str, as in the titles.
 type perfTarget = jsonv.Target
 
-// perfqueryResult is perfquery's JSON output.
+// perfqueryResult is perfquery's result: its JSON, and the text blocks.
 type perfqueryResult struct {
 	Target               perfTarget     `json:"target"`
 	CapabilityMask       uint16         `json:"capability_mask"`
@@ -218,6 +218,8 @@ type perfqueryResult struct {
 	Attribute            string         `json:"attribute"`
 	Counters             []perfCounters `json:"counters"`
 	Reset                *perfReset     `json:"reset,omitempty"`
+
+	blocks []perfBlock // the text, one block per counters entry
 }
 
 type perfCounters struct {
@@ -233,15 +235,33 @@ type perfReset struct {
 	CounterSelect2 uint32 `json:"counter_select2"`
 }
 
+// perfBlock is one block of perfquery's text: the C tool's title, then
+// the attribute's dump as far as libibmad's buffer of size bytes holds it.
+type perfBlock struct {
+	title string
+	value mad.Struct
+	opts  *mad.DottedOptions
+	size  int
+}
+
+func (r *perfqueryResult) writeText(w io.Writer) error {
+	for _, b := range r.blocks {
+		if _, err := io.WriteString(w, b.title+ibmadBuffer(mad.Dotted(b.value, b.opts), b.size)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // perfQuery is one perfquery run.
 type perfQuery struct {
-	env  *Env
-	opts *perfqueryOptions
-	ctx  context.Context
-	eng  *rpc.Engine
-	mkey uint64
+	env    *Env
+	opts   *perfqueryOptions
+	ctx    context.Context
+	client *query.Client
+	write  *query.Write // -r or -R: the permission to reset
 
-	addr   umad.Address // where the GMPs go
+	dest   query.Dest // where the GMPs go
 	target perfTarget
 
 	port          int   // PortSelect (perfquery.c's info.port)
@@ -254,29 +274,32 @@ type perfQuery struct {
 	cap  mad.PerfCapMask
 	cap2 uint32
 
-	out strings.Builder
 	res perfqueryResult
 }
 
 func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 	q := &perfQuery{env: env, opts: opts, ctx: context.Background(), mask: 0xffff, extMask: ^uint64(0), nargs: len(args)}
+	err := q.run(args)
+	var f *ibFailure
+	var ee *ExitError
+	if err != nil && !errors.As(err, &f) && !errors.As(err, &ee) {
+		err = &ibFailure{fn: "main", cmsg: err.Error()}
+	}
+	return finish(env, &opts.Common, "perfquery", &q.res, err)
+}
+
+func (q *perfQuery) run(args []string) error {
+	opts := q.opts
 	// -t is checked while the options are parsed, before anything else.
 	if _, err := opts.timeoutMS(DefaultTimeoutMS); err != nil {
-		return q.fail(&ibFailure{fn: "process_opt", cmsg: err.Error()})
-	}
-	if opts.MKey != "" {
-		k, err := endport.ParseUint(opts.MKey, 64)
-		if err != nil {
-			return usageErrorf("invalid M_Key %q: %v", opts.MKey, err)
-		}
-		q.mkey = k
+		return &ibFailure{fn: "process_opt", cmsg: err.Error()}
 	}
 	if opts.allPorts {
 		q.port = allPorts
 	}
 	if len(args) > 1 {
 		if err := q.parsePorts(args[1]); err != nil {
-			return q.fail(err)
+			return err
 		}
 	}
 	if len(args) > 2 {
@@ -286,8 +309,14 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 		}
 		q.extMask, q.mask = v, uint32(v)
 	}
+	switch {
+	case opts.resetOnly:
+		q.write = &query.Write{By: "perfquery -R"}
+	case opts.reset:
+		q.write = &query.Write{By: "perfquery -r"}
+	}
 
-	eng, err := openEngine(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
+	client, err := openClient(q.env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
@@ -297,21 +326,22 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 		if ca == "" {
 			ca = "(null)"
 		}
-		return q.fail(&ibFailure{fn: "main", cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", ca, orZero(opts.Port)), err: err, stderr: true})
+		return &ibFailure{fn: "main", cmsg: fmt.Sprintf("Failed to open '%s' port '%s'", ca, orZero(opts.Port)), err: err, stderr: true}
 	}
-	defer eng.Close()
-	q.eng = eng
+	defer client.Engine().Close()
+	q.client = client
 
 	if err := q.resolveTarget(args); err != nil {
-		return q.fail(err)
+		return err
 	}
 	q.res.Target = q.target
 
 	// PerfMgt ClassPortInfo is mandatory; its capability masks decide what
-	// the PMA can do and what perfquery prints.
+	// the PMA can do and what perfquery prints. pma_query_via puts the
+	// PortSelect in data byte 1 of every request, here ClassVersion's.
 	var cpi mad.ClassPortInfo
-	if err := q.get(mad.AttrClassPortInfo, q.port, &cpi); err != nil {
-		return q.fail(madFailure("main", "classportinfo query", "reading the PerfMgt ClassPortInfo of "+q.target.Text, err))
+	if err := q.client.GetClass(q.ctx, mad.ClassPerf, q.dest, 0, &mad.ClassPortInfo{ClassVersion: uint8(q.port)}, &cpi); err != nil {
+		return madFailure("main", "classportinfo query", "reading the PerfMgt ClassPortInfo of "+q.target.Text, err)
 	}
 	q.cap, q.cap2 = mad.PerfCapMask(cpi.CapabilityMask), cpi.CapabilityMask2
 	q.res.CapabilityMask, q.res.CapabilityMask2 = cpi.CapabilityMask, cpi.CapabilityMask2
@@ -322,31 +352,17 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 	allPortsLoop := false
 	if q.cap&mad.PerfCapMaskAllPortSelect == 0 && q.port == allPorts {
 		if !opts.allPorts {
-			return q.fail(&ibFailure{fn: "main", cmsg: "AllPortSelect not supported",
-				what: fmt.Sprintf("port 255 (all ports): the PMA of %s has no AllPortSelect; use -a to add the ports up", q.target.Text)})
+			return &ibFailure{fn: "main", cmsg: "AllPortSelect not supported",
+				what: fmt.Sprintf("port 255 (all ports): the PMA of %s has no AllPortSelect; use -a to add the ports up", q.target.Text)}
 		}
 		allPortsLoop = true
 	}
-
-	err = nil
-	ran := false
 	for i := range perfGroups {
 		if opts.groups[i] {
-			err, ran = q.group(&perfGroups[i]), true
-			break
+			return q.group(&perfGroups[i])
 		}
 	}
-	if !ran {
-		err = q.counters(allPortsLoop)
-	}
-	if err != nil {
-		return q.fail(err)
-	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &q.res)
-	}
-	_, err = fmt.Fprint(env.IO.Out, q.out.String())
-	return err
+	return q.counters(allPortsLoop)
 }
 
 // parsePorts reads the port argument: "3", a list "1,4,8" or a range
@@ -405,120 +421,68 @@ func (q *perfQuery) parsePorts(s string) error {
 // resolveTarget finds where the GMPs go: the SA's path to the target, or,
 // for a LID (or the local port) the SA has no path to, the LID itself.
 func (q *perfQuery) resolveTarget(args []string) error {
-	opts := q.opts
-	local, lerr := q.eng.Port().Info()
 	if len(args) == 0 {
-		if lerr != nil {
-			return &ibFailure{fn: "main", cmsg: "can't resolve self port (null)", what: "reading the local port", err: lerr, stderr: true}
+		local, err := q.client.Local()
+		if err != nil {
+			return &ibFailure{fn: "main", cmsg: "can't resolve self port (null)", what: "reading the local port", err: err, stderr: true}
 		}
 		q.port = local.Num // perfquery.c's resolve_self: also with -a
-		q.target = perfTarget{Route: jsonv.RouteLID, LID: local.LID, Text: fmt.Sprintf("Lid %d", local.LID)}
-		var err error
-		q.addr, err = q.pathOrLID(endport.Target{Kind: endport.ByLID, LID: local.LID})
-		return err
+		q.target = perfTarget{Route: jsonv.RouteLID, LID: local.LID}
+		q.dest = q.pathOrLID(local.LID)
+		q.target.Text = q.dest.String()
+		return nil
 	}
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{fn: "main", cmsg: "can't resolve destination port " + args[0], err: err, stderr: code != ExitUsage, code: code}
 	}
-	t, err := endport.ParseTarget(args[0], opts.typeFlags())
+	t, err := endport.ParseTarget(args[0], q.opts.typeFlags())
 	if err != nil {
 		return cantResolve(err, ExitUsage)
 	}
-	if len(args) < 2 && !opts.allPorts {
+	if len(args) < 2 && !q.opts.allPorts {
 		q.portDefaulted = true
 	}
-	switch t.Kind {
-	case endport.ByLID:
-		q.target = perfTarget{Route: jsonv.RouteLID, LID: t.LID}
-		if q.addr, err = q.pathOrLID(t); err != nil {
-			return err
-		}
-	default:
-		if lerr != nil {
-			return cantResolve(fmt.Errorf("reading the local port: %w", lerr), ExitFailure)
-		}
-		r, err := newResolver(q.eng, &opts.Common)
-		var p *sa.Path
-		if err == nil {
-			p, err = r.GMP(q.ctx, t)
-		}
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			return err // -s is malformed
-		}
-		if err != nil {
-			return cantResolve(err, ExitFailure)
-		}
-		q.addr = q.gmpAddr(p.Addr)
-		q.target = withGiven(perfTarget{Route: jsonv.RouteLID, LID: p.Addr.LID}, t)
-		if t.Kind == endport.ByDRPath {
-			q.target.DRPath = mad.FormatDRPath(t.DRPath)
-		}
+	if t.Kind == endport.ByLID {
+		q.dest = q.pathOrLID(t.LID)
+	} else if q.dest, err = q.client.GMPDest(q.ctx, t); err != nil {
+		return cantResolve(err, ExitFailure)
 	}
-	q.target.Text = fmt.Sprintf("Lid %d", q.target.LID)
+	q.target = withGiven(perfTarget{Route: jsonv.RouteLID, LID: q.dest.LID, Text: q.dest.String()}, t)
+	if t.Kind == endport.ByDRPath {
+		q.target.DRPath = mad.FormatDRPath(t.DRPath)
+	}
 	if q.target.LID == 0 && q.target.GID != nil {
-		q.target.Route = jsonv.RouteGID
-		q.target.Text = "Gid " + q.target.GID.String() // RoCE: no LIDs, the GID is the address
+		q.target.Route = jsonv.RouteGID // RoCE: no LIDs, the GID is the address
 	}
 	return nil
 }
 
-// pathOrLID is the SA's path to a LID target, or the LID itself on SL 0
-// when the SA cannot give one (the C tool never asks). Only a malformed -s
-// is an error.
-func (q *perfQuery) pathOrLID(t endport.Target) (umad.Address, error) {
-	r, err := newResolver(q.eng, &q.opts.Common)
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return umad.Address{}, err
+// pathOrLID is the SA's path to a LID, or the LID itself on SL 0 when the
+// SA cannot give one (the C tool never asks).
+func (q *perfQuery) pathOrLID(lid uint16) query.Dest {
+	d, err := q.client.GMPDestOrLID(q.ctx, lid)
+	if err != nil && q.opts.Verbose > 0 {
+		fmt.Fprintf(q.env.IO.Err, "perfquery: no SA path to LID %d (%v); sending to the LID on SL 0\n", lid, err)
 	}
-	var p *sa.Path
-	if err == nil {
-		p, err = r.GMP(q.ctx, t)
-	}
-	if err != nil {
-		if q.opts.Verbose > 0 {
-			fmt.Fprintf(q.env.IO.Err, "perfquery: no SA path to LID %d (%v); sending to the LID on SL 0\n", t.LID, err)
-		}
-		return umad.Address{LID: t.LID, QP: 1, QKey: umad.QP1QKey, PKeyIndex: uint16(q.opts.PKeyIdx)}, nil
-	}
-	return q.gmpAddr(p.Addr), nil
+	return d
 }
 
-// gmpAddr applies -Y to a path's address.
-func (q *perfQuery) gmpAddr(a umad.Address) umad.Address {
-	if q.opts.PKeyIdx != 0 {
-		a.PKeyIndex = uint16(q.opts.PKeyIdx)
-	}
-	return a
+// portSelect is the data of a PerfMgt Get of attribute desc: the port in
+// PortSelect (pma_query_via).
+func portSelect(desc *mad.StructDesc, port int) mad.Struct {
+	s := desc.New()
+	_ = mad.Set(s, "PortSelect", uint64(port))
+	return s
 }
 
-// do sends one PerfMgt MAD with data as its attribute data and returns the
-// reply; a non-zero MAD status is an error, as in libibmad.
-func (q *perfQuery) do(method uint8, attr uint16, data []byte) (mad.Header, error) {
-	m := mad.NewRequest(mad.ClassPerf, 1, method, attr, 0)
-	copy(m[perfDataOffset:], data)
-	req := &rpc.Request{Addr: q.addr, MAD: m}
-	reply, err := q.eng.Do(q.ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if reply.MAD.Status() != 0 {
-		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
-	}
-	return reply.MAD, nil
+// pmaGet reads s's attribute of a port.
+func (q *perfQuery) pmaGet(port int, s mad.Struct) error {
+	return q.client.Get(q.ctx, q.dest, 0, portSelect(s.Desc(), port), s)
 }
 
-// get reads attr of a port into s (pma_query_via: PortSelect in data byte
-// 1, for every attribute).
-func (q *perfQuery) get(attr uint16, port int, s mad.Struct) error {
-	data := make([]byte, mad.Size-perfDataOffset)
-	data[1] = byte(port)
-	reply, err := q.do(mad.MethodGet, attr, data)
-	if err != nil {
-		return err
-	}
-	return s.Unmarshal(reply[perfDataOffset:])
+// smpGet is a LID-routed SubnGet to the target (smp_query_via).
+func (q *perfQuery) smpGet(mod uint32, s mad.Struct) error {
+	return q.client.Get(q.ctx, query.LID(q.dest.LID), mod, nil, s)
 }
 
 // onPort runs op on port; when the port was only perfquery's default 0 and
@@ -531,8 +495,8 @@ func (q *perfQuery) onPort(port int, op func(port int) error) (int, error) {
 		return port, err
 	}
 	q.portDefaulted = false
-	ni, nerr := q.smpNodeInfo()
-	if nerr != nil || ni.NodeType == mad.NodeTypeSwitch || ni.LocalPortNum == 0 {
+	var ni mad.NodeInfo
+	if nerr := q.smpGet(0, &ni); nerr != nil || ni.NodeType == mad.NodeTypeSwitch || ni.LocalPortNum == 0 {
 		return port, err
 	}
 	if q.opts.Verbose > 0 {
@@ -540,14 +504,6 @@ func (q *perfQuery) onPort(port int, op func(port int) error) (int, error) {
 	}
 	q.port = int(ni.LocalPortNum)
 	return q.port, op(q.port)
-}
-
-// smpGet is a LID-routed SubnGet to the target (smp_query_via).
-func (q *perfQuery) smpGet(attr uint16, s mad.Struct) error { return q.smpGetMod(attr, 0, s) }
-
-func (q *perfQuery) smpNodeInfo() (*mad.NodeInfo, error) {
-	var ni mad.NodeInfo
-	return &ni, q.smpGet(mad.AttrNodeInfo, &ni)
 }
 
 // counters reads (and resets) PortCounters, or PortCountersExtended with
@@ -568,8 +524,8 @@ func (q *perfQuery) counters(allPortsLoop bool) error {
 	emulate := allPortsLoop && !opts.loopPorts
 	var every []int
 	if loopAll {
-		ni, err := q.smpNodeInfo()
-		if err != nil {
+		var ni mad.NodeInfo
+		if err := q.smpGet(0, &ni); err != nil {
 			return madFailure("main", "smp query nodeinfo failed", "reading the NodeInfo of "+q.target.Text, err)
 		}
 		if ni.NumPorts == 0 {
@@ -578,7 +534,7 @@ func (q *perfQuery) counters(allPortsLoop bool) error {
 		start := 1
 		if ni.NodeType == mad.NodeTypeSwitch {
 			var si mad.SwitchInfo
-			if err := q.smpGet(mad.AttrSwitchInfo, &si); err != nil {
+			if err := q.smpGet(0, &si); err != nil {
 				return madFailure("main", "smp query nodeinfo failed", "reading the SwitchInfo of "+q.target.Text, err)
 			}
 			if si.EnhancedPort0 != 0 {
@@ -619,7 +575,7 @@ func (q *perfQuery) counters(allPortsLoop bool) error {
 			return err
 		}
 	}
-	if !opts.reset && !opts.resetOnly {
+	if q.write == nil {
 		return nil
 	}
 
@@ -656,30 +612,22 @@ func (q *perfQuery) counters(allPortsLoop bool) error {
 }
 
 // readPorts reads desc's attribute of ports (nil: q.port alone, with the
-// default port rule) in parallel, then prints each in port order, or their
+// default port rule) all at once, then prints each in port order, or their
 // sum as port 255. The first port that fails ends it, after the ports
 // before it were printed, as in the C tool.
 func (q *perfQuery) readPorts(desc *mad.StructDesc, ports []int, sum bool, fn, cmsg string) error {
-	single := ports == nil
-	if single {
-		ports = []int{q.port}
+	var vals []mad.Struct
+	var errs []error
+	switch {
+	case ports == nil:
+		s := desc.New()
+		p, err := q.onPort(q.port, func(p int) error { return q.pmaGet(p, s) })
+		ports, vals, errs = []int{p}, []mad.Struct{s}, []error{err}
+	case desc.AttrID == mad.AttrPortCountersExtended:
+		vals, errs = fanOutPorts[mad.PortCountersExtended](q, ports)
+	default:
+		vals, errs = fanOutPorts[mad.PortCounters](q, ports)
 	}
-	vals := make([]mad.Struct, len(ports))
-	errs := make([]error, len(ports))
-	var wg sync.WaitGroup
-	for i, p := range ports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			vals[i] = desc.New()
-			if single {
-				ports[i], errs[i] = q.onPort(p, func(p int) error { return q.get(desc.AttrID, p, vals[i]) })
-			} else {
-				errs[i] = q.get(desc.AttrID, p, vals[i])
-			}
-		}()
-	}
-	wg.Wait()
 	for i, p := range ports {
 		if errs[i] != nil {
 			return madFailure(fn, cmsg, fmt.Sprintf("reading the %s of %s port %d", desc.Name, q.target.Text, p), errs[i])
@@ -691,7 +639,7 @@ func (q *perfQuery) readPorts(desc *mad.StructDesc, ports []int, sum bool, fn, c
 			pc.PortXmitWait = 0
 		}
 		if !sum {
-			q.printCounters(vals[i], p, nil)
+			q.addPortCounters(vals[i], p, nil)
 		}
 	}
 	if sum {
@@ -702,14 +650,29 @@ func (q *perfQuery) readPorts(desc *mad.StructDesc, ports []int, sum bool, fn, c
 		if err := mad.Set(total, "PortSelect", allPorts); err != nil {
 			return err
 		}
-		q.printCounters(total, allPorts, ports)
+		q.addPortCounters(total, allPorts, ports)
 	}
 	return nil
 }
 
-// printCounters prints PortCounters or PortCountersExtended under
-// perfquery's title, and records them for JSON.
-func (q *perfQuery) printCounters(s mad.Struct, port int, summed []int) {
+// fanOutPorts reads attribute T of every port through query.FanOut: all
+// in flight at once, within the engine's windows.
+func fanOutPorts[T any, P query.Struct[T]](q *perfQuery, ports []int) ([]mad.Struct, []error) {
+	jobs := make([]query.Job, len(ports))
+	for i, p := range ports {
+		jobs[i] = query.Job{Dest: q.dest, In: portSelect(P(new(T)).Desc(), p)}
+	}
+	res := query.FanOut[T, P](q.ctx, q.client, jobs)
+	vals, errs := make([]mad.Struct, len(res)), make([]error, len(res))
+	for i := range res {
+		vals[i], errs[i] = P(&res[i].Value), res[i].Err
+	}
+	return vals, errs
+}
+
+// addPortCounters adds PortCounters or PortCountersExtended to the result,
+// under perfquery's title.
+func (q *perfQuery) addPortCounters(s mad.Struct, port int, summed []int) {
 	if _, ok := s.(*mad.PortCountersExtended); ok {
 		var opts mad.DottedOptions
 		if q.cap&mad.PerfCapMaskExtWidth != 0 {
@@ -718,11 +681,16 @@ func (q *perfQuery) printCounters(s mad.Struct, port int, summed []int) {
 		if q.cap2&uint32(mad.PerfCapMask2AddlPortCountersExt) != 0 {
 			opts.Groups = append(opts.Groups, "AdditionalCounters")
 		}
-		fmt.Fprintf(&q.out, "# Port extended counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)\n%s",
-			q.target.Text, port, uint16(q.cap), q.cap2, ibmadBuffer(mad.Dotted(s, &opts), 1536))
-	} else {
-		fmt.Fprintf(&q.out, "# Port counters: %s port %d (CapMask: 0x%02X)\n%s", q.target.Text, port, uint16(q.cap), ibmadBuffer(mad.Dotted(s, nil), 1536))
+		q.add(fmt.Sprintf("# Port extended counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)\n", q.target.Text, port, uint16(q.cap), q.cap2),
+			s, port, summed, &opts, 1536)
+		return
 	}
+	q.add(fmt.Sprintf("# Port counters: %s port %d (CapMask: 0x%02X)\n", q.target.Text, port, uint16(q.cap)), s, port, summed, nil, 1536)
+}
+
+// add appends a block of counters to the result: text and JSON.
+func (q *perfQuery) add(title string, s mad.Struct, port int, summed []int, opts *mad.DottedOptions, size int) {
+	q.res.blocks = append(q.res.blocks, perfBlock{title: title, value: s, opts: opts, size: size})
 	q.res.Counters = append(q.res.Counters, perfCounters{Port: port, SummedPorts: summed, Values: perfJSON(s)})
 }
 
@@ -779,9 +747,43 @@ func addCounters(dst, src mad.Struct) {
 	}
 }
 
-// resetPorts resets the counters mask selects on each port, one after the
-// other (performance_reset_via: a Set with PortSelect, CounterSelect = the
-// mask's low 16 bits and CounterSelect2 = the rest).
+// asAttr is a structure sent or decoded as another attribute: libibmad
+// lays some PerfMgt MADs out differently from the attribute they carry
+// (a reset's selects sit where PortCounters has them whatever the
+// attribute; attribute 0x1F has an RS-FEC layout).
+type asAttr struct {
+	s    mad.Struct
+	desc mad.StructDesc
+}
+
+func newAsAttr(attr *mad.StructDesc, s mad.Struct) *asAttr {
+	a := &asAttr{s: s, desc: *attr}
+	a.desc.Size = max(attr.Size, s.Desc().Size)
+	return a
+}
+
+func (a *asAttr) Desc() *mad.StructDesc    { return &a.desc }
+func (a *asAttr) Marshal(b []byte) error   { return a.s.Marshal(b) }
+func (a *asAttr) Unmarshal(b []byte) error { return a.s.Unmarshal(b) }
+
+// resetData is the data of a reset of desc's counters on a port, as
+// performance_reset_via writes it: PortSelect, CounterSelect = the mask's
+// low 16 bits and CounterSelect2 = the rest, where PortCountersExtended
+// has them for that attribute, where PortCounters has them (8 bits) for
+// every other.
+func resetData(desc *mad.StructDesc, port int, mask uint32) mad.Struct {
+	if desc.AttrID == mad.AttrPortCountersExtended {
+		return &mad.PortCountersExtended{PortSelect: uint8(port), CounterSelect: uint16(mask), CounterSelect2: mask >> 16}
+	}
+	pc := &mad.PortCounters{PortSelect: uint8(port), CounterSelect: uint16(mask), CounterSelect2: uint8(mask >> 16)}
+	if desc.AttrID == mad.AttrPortCounters {
+		return pc
+	}
+	return newAsAttr(desc, pc)
+}
+
+// resetPorts resets the counters mask selects on each port, one Set after
+// the other, stopping at the first failure, as the C tool does.
 func (q *perfQuery) resetPorts(desc *mad.StructDesc, ports []int, mask uint32, fn, cmsg string) error {
 	if mask == 0 {
 		mask = ^uint32(0)
@@ -793,18 +795,7 @@ func (q *perfQuery) resetPorts(desc *mad.StructDesc, ports []int, mask uint32, f
 	rs := &perfReset{Attribute: desc.Name, Ports: []int{}, CounterSelect: uint64(uint16(mask)), CounterSelect2: hi}
 	q.res.Reset = rs
 	for i, p := range ports {
-		op := func(p int) error {
-			data := make([]byte, mad.Size-perfDataOffset)
-			data[1] = byte(p)
-			binary.BigEndian.PutUint16(data[2:], uint16(mask))
-			if desc.AttrID == mad.AttrPortCountersExtended {
-				binary.BigEndian.PutUint32(data[4:], hi)
-			} else {
-				data[18] = byte(hi) // PortCounters' CounterSelect2, for every attribute
-			}
-			_, err := q.do(mad.MethodSet, desc.AttrID, data)
-			return err
-		}
+		op := func(p int) error { return q.client.Set(q.ctx, q.write, q.dest, 0, resetData(desc, p, mask), nil) }
 		var err error
 		if len(ports) == 1 {
 			p, err = q.onPort(p, op)
@@ -828,19 +819,17 @@ func (q *perfQuery) group(g *perfGroup) error {
 	case groupSamplesControl:
 		return q.samplesControl()
 	}
-	opts := q.opts
 	desc := mad.LookupStruct(g.attr)
 	q.res.Attribute = desc.Name
-	if !opts.resetOnly {
+	if !q.opts.resetOnly {
 		s := desc.New()
-		port, err := q.onPort(q.port, func(p int) error { return q.get(desc.AttrID, p, s) })
+		port, err := q.onPort(q.port, func(p int) error { return q.pmaGet(p, s) })
 		if err != nil {
 			return madFailure("common_func", "cannot query "+g.attr, fmt.Sprintf("reading the %s of %s port %d", g.attr, q.target.Text, port), err)
 		}
-		fmt.Fprintf(&q.out, "# %s counters: %s port %d\n%s", g.attr, q.target.Text, port, ibmadBuffer(mad.Dotted(s, nil), 1536))
-		q.res.Counters = append(q.res.Counters, perfCounters{Port: port, Values: perfJSON(s)})
+		q.add(fmt.Sprintf("# %s counters: %s port %d\n", g.attr, q.target.Text, port), s, port, nil, nil, 1536)
 	}
-	if opts.reset || opts.resetOnly {
+	if q.write != nil {
 		return q.resetPorts(desc, []int{q.port}, q.mask, "common_func", "cannot reset "+g.attr)
 	}
 	return nil
@@ -849,28 +838,29 @@ func (q *perfQuery) group(g *perfGroup) error {
 // extSpeeds reads PortExtendedSpeedsCounters (-T), in its RS-FEC layout
 // when the port runs RS-FEC, and resets them with a 64-bit CounterSelect.
 func (q *perfQuery) extSpeeds() error {
-	opts := q.opts
 	const name = "PortExtendedSpeedsCounters"
 	q.res.Attribute = name
-	if !opts.resetOnly {
+	if !q.opts.resetOnly {
 		rsfec, err := q.rsfecActive()
 		if err != nil {
 			return err
 		}
 		var s mad.Struct = &mad.PortExtendedSpeedsCounters{}
-		title := name
+		out, title := s, name
 		if rsfec {
 			s, title = &mad.PortExtendedSpeedsCountersRSFEC{}, name+" with RS-FEC Active"
+			out = newAsAttr(out.Desc(), s)
 			q.res.Attribute = "PortExtendedSpeedsCountersRSFEC"
 		}
-		port, err := q.onPort(q.port, func(p int) error { return q.get(mad.AttrPortExtendedSpeedsCounters, p, s) })
+		port, err := q.onPort(q.port, func(p int) error {
+			return q.client.Get(q.ctx, q.dest, 0, portSelect(out.Desc(), p), out)
+		})
 		if err != nil {
 			return madFailure("common_func", "cannot query "+title, fmt.Sprintf("reading the %s of %s port %d", title, q.target.Text, port), err)
 		}
-		fmt.Fprintf(&q.out, "# %s counters: %s port %d\n%s", title, q.target.Text, port, ibmadBuffer(mad.Dotted(s, nil), 1536))
-		q.res.Counters = append(q.res.Counters, perfCounters{Port: port, Values: perfJSON(s)})
+		q.add(fmt.Sprintf("# %s counters: %s port %d\n", title, q.target.Text, port), s, port, nil, nil, 1536)
 	}
-	if !opts.reset && !opts.resetOnly {
+	if q.write == nil {
 		return nil
 	}
 	mask := q.extMask
@@ -879,11 +869,7 @@ func (q *perfQuery) extSpeeds() error {
 	}
 	q.res.Reset = &perfReset{Attribute: name, Ports: []int{}, CounterSelect: mask}
 	port, err := q.onPort(q.port, func(p int) error {
-		data := make([]byte, mad.Size-perfDataOffset)
-		data[1] = byte(p)
-		binary.BigEndian.PutUint64(data[8:], mask)
-		_, err := q.do(mad.MethodSet, mad.AttrPortExtendedSpeedsCounters, data)
-		return err
+		return q.client.Set(q.ctx, q.write, q.dest, 0, &mad.PortExtendedSpeedsCounters{PortSelect: uint8(p), CounterSelect: mask}, nil)
 	})
 	if err != nil {
 		return madFailure("extended_speeds_query", "cannot reset "+name, fmt.Sprintf("resetting the %s of %s port %d", name, q.target.Text, port), err)
@@ -899,8 +885,8 @@ func (q *perfQuery) rsfecActive() (bool, error) {
 	if q.cap&mad.PerfCapMaskRSFECCounters == 0 {
 		return false, nil
 	}
-	ni, err := q.smpNodeInfo()
-	if err != nil {
+	var ni mad.NodeInfo
+	if err := q.smpGet(0, &ni); err != nil {
 		return false, madFailure("is_port_info_extended_supported", "node info query failed", "reading the NodeInfo of "+q.target.Text, err)
 	}
 	capPort := q.port
@@ -908,7 +894,7 @@ func (q *perfQuery) rsfecActive() (bool, error) {
 		capPort = 0
 	}
 	var pi mad.PortInfo
-	if err := q.smpGetMod(mad.AttrPortInfo, uint32(capPort), &pi); err != nil {
+	if err := q.smpGet(uint32(capPort), &pi); err != nil {
 		return false, madFailure("is_port_info_extended_supported", "port info query failed", "reading the PortInfo of "+q.target.Text, err)
 	}
 	var why string
@@ -922,38 +908,22 @@ func (q *perfQuery) rsfecActive() (bool, error) {
 		return false, nil
 	}
 	var pie mad.PortInfoExtended
-	if err := q.smpGetMod(mad.AttrPortInfoExtended, uint32(q.port), &pie); err != nil {
+	if err := q.smpGet(uint32(q.port), &pie); err != nil {
 		return false, madFailure("is_rsfec_mode_active", "smp query portinfo extended failed", "reading the PortInfoExtended of "+q.target.Text, err)
 	}
 	// FECModeActive 2 is RS-FEC, 4 RS-FEC2 (ibdiag_common.h).
 	return pie.CapabilityMask&1 != 0 && (pie.FECModeActive == 2 || pie.FECModeActive == 4), nil
 }
 
-// smpGetMod is smpGet with an attribute modifier.
-func (q *perfQuery) smpGetMod(attr uint16, mod uint32, s mad.Struct) error {
-	m := mad.NewLIDSMP(mad.MethodGet, attr, mod)
-	binary.BigEndian.PutUint64(m[24:], q.mkey)
-	req := &rpc.Request{Addr: umad.Address{LID: q.addr.LID}, MAD: m}
-	reply, err := q.eng.Do(q.ctx, req)
-	if err != nil {
-		return err
-	}
-	if reply.MAD.Status() != 0 {
-		return &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
-	}
-	return s.Unmarshal(reply.MAD.SMPData())
-}
-
-// samplesControl prints PortSamplesControl (-c); it has no reset.
+// samplesControl reads PortSamplesControl (-c); it has no reset.
 func (q *perfQuery) samplesControl() error {
 	q.res.Attribute = "PortSamplesControl"
 	var s mad.PortSamplesControl
-	port, err := q.onPort(q.port, func(p int) error { return q.get(mad.AttrPortSamplesControl, p, &s) })
+	port, err := q.onPort(q.port, func(p int) error { return q.pmaGet(p, &s) })
 	if err != nil {
 		return madFailure("dump_portsamples_control", "sampctlquery", fmt.Sprintf("reading the PortSamplesControl of %s port %d", q.target.Text, port), err)
 	}
-	fmt.Fprintf(&q.out, "# PortSamplesControl: %s port %d\n%s", q.target.Text, port, ibmadBuffer(mad.Dotted(&s, nil), 1280))
-	q.res.Counters = append(q.res.Counters, perfCounters{Port: port, Values: perfJSON(&s)})
+	q.add(fmt.Sprintf("# PortSamplesControl: %s port %d\n", q.target.Text, port), &s, port, nil, nil, 1280)
 	return nil
 }
 
@@ -1001,23 +971,4 @@ func perfJSON(s mad.Struct) json.RawMessage {
 		extra.WriteByte(']')
 	}
 	return append(append(b[:len(b)-1:len(b)-1], extra.String()...), '}')
-}
-
-// fail reports a failure: the output so far, then, in compat use, the C
-// tool's IBEXIT line on stdout.
-func (q *perfQuery) fail(err error) error {
-	env, opts := q.env, q.opts
-	var f *ibFailure
-	if !errors.As(err, &f) {
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			return err // a usage error: cobra's usual report
-		}
-		f = &ibFailure{fn: "main", cmsg: err.Error()}
-		err = f
-	}
-	if !opts.JSON {
-		fmt.Fprint(env.IO.Out, q.out.String())
-	}
-	return reportIBExit(env, &opts.Common, "perfquery", f, err)
 }

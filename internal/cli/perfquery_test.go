@@ -849,3 +849,20 @@ func TestPerfGroupsAreAttributes(t *testing.T) {
 		}
 	}
 }
+
+// Resets are fabric writes: each goes through the query layer's one write
+// path, which logs it at -v.
+func TestPerfqueryResetIsAWrite(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	r := runSim(f, "", "perfquery", "-v", "-R", "-l", "1", "1,4")
+	if r.Code != 0 || r.Stdout != "" || strings.Count(r.Stderr, "write: Set PortCounters (modifier 0x0) at Lid 1, asked by perfquery -R\n") != 2 {
+		t.Errorf("-v -R -l 1 1,4: %+v", r)
+	}
+	r = runSim(f, "", "perfquery", "-v", "-r", "-E", "2", "1")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "write: Set PortRcvErrorDetails (modifier 0x0) at Lid 2, asked by perfquery -r\n") {
+		t.Errorf("-v -r -E 2 1: %+v", r)
+	}
+	if r := runSim(f, "", "perfquery", "-v", "2", "1"); r.Code != 0 || strings.Contains(r.Stderr, "write:") {
+		t.Errorf("-v 2 1 wrote: %+v", r)
+	}
+}
