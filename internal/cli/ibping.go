@@ -49,8 +49,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -61,6 +61,7 @@ import (
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -89,12 +90,15 @@ func newIbpingCmd(env *Env) *cobra.Command {
 		if len(args) == 0 && !opts.server {
 			return usageErrorf("expected <dest lid|guid> (or -S)")
 		}
-		return ibFail(env, &opts.Common, "ibping", runIbping(c.Context(), env, opts, args))
+		res, err := runIbping(c.Context(), env, opts, args)
+		return finish(env, &opts.Common, "ibping", res, err)
 	}
 	return cmd
 }
 
-// ibpingResult is ibping's JSON output.
+// ibpingResult is ibping's result: the statistics (its text) and, in
+// JSON, every ping. The "Pong from" lines are not in it: they are printed
+// as the replies come, a second apart.
 type ibpingResult struct {
 	Target      jsonv.Target `json:"target"`
 	Host        string       `json:"host"`
@@ -120,7 +124,16 @@ type ibpingPong struct {
 // ms is a duration in µs in milliseconds, for JSON's *_ms.
 func ms(us int64) float64 { return float64(us) / 1000 }
 
-func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string) error {
+func (r *ibpingResult) writeText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "\n--- %s (%s) ibping statistics ---\n"+
+		"%d packets transmitted, %d received, %d%% packet loss, time %d ms\n"+
+		"rtt min/avg/max = %s/%s/%s ms\n",
+		r.Host, r.Target.Text, r.Transmitted, r.Received, r.LossPercent, r.TimeMS,
+		msec(r.RTTMinUS), msec(r.RTTAvgUS), msec(r.RTTMaxUS))
+	return err
+}
+
+func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string) (result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -128,25 +141,25 @@ func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string
 	if opts.count != "" {
 		n, err := endport.ParseUint(opts.count, 32)
 		if err != nil {
-			return usageErrorf("invalid count %q: %v", opts.count, err)
+			return nil, usageErrorf("invalid count %q: %v", opts.count, err)
 		}
 		count = n
 	}
 	oui, err := vendorOUI(opts.oui)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !opts.server {
 		scopeLocalPort(&opts.Common, args[0])
 	}
-	eng, err := ibOpen(env, &opts.Common)
+	client, err := vendorClient(env, &opts.Common)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer eng.Close()
+	defer client.Engine().Close()
 	if opts.server {
 		host := hostAndDomain(mad.OFAPingSize)
-		return vendorServe(ctx, eng, "ibping", mad.ClassVendorOFA, oui, func(req mad.Header) mad.Header {
+		return nil, vendorServe(ctx, client.Engine(), "ibping", mad.ClassVendorOFA, oui, func(req mad.Header) mad.Header {
 			reply := append(mad.Header(nil), req...)
 			method := req.Method()
 			if method == mad.MethodSet {
@@ -163,25 +176,26 @@ func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string
 		})
 	}
 
-	addr, target, err := vendorTarget(ctx, env, eng, &opts.Common, args[0])
+	dest, target, err := vendorTarget(ctx, env, client, &opts.Common, args[0])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sigs := make(chan os.Signal, 1)
 	defer umad.HandleSignals(sigs)() // ends with our statistics, not exit 130
 
-	res := ibpingResult{Target: target, Pongs: []ibpingPong{}}
+	req, err := vendorRequest(client, dest, mad.ClassVendorOFA, mad.AttrOFAPing, oui)
+	if err != nil {
+		return nil, err
+	}
+	res := &ibpingResult{Target: target, Pongs: []ibpingPong{}}
 	var total, minRTT, maxRTT time.Duration
 	start := time.Now()
 loop:
 	for seq := uint64(1); seq <= count; seq++ {
 		res.Transmitted++
 		sent := time.Now()
-		reply, err := eng.Do(ctx, &rpc.Request{Addr: addr, MAD: vendorRequest(mad.ClassVendorOFA, mad.AttrOFAPing, oui)})
+		reply, err := client.Do(ctx, req)
 		rtt := time.Since(sent)
-		if err == nil && reply.MAD.Status() != 0 {
-			err = &rpc.StatusError{Addr: addr, Req: reply.MAD, Reply: reply.MAD}
-		}
 		if err != nil {
 			if ctx.Err() != nil {
 				res.Transmitted--
@@ -190,7 +204,7 @@ loop:
 			fmt.Fprintf(env.IO.Err, "ibping: %v\n", err)
 			res.Pongs = append(res.Pongs, ibpingPong{Seq: int(seq), Error: err.Error()})
 		} else {
-			host := vendorString(reply.MAD)
+			host := vendorString(reply)
 			if res.Host == "" {
 				res.Host = host
 			}
@@ -202,7 +216,7 @@ loop:
 			maxRTT = max(maxRTT, rtt)
 			res.Pongs = append(res.Pongs, ibpingPong{Seq: int(seq), Host: host, RTTMS: ms(rtt.Microseconds())})
 			if !opts.flood && !opts.JSON {
-				fmt.Fprintf(env.IO.Out, "Pong from %s (%s): time %s ms\n", host, target.Text, msec(rtt.Microseconds()))
+				fmt.Fprintf(env.IO.Out, "Pong from %s (%s): time %s ms\n", host, res.Target.Text, msec(rtt.Microseconds()))
 			}
 		}
 		if opts.flood {
@@ -232,15 +246,7 @@ loop:
 		res.RTTAvgUS = total.Microseconds() / int64(res.Received)
 	}
 	res.RTTMinMS, res.RTTAvgMS, res.RTTMaxMS = ms(res.RTTMinUS), ms(res.RTTAvgUS), ms(res.RTTMaxUS)
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &res)
-	}
-	_, err = fmt.Fprintf(env.IO.Out, "\n--- %s (%s) ibping statistics ---\n"+
-		"%d packets transmitted, %d received, %d%% packet loss, time %d ms\n"+
-		"rtt min/avg/max = %s/%s/%s ms\n",
-		res.Host, target.Text, res.Transmitted, res.Received, res.LossPercent, res.TimeMS,
-		msec(res.RTTMinUS), msec(res.RTTAvgUS), msec(res.RTTMaxUS))
-	return err
+	return res, nil
 }
 
 // msec prints microseconds as the C tools print milliseconds: "0.028".
@@ -261,12 +267,29 @@ func vendorOUI(s string) (uint32, error) {
 	return uint32(n), nil
 }
 
-// vendorRequest builds a Get of a vendor range 2 class (class version 1)
-// with its OUI and an empty payload, as ib_vendor_call_via does.
-func vendorRequest(class uint8, attr uint16, oui uint32) mad.Header {
-	m := mad.NewRequest(class, 1, mad.MethodGet, attr, 0)
-	setOUI(m, oui)
-	return m
+// vendorClient opens the local port as the C tools do (ibOpen) with the
+// query layer on it.
+func vendorClient(env *Env, c *Common) (*query.Client, error) {
+	o, err := queryOptions(env, c)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := ibOpen(env, c)
+	if err != nil {
+		return nil, err
+	}
+	return query.New(eng, o), nil
+}
+
+// vendorRequest is a Get of a vendor range 2 class with -o's OUI and an
+// empty payload, as ib_vendor_call_via sends it.
+func vendorRequest(client *query.Client, d query.Dest, class uint8, attr uint16, oui uint32) (*rpc.Request, error) {
+	req, err := client.Request(d, class, mad.MethodGet, attr, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	setOUI(req.MAD, oui)
+	return req, nil
 }
 
 func setOUI(m mad.Header, oui uint32) {
@@ -309,40 +332,34 @@ func vendorReplyHeader(m mad.Header, method uint8) {
 
 // vendorTarget resolves where ibping's and ibsysstat's GMPs go: the SA's
 // PathRecord path, or for a LID the SA has no path to, the LID itself (SL
-// 0, as the C tools always send them). The text is portid2str's ("Lid 3").
-// On RoCE a GID is the only address (no SA, no LIDs): the text is then
-// "Gid fe80::...".
-func vendorTarget(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, arg string) (umad.Address, jsonv.Target, error) {
+// 0, as the C tools always send them). On RoCE a GID is the only address
+// (no SA, no LIDs). The target's text is portid2str's ("Lid 3", "Gid
+// fe80::...").
+func vendorTarget(ctx context.Context, env *Env, client *query.Client, c *Common, arg string) (query.Dest, jsonv.Target, error) {
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
 	}
 	t, err := endport.ParseTarget(arg, c.typeFlags())
 	if err != nil {
-		return umad.Address{}, jsonv.Target{}, cantResolve(err, ExitUsage)
+		return query.Dest{}, jsonv.Target{}, cantResolve(err, ExitUsage)
 	}
-	r, err := newResolver(eng, c)
-	if err != nil {
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			return umad.Address{}, jsonv.Target{}, err
+	if t.Kind != endport.ByLID {
+		d, err := client.GMPDest(ctx, t)
+		if err != nil {
+			return d, jsonv.Target{}, cantResolve(err, ExitFailure)
 		}
-		return umad.Address{}, jsonv.Target{}, cantResolve(err, ExitFailure)
+		return d, vendorTargetJSON(t, d.GMP, d.String()), nil
 	}
-	p, err := r.GMP(ctx, t)
+	d, err := client.GMPDestOrLID(ctx, t.LID)
 	if err != nil {
-		if t.Kind != endport.ByLID || umad.IsRoCE(r.Local) {
-			return umad.Address{}, jsonv.Target{}, cantResolve(err, ExitFailure)
+		if r, rerr := client.Resolver(); rerr != nil || umad.IsRoCE(r.Local) {
+			return query.Dest{}, jsonv.Target{}, cantResolve(err, ExitFailure)
 		}
 		if c.Verbose > 0 {
-			fmt.Fprintf(env.IO.Err, "%s: %v; sending to LID %d directly\n", "ibtool", err, t.LID)
+			fmt.Fprintf(env.IO.Err, "ibtool: %v; sending to LID %d directly\n", err, t.LID)
 		}
-		addr := umad.Address{LID: t.LID, QP: 1, QKey: umad.QP1QKey, PKeyIndex: uint16(c.PKeyIdx)}
-		return addr, vendorTargetJSON(t, addr, fmt.Sprintf("Lid %d", t.LID)), nil
 	}
-	if p.Addr.LID == 0 && p.Addr.GRH != nil { // RoCE: addressed by GID only
-		return p.Addr, vendorTargetJSON(t, p.Addr, "Gid "+endport.FormatGID(p.Addr.GRH.GID)), nil
-	}
-	return p.Addr, vendorTargetJSON(t, p.Addr, fmt.Sprintf("Lid %d", p.Addr.LID)), nil
+	return d, vendorTargetJSON(t, d.GMP, d.String()), nil
 }
 
 // vendorServe answers requests of a vendor class with the given OUI until

@@ -38,6 +38,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -45,7 +46,6 @@ import (
 
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
-	"github.com/ibtool/ibtool/internal/rpc"
 )
 
 func init() { register(newIbsysstatCmd) }
@@ -79,12 +79,13 @@ func newIbsysstatCmd(env *Env) *cobra.Command {
 		if len(args) == 0 && !opts.server {
 			return usageErrorf("expected <dest lid|guid> [<op>] (or -S)")
 		}
-		return ibFail(env, &opts.Common, "ibsysstat", runIbsysstat(c.Context(), env, opts, args))
+		res, err := runIbsysstat(c.Context(), env, opts, args)
+		return finish(env, &opts.Common, "ibsysstat", res, err)
 	}
 	return cmd
 }
 
-// ibsysstatResult is ibsysstat's JSON output.
+// ibsysstatResult is ibsysstat's result.
 type ibsysstatResult struct {
 	Target        jsonv.Target    `json:"target"`
 	Operation     string          `json:"operation"`
@@ -92,9 +93,28 @@ type ibsysstatResult struct {
 	Host          string          `json:"host,omitempty"`
 	CPUs          []string        `json:"cpus,omitempty"`
 	ClassPortInfo json.RawMessage `json:"class_port_info,omitempty"`
+
+	cpuText string             // the cpu reply as the C tool prints it
+	cpi     *mad.ClassPortInfo // the cpi reply
 }
 
-func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []string) error {
+func (r *ibsysstatResult) writeText(w io.Writer) error {
+	var s string
+	switch r.Operation {
+	case "ping":
+		s = "sysstat ping succeeded\n"
+	case "host":
+		s = r.Host + "\n"
+	case "cpu":
+		s = r.cpuText + "\n"
+	case "cpi":
+		s = fmt.Sprintf("# ClassPortInfo: %s\n%s", r.Target.Text, mad.Dotted(r.cpi, nil))
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
+func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []string) (result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -102,25 +122,25 @@ func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []
 	if len(args) > 1 {
 		op = args[1]
 		if _, ok := sysstatOps[op]; !ok {
-			return usageErrorf("unknown operation %q: ping, host, cpu or cpi", op)
+			return nil, usageErrorf("unknown operation %q: ping, host, cpu or cpi", op)
 		}
 	}
 	oui, err := vendorOUI(opts.oui)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(args) > 0 {
 		scopeLocalPort(&opts.Common, args[0]) // "GID%rxe1/1" picks the local port
 	}
-	eng, err := ibOpen(env, &opts.Common)
+	client, err := vendorClient(env, &opts.Common)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer eng.Close()
+	defer client.Engine().Close()
 	if opts.server {
 		cpus := sysstatCPUText()
 		host := hostAndDomain(1 << 16)
-		return vendorServe(ctx, eng, "ibsysstat", mad.ClassVendorOFASysStat, oui, func(req mad.Header) mad.Header {
+		return nil, vendorServe(ctx, client.Engine(), "ibsysstat", mad.ClassVendorOFASysStat, oui, func(req mad.Header) mad.Header {
 			reply := append(mad.Header(nil), req...)
 			vendorReplyHeader(reply, mad.MethodGetResp)
 			data := reply[mad.Vendor2DataOffset:]
@@ -150,42 +170,37 @@ func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []
 		})
 	}
 
-	addr, target, err := vendorTarget(ctx, env, eng, &opts.Common, args[0])
+	dest, target, err := vendorTarget(ctx, env, client, &opts.Common, args[0])
 	if err != nil {
-		return err
+		return nil, err
+	}
+	res := &ibsysstatResult{Target: target, Operation: op}
+	req, err := vendorRequest(client, dest, mad.ClassVendorOFASysStat, sysstatOps[op], oui)
+	if err != nil {
+		return nil, err
 	}
 	once := 0
-	req := &rpc.Request{Addr: addr, MAD: vendorRequest(mad.ClassVendorOFASysStat, sysstatOps[op], oui), Retries: &once}
-	reply, err := eng.Do(ctx, req)
+	req.Retries = &once
+	reply, err := client.Do(ctx, req)
 	if err != nil {
-		return &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: Connection timed out", target.Text), err: err}
+		return nil, &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: Connection timed out", res.Target.Text), err: err}
 	}
-	res := ibsysstatResult{Target: target, Operation: op}
-	var out string
 	switch op {
 	case "ping":
 		res.OK = true
-		out = "sysstat ping succeeded\n"
 	case "host":
-		res.Host = vendorString(reply.MAD)
-		out = res.Host + "\n"
+		res.Host = vendorString(reply)
 	case "cpu":
-		text := vendorString(reply.MAD)
-		res.CPUs = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-		out = text + "\n"
+		res.cpuText = vendorString(reply)
+		res.CPUs = strings.Split(strings.TrimSuffix(res.cpuText, "\n"), "\n")
 	case "cpi":
-		var cpi mad.ClassPortInfo
-		if err := cpi.Unmarshal(reply.MAD[mad.Vendor2DataOffset:]); err != nil {
-			return &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: %v", target.Text, err)}
+		res.cpi = &mad.ClassPortInfo{}
+		if err := res.cpi.Unmarshal(reply[mad.Vendor2DataOffset:]); err != nil {
+			return nil, &ibFailure{cmsg: fmt.Sprintf("ibsystat to %s: %v", res.Target.Text, err)}
 		}
-		res.ClassPortInfo, _ = json.Marshal(&cpi)
-		out = fmt.Sprintf("# ClassPortInfo: %s\n%s", target.Text, mad.Dotted(&cpi, nil))
+		res.ClassPortInfo, _ = json.Marshal(res.cpi)
 	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, &res)
-	}
-	_, err = fmt.Fprint(env.IO.Out, out)
-	return err
+	return res, nil
 }
 
 // sysstatCPUText is the C server's cpu reply: "cpu N: model M MHZ F\n"
