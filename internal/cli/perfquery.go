@@ -83,8 +83,8 @@ func init() { register(newPerfqueryCmd) }
 const allPorts = 0xFF
 
 // perfDataOffset is where PerfMgt attribute data starts in a MAD (IBA
-// 16.1.1: 40 reserved bytes after the common header); the tests' fake PMA
-// reads the PortSelect there.
+// 16.1.1: 40 reserved bytes after the common header); the tests read the
+// reset MADs' selects there.
 const perfDataOffset = 64
 
 // perfGroup is a counter group selected by an option; anything but the
