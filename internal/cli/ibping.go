@@ -152,7 +152,7 @@ func runIbping(ctx context.Context, env *Env, opts *ibpingOptions, args []string
 	if !opts.server {
 		scopeLocalPort(&opts.Common, args[0])
 	}
-	client, err := vendorClient(env, &opts.Common)
+	client, err := ibOpenClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -265,20 +265,6 @@ func vendorOUI(s string) (uint32, error) {
 		return 0, usageErrorf("invalid OUI %q: a number up to 0xffffff", s)
 	}
 	return uint32(n), nil
-}
-
-// vendorClient opens the local port as the C tools do (ibOpen) with the
-// query layer on it.
-func vendorClient(env *Env, c *Common) (*query.Client, error) {
-	o, err := queryOptions(env, c)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := ibOpen(env, c)
-	if err != nil {
-		return nil, err
-	}
-	return query.New(eng, o), nil
 }
 
 // vendorRequest is a Get of a vendor range 2 class with -o's OUI and an

@@ -46,6 +46,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/rpc"
 )
 
 func init() { register(newIbsysstatCmd) }
@@ -132,7 +133,7 @@ func runIbsysstat(ctx context.Context, env *Env, opts *ibsysstatOptions, args []
 	if len(args) > 0 {
 		scopeLocalPort(&opts.Common, args[0]) // "GID%rxe1/1" picks the local port
 	}
-	client, err := vendorClient(env, &opts.Common)
+	client, err := ibOpenClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
 	if err != nil {
 		return nil, err
 	}
