@@ -325,14 +325,14 @@ func vendorTarget(ctx context.Context, env *Env, client *query.Client, c *Common
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
 	}
-	t, err := endport.ParseTarget(arg, c.typeFlags())
+	t, err := endport.ParseTargetOrName(arg, c.typeFlags())
 	if err != nil {
 		return query.Dest{}, jsonv.Target{}, cantResolve(err, ExitUsage)
 	}
 	if t.Kind != endport.ByLID {
 		d, err := client.GMPDest(ctx, t)
 		if err != nil {
-			return d, jsonv.Target{}, cantResolve(err, ExitFailure)
+			return d, jsonv.Target{}, cantResolve(err, resolveCode(err))
 		}
 		return d, vendorTargetJSON(t, d.GMP, d.String()), nil
 	}

@@ -86,12 +86,12 @@ func runIbroute(env *Env, o *ftsOptions, args []string) (*ftsResult, error) {
 	ctx := context.Background()
 
 	cantResolve := func(err error) error {
-		var nf *query.NameNotFoundError
-		return &ibFailure{cmsg: "can't resolve destination port " + args[0], err: err, stderr: !errors.As(err, &nf)}
+		code := resolveCode(err)
+		return &ibFailure{cmsg: "can't resolve destination port " + args[0], err: err, code: code, stderr: code == ExitFailure}
 	}
 	t, err := endport.ParseTargetOrName(args[0], c.typeFlags())
 	if err != nil {
-		return nil, &ibFailure{cmsg: "can't resolve destination port " + args[0], err: err}
+		return nil, &ibFailure{cmsg: "can't resolve destination port " + args[0], err: err, code: ExitUsage}
 	}
 	d, err := client.SMPDest(ctx, t)
 	if err != nil {

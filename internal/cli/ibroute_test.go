@@ -192,5 +192,5 @@ func TestIbrouteTargetByName(t *testing.T) {
 		t.Fatalf("by name (exit %d):\n%s\nby LID:\n%s", byName.Code, byName.Stdout+byName.Stderr, byLID.Stdout)
 	}
 	r := runSim(f, "", "ibroute", "nosuchswitch")
-	wantFailure(t, r, ExitFailure, `no node is named "nosuchswitch"`)
+	wantFailure(t, r, ExitUsage, `no node is named "nosuchswitch"`)
 }

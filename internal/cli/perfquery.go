@@ -435,7 +435,7 @@ func (q *perfQuery) resolveTarget(args []string) error {
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{fn: "main", cmsg: "can't resolve destination port " + args[0], err: err, stderr: code != ExitUsage, code: code}
 	}
-	t, err := endport.ParseTarget(args[0], q.opts.typeFlags())
+	t, err := endport.ParseTargetOrName(args[0], q.opts.typeFlags())
 	if err != nil {
 		return cantResolve(err, ExitUsage)
 	}
@@ -445,7 +445,7 @@ func (q *perfQuery) resolveTarget(args []string) error {
 	if t.Kind == endport.ByLID {
 		q.dest = q.pathOrLID(t.LID)
 	} else if q.dest, err = q.client.GMPDest(q.ctx, t); err != nil {
-		return cantResolve(err, ExitFailure)
+		return cantResolve(err, resolveCode(err))
 	}
 	q.target = withGiven(perfTarget{Route: jsonv.RouteLID, LID: q.dest.LID, Text: q.dest.String()}, t)
 	if t.Kind == endport.ByDRPath {

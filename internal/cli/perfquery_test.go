@@ -405,7 +405,8 @@ func TestPerfqueryFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"abc", ExitUsage, `can't resolve destination port abc: invalid`},
+		{"abc", ExitUsage, `can't resolve destination port abc: no node is named "abc"`}, // a name, which no node has
+		{"1x", ExitUsage, `can't resolve destination port 1x: invalid`},
 		{"0 1", ExitUsage, "can't resolve destination port 0"},
 		{"2 1x", ExitUsage, `invalid port "1x" in "1x"`},
 		{"2 1,x", ExitUsage, `invalid port "x" in "1,x"`},

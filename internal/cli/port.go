@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -143,6 +144,9 @@ func queryOptions(env *Env, c *Common) (query.Options, error) {
 		}
 	}
 	o.PKeyIndex = uint16(c.PKeyIdx)
+	// Names given as targets are looked up in the default node-name-map,
+	// as the C tools name nodes in their output.
+	o.Names = nodename.Open("", io.Discard)
 	if c.Verbose > 0 {
 		o.Log = func(format string, args ...any) {
 			fmt.Fprintf(env.IO.Err, "ibtool: "+format+"\n", args...)

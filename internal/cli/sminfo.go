@@ -247,13 +247,13 @@ func ibResolve(ctx context.Context, c *query.Client, cm *Common, arg string) (qu
 	cantResolve := func(err error, code int) error {
 		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
 	}
-	t, err := endport.ParseTarget(arg, cm.typeFlags())
+	t, err := endport.ParseTargetOrName(arg, cm.typeFlags())
 	if err != nil {
 		return query.Dest{}, cantResolve(err, ExitUsage)
 	}
 	d, err := c.SMPDest(ctx, t)
 	if err != nil {
-		return d, cantResolve(err, ExitFailure)
+		return d, cantResolve(err, resolveCode(err))
 	}
 	return d, nil
 }

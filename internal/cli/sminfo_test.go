@@ -112,7 +112,8 @@ func TestSminfoFailures(t *testing.T) {
 		msg  string
 	}{
 		{"-t 100 2", ExitFailure, "query: no reply to SubnGet(SMInfo) LID 2"},
-		{"abc", ExitUsage, "can't resolve destination port abc: invalid target"},
+		{"abc", ExitUsage, `can't resolve destination port abc: no node is named "abc"`}, // a name, which no node has
+		{"1x", ExitUsage, "can't resolve destination port 1x: invalid target"},
 		{"-s 4 1 4", ExitUsage, `invalid state "4": a number 0..3`},
 		{"-p 16 1 4", ExitUsage, `invalid priority "16"`},
 		{"-a x 1 4", ExitUsage, `invalid activity "x"`},

@@ -286,11 +286,11 @@ func (q *smpQuery) resolveTarget(args []string) (*jsonv.Target, error) {
 		q.d = query.Combined(lid, path, local.LID)
 	} else {
 		var err error
-		if given, err = endport.ParseTarget(args[0], q.opts.typeFlags()); err != nil {
+		if given, err = endport.ParseTargetOrName(args[0], q.opts.typeFlags()); err != nil {
 			return nil, cantResolve(err, ExitUsage)
 		}
-		if q.d, err = q.c.SMPDest(context.Background(), given); err != nil { // a GUID or GID through the SA
-			return nil, cantResolve(err, ExitFailure)
+		if q.d, err = q.c.SMPDest(context.Background(), given); err != nil { // a GUID, GID or name through the SA
+			return nil, cantResolve(err, resolveCode(err))
 		}
 	}
 	t := withGiven(destTarget(q.d, q.d.String()), given)

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -16,14 +18,15 @@ func (c *Common) typeFlags() endport.TypeFlags {
 	return endport.TypeFlags{Direct: c.Direct, LID: c.Lid, GUID: c.Guid}
 }
 
-// parseTarget parses a destination argument; a malformed one is a usage
-// error.
-func parseTarget(c *Common, s string) (endport.Target, error) {
-	t, err := endport.ParseTarget(s, c.typeFlags())
-	if err != nil {
-		return t, usageErrorf("%v", err)
+// resolveCode is the exit status (as "ibtool <cmd>") of a target that
+// could not be resolved: a name no node has is a bad argument, as a
+// malformed target is (exit 2); anything else is a failure (255).
+func resolveCode(err error) int {
+	var nf *query.NameNotFoundError
+	if errors.As(err, &nf) {
+		return ExitUsage
 	}
-	return t, nil
+	return ExitFailure
 }
 
 // newResolver builds the SA resolver on the engine's port; -s names the
