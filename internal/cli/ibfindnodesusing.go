@@ -153,7 +153,7 @@ func runIbfindnodesusing(env *Env, o *ibfindnodesusingOptions, args []string) (*
 		res.Remote = findEnd{NodeGUID: mad.GUID(remote.Node.GUID), NodeName: name, NodeType: nodeTypeOf(remote.Node), Port: remote.Num, desc: name}
 	}
 
-	client, err := openFtsClient(env, c, names)
+	client, err := openFtsClient(env, c)
 	if err != nil {
 		return nil, err
 	}

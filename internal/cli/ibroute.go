@@ -78,7 +78,7 @@ func runIbroute(env *Env, o *ftsOptions, args []string) (*ftsResult, error) {
 	c := &o.Common
 	start, end := lidArgs(args[1:])
 	names := o.src.Names(env.IO.Err)
-	client, err := openFtsClient(env, c, names)
+	client, err := openFtsClient(env, c)
 	if err != nil {
 		return nil, err
 	}
@@ -111,34 +111,9 @@ func runIbroute(env *Env, o *ftsOptions, args []string) (*ftsResult, error) {
 	return res, nil
 }
 
-// openFtsClient opens the query client with what dump_lid needs: the
-// node-name-map for names given as targets.
-func openFtsClient(env *Env, c *Common, names *nodename.Map) (*query.Client, error) {
-	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
-		return nil, &ibFailure{cmsg: err.Error(), fn: "process_opt"}
-	}
-	o, err := queryOptions(env, c)
-	if err != nil {
-		return nil, err
-	}
-	o.Names = names
-	eng, err := openEngine(env, c, engineConfig{timeout: rpc.DefaultTimeout})
-	if err != nil {
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			return nil, err
-		}
-		port, _ := endport.ParseUint(c.Port, 32)
-		return nil, &ibFailure{cmsg: fmt.Sprintf("Failed to open '%s' port '%d'", orNull(c.CA), port), err: err, stderr: true}
-	}
-	return query.New(eng, o), nil
-}
-
-func orNull(s string) string {
-	if s == "" {
-		return "(null)"
-	}
-	return s
+// openFtsClient opens the query client the table commands read with.
+func openFtsClient(env *Env, c *Common) (*query.Client, error) {
+	return ibOpenClient(env, c, engineConfig{timeout: rpc.DefaultTimeout})
 }
 
 // ftsSpec is a switch whose table is read.
@@ -461,7 +436,7 @@ func runDumpFts(env *Env, o *ftsOptions, args []string) (*ftsResult, error) {
 		// C: "Failed to discover fabric" on stderr, exit 255.
 		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("Failed to discover fabric: %w", err)}
 	}
-	client, err := openFtsClient(env, c, names)
+	client, err := openFtsClient(env, c)
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func runIbtracert(env *Env, o *ibtracertOptions, args []string) (*tracertResult,
 		mlid = int(int32(v))
 	}
 	names := o.src.Names(env.IO.Err)
-	client, err := openFtsClient(env, c, names)
+	client, err := openFtsClient(env, c)
 	if err != nil {
 		return nil, err
 	}
