@@ -293,20 +293,18 @@ func attrData(m mad.Header) []byte {
 // (PerfMgt counters name their port in it).
 func (c *Client) Get(ctx context.Context, d Dest, mod uint32, in, out mad.Struct) error {
 	req, err := c.getRequest(d, mod, in, out)
-	if err != nil {
-		return err
-	}
-	reply, err := c.Do(ctx, req)
-	if err != nil {
-		return err
-	}
-	return out.Unmarshal(attrData(reply))
+	return c.getInto(ctx, req, err, out)
 }
 
 // GetClass is Get for an attribute that several classes carry
 // (ClassPortInfo): class names the one to ask.
 func (c *Client) GetClass(ctx context.Context, class uint8, d Dest, mod uint32, in, out mad.Struct) error {
 	req, err := c.Request(d, class, mad.MethodGet, out.Desc().AttrID, mod, encode(in))
+	return c.getInto(ctx, req, err, out)
+}
+
+// getInto sends req (unless building it failed) and decodes its reply.
+func (c *Client) getInto(ctx context.Context, req *rpc.Request, err error, out mad.Struct) error {
 	if err != nil {
 		return err
 	}
