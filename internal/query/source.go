@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/internal/cache"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/sa"
 )
 
 // Source is where a fabric-wide command gets its fabric: an ibnetdiscover
@@ -157,6 +159,27 @@ func (s *Source) load() discovery.Load {
 
 // DiscoverSA reads the whole fabric from the SA's records.
 func (c *Client) DiscoverSA(ctx context.Context) (*discovery.Fabric, error) {
+	r, err := c.resolverWithSA()
+	if err != nil {
+		return nil, err
+	}
+	return discovery.DiscoverSA(ctx, r.SA, discovery.SALocal{PortGUID: r.Local.PortGUID, PortNum: r.Local.Num})
+}
+
+// NodeSA reads one node from the SA's records: the node with its ports
+// and SwitchInfo, and the peer at the far end of each link (python-rdma's
+// ibprint* --sa). A GUID the SA does not know is discovery.ErrNodeNotFound.
+func (c *Client) NodeSA(ctx context.Context, guid uint64) (*discovery.Fabric, error) {
+	r, err := c.resolverWithSA()
+	if err != nil {
+		return nil, err
+	}
+	noRecords := func(err error) bool { return errors.Is(err, sa.ErrNoRecords) }
+	return discovery.NodeSA(ctx, r.SA, guid, noRecords)
+}
+
+// resolverWithSA is the client's resolver, which must have an SA to ask.
+func (c *Client) resolverWithSA() (*sa.Resolver, error) {
 	r, err := c.Resolver()
 	if err != nil {
 		return nil, err
@@ -164,7 +187,14 @@ func (c *Client) DiscoverSA(ctx context.Context) (*discovery.Fabric, error) {
 	if r.SA == nil {
 		return nil, fmt.Errorf("%s port %d has no subnet manager to ask", r.Local.CA, r.Local.Num)
 	}
-	return discovery.DiscoverSA(ctx, r.SA, discovery.SALocal{PortGUID: r.Local.PortGUID, PortNum: r.Local.Num})
+	return r, nil
+}
+
+// RouteToLID is the directed route a LID-routed SMP takes from the local
+// port to lid, followed switch by switch with the client's M_Key
+// (discovery.RouteToLID): how iblinkinfo -S starts its partial scan.
+func (c *Client) RouteToLID(ctx context.Context, lid uint16) ([]byte, error) {
+	return discovery.RouteToLID(ctx, c.eng, lid, c.opts.MKey)
 }
 
 // LoadCache reads an ibnetdiscover cache file (and its companion file),
