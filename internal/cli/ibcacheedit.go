@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -133,7 +134,13 @@ func runIbcacheedit(env *Env, cmd *cobra.Command, opts *ibcacheeditOptions, args
 	case len(args) > 2:
 		return usageErrorf("expected <orig.cache> <new.cache>, got %d arguments", len(args))
 	}
-	fab, err := cache.Read(args[0])
+	res := &cacheEditResult{Input: args[0], Output: args[1], Edits: []cacheEdit{}}
+	return finish(env, &opts.Common, "ibcacheedit", res, res.edit(edits))
+}
+
+// edit applies the edits to the input cache and writes the output cache.
+func (res *cacheEditResult) edit(edits []*guidEdit) error {
+	fab, err := cache.Read(res.Input)
 	if err != nil {
 		return &ibFailure{cmsg: "loading original cached fabric failed", err: err}
 	}
@@ -147,7 +154,6 @@ func runIbcacheedit(env *Env, cmd *cobra.Command, opts *ibcacheeditOptions, args
 			}
 		}
 	}
-	res := &cacheEditResult{Input: args[0], Output: args[1], Edits: []cacheEdit{}}
 	for _, e := range edits {
 		ce, err := applyGUIDEdit(fab, e)
 		if err != nil {
@@ -159,16 +165,16 @@ func runIbcacheedit(env *Env, cmd *cobra.Command, opts *ibcacheeditOptions, args
 	if err != nil {
 		return &ibFailure{cmsg: "caching new cache data failed", err: err}
 	}
-	if err := cache.WriteWith(args[1], fab, cache.WriteOptions{
+	if err := cache.WriteWith(res.Output, fab, cache.WriteOptions{
 		BucketGUID: func(p *discovery.Port) uint64 { return orig[p] },
 	}); err != nil {
 		return &ibFailure{cmsg: "caching new cache data failed", err: err}
 	}
-	if opts.JSON {
-		return writeJSON(env.IO.Out, res)
-	}
 	return nil
 }
+
+// writeText writes nothing: the C tool is silent when the edit succeeds.
+func (r *cacheEditResult) writeText(io.Writer) error { return nil }
 
 // applyGUIDEdit makes one edit the way ibcacheedit.c does.
 func applyGUIDEdit(fab *discovery.Fabric, e *guidEdit) (*cacheEdit, error) {
