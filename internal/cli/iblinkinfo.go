@@ -16,9 +16,7 @@ import (
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
-	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/sa"
-	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/query"
 )
 
 // iblinkinfo: every link of the fabric, switch by switch, as
@@ -38,17 +36,14 @@ const (
 
 type iblinkinfoOptions struct {
 	Common
-	guid, drPath                     string
-	guidSet, drSet                   bool
-	all, down, line, additional      bool
-	hops                             string
-	nodeNameMap, loadCache, diffFile string
-	filterDown                       string
-	diffFlags                        int
-	outstanding                      string
-	onlyType                         int // 0, or the node type of --switches-only/--cas-only (the last wins)
-	useSA                            bool
-	discovery                        string
+	src                         query.Source
+	guid, drPath                string
+	guidSet, drSet              bool
+	all, down, line, additional bool
+	hops                        string
+	diffFile, filterDown        string
+	diffFlags                   int
+	onlyType                    int // 0, or the node type of --switches-only/--cas-only (the last wins)
 }
 
 func init() { register(newIblinkinfoCmd) }
@@ -118,7 +113,7 @@ parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
 --json prints the same nodes and ports as a document (docs/json.md).`
 	cmd.Args = cobra.ArbitraryArgs // the C tool ignores extra arguments
 	fs := cmd.Flags()
-	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file")
+	opts.src.AddFlags(fs, query.AllSourceFlags)
 	fs.VarP(&lastStringFlag{&opts.guid, &opts.guidSet}, "switch", "S", "start partial scan at the port specified by <port_guid> (hex format)")
 	fs.VarP(&lastStringFlag{&opts.guid, &opts.guidSet}, "port-guid", "G", "(same as -S)")
 	fs.VarP(&lastStringFlag{&opts.drPath, &opts.drSet}, "Direct", "D", "start partial scan at the port specified by <dr_path>")
@@ -127,17 +122,13 @@ parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
 	fs.BoolVarP(&opts.down, "down", "d", false, "print only down links")
 	fs.BoolVarP(&opts.line, "line", "l", false, "(line mode) print all information for each link on a single line")
 	fs.BoolVarP(&opts.additional, "additional", "p", false, "print additional port settings (PktLifeTime, HoqLife, VLStallCount)")
-	fs.StringVar(&opts.loadCache, "load-cache", "", "filename of ibnetdiscover cache to load")
 	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
 	fs.Var(&lkDiffCheckFlag{&opts.diffFlags}, "diffcheck", "specify checks to execute for --diff (port,state,lid,nodedesc)")
 	fs.StringVar(&opts.filterDown, "filterdownports", "", "filename of ibnetdiscover cache to filter downports")
-	fs.StringVarP(&opts.outstanding, "outstanding_smps", "o", "", "specify the number of outstanding SMP's which should be issued during the scan")
 	fl := fs.VarPF(&onlyFlag{&opts.onlyType, discovery.NodeSwitch}, "switches-only", "", "Output only switches")
 	fl.NoOptDefVal = "true"
 	fl = fs.VarPF(&onlyFlag{&opts.onlyType, discovery.NodeCA}, "cas-only", "", "Output only CAs")
 	fl.NoOptDefVal = "true"
-	fs.BoolVar(&opts.useSA, "sa", false, "read the fabric from the SA's records instead of walking it with SMPs")
-	fs.StringVar(&opts.discovery, "discovery", "", "LID or DR: how SMPs reach known nodes (default: LID when the local port is Active); SA: as --sa")
 	setupCommon(env, cmd, &opts.Common, "aDdGgKLlnpRS")
 	cmd.RunE = func(c *cobra.Command, args []string) error { return runIblinkinfo(env, opts) }
 	return cmd
@@ -199,146 +190,152 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
 		return err
 	}
-	useSA := opts.useSA
-	switch strings.ToUpper(opts.discovery) {
-	case "", "LID", "DR":
-	case "SA":
-		useSA = true
-	default:
-		return usageErrorf("invalid --discovery %q: LID, DR or SA", opts.discovery)
+	_, useSA, err := opts.src.Mode()
+	if err != nil {
+		return usageErrorf("%v", err)
 	}
-	if opts.useSA && opts.discovery != "" && !strings.EqualFold(opts.discovery, "SA") {
-		return usageErrorf("--sa and --discovery %s contradict each other", opts.discovery)
+	if opts.drSet && !opts.src.Live() {
+		return exitWith(env, 1, "Cannot specify cache and direct route path")
 	}
-	var mkey uint64
-	if c.MKey != "" {
-		k, err := endport.ParseUint(c.MKey, 64)
-		if err != nil {
-			return usageErrorf("invalid M_Key %q: %v", c.MKey, err)
+	// The MAD port: the C tool opens it first, even to read a cache; we
+	// need it only to talk to the fabric.
+	client, err := openSourceClient(env, c, &opts.src)
+	if err != nil {
+		if exitCodeOf(err) == ExitUsage {
+			return err
 		}
-		mkey = k
+		return exitWith(env, 1, "Failed to open %s port %d: %v", orDefault(c.CA), max(portNum(c.Port), 0), err)
 	}
+	if client != nil {
+		defer client.Engine().Close()
+	}
+	walk := client != nil && !useSA // the fabric comes from SMPs
+	start, err := linkStart(env, client, opts, walk)
+	if err != nil {
+		return err
+	}
+	lp := &linkPrinter{names: opts.src.Names(env.IO.Err), line: opts.line, additional: opts.additional, down: opts.down,
+		warn: env.IO.Err}
+	var diffFab *discovery.Fabric
+	if opts.diffFile != "" {
+		if diffFab, err = query.LoadCache(opts.diffFile); err != nil {
+			return fmt.Errorf("loading cached fabric for diff failed: %w", err)
+		}
+	}
+	if opts.filterDown != "" {
+		if lp.filter, err = query.LoadCache(opts.filterDown); err != nil {
+			return fmt.Errorf("loading cached fabric for filterdownports failed: %w", err)
+		}
+	}
+	fab, err := linkFabric(env, client, opts, start, walk)
+	if err != nil {
+		return err
+	}
+	lp.selectNodes(env, fab, diffFab, opts, start, useSA)
+	res := &linkReport{linkInfoDoc: lp.document(fab), lp: lp}
+	if err := finish(env, c, "iblinkinfo", res, nil); err != nil {
+		return err
+	}
+	reportWalkErrors(env, "iblinkinfo", fab, c.Verbose)
+	return nil
+}
+
+// linkReport is iblinkinfo's result: the node headers and port lines
+// chosen. Its JSON is the same nodes and ports as a document.
+type linkReport struct {
+	linkInfoDoc
+	lp *linkPrinter
+}
+
+func (r *linkReport) writeText(out io.Writer) error {
+	w := bufio.NewWriter(out)
+	r.lp.render(w)
+	return w.Flush()
+}
+
+// scanStart is where a partial scan starts (-S/-G/-D).
+type scanStart struct {
+	resolved bool
+	path     []byte        // the directed route to the start
+	byLID    bool          // path is the route a LID takes (-S/-G)
+	dr       []byte        // -D's path, nil when it did not parse
+	node     *mad.NodeInfo // the NodeInfo at -D, read without -a
+}
+
+// linkStart resolves the start of a partial scan, with the C tool's
+// warnings when it cannot (a full scan follows).
+func linkStart(env *Env, client *query.Client, opts *iblinkinfoOptions, walk bool) (*scanStart, error) {
+	ctx := context.Background()
+	st := &scanStart{}
+	if opts.drSet {
+		var ok bool
+		if st.dr, ok = parseCDRPath(opts.drPath); ok {
+			st.resolved, st.path = true, st.dr
+		} else {
+			ibwarn(env, "main", "Failed to resolve %s; attempting full scan", opts.drPath)
+		}
+	} else if opts.guidSet && walk {
+		guid, _ := saStrtoul(opts.guid)
+		path, err := routeToPortGUID(ctx, client, guid)
+		if err != nil {
+			ibwarn(env, "main", "Failed to resolve %s; attempting full scan\n", opts.guid)
+		} else {
+			st.resolved, st.path, st.byLID = true, path, true
+		}
+	}
+	if !opts.all && opts.drSet && walk {
+		path := st.dr
+		if path == nil {
+			path = []byte{0}
+		}
+		var ni mad.NodeInfo
+		if err := client.Get(ctx, query.DR(path), 0, nil, &ni); err != nil {
+			ibwarn(env, "mad_rpc", "_do_madrpc failed; dport (DR path slid 65535; dlid 65535; %s)", mad.FormatDRPath(path))
+			return nil, exitWith(env, 1, "Failed to get local Node Info")
+		}
+		st.node = &ni
+	}
+	return st, nil
+}
+
+// linkFabric gets the fabric: from the source (cache, SA), or walked by
+// SMPs, partially from the start when there is one (-n hops, 1 by default)
+// and in full when that fails, as libibnetdisc does.
+func linkFabric(env *Env, client *query.Client, opts *iblinkinfoOptions, st *scanStart, walk bool) (*discovery.Fabric, error) {
+	ctx := context.Background()
 	hops := 0
 	if opts.hops != "" {
 		v, _ := saStrtoul(opts.hops)
 		hops = int(int32(v))
 	}
-	names := nodename.Open(opts.nodeNameMap, env.IO.Err)
-
-	if opts.drSet && opts.loadCache != "" {
-		return exitWith(env, 1, "Cannot specify cache and direct route path")
+	if walk && st.resolved {
+		if hops == 0 {
+			hops = 1
+		}
+		fab, err := opts.src.Scan(ctx, client, discovery.ScanOptions{MaxHops: hops, From: st.path, FromLID: st.byLID})
+		if err == nil {
+			return fab, nil
+		}
+		ibwarn(env, "main", "Partial fabric scan failed; attempting full scan\n")
 	}
-
-	// The MAD port: the C tool opens it first, even to read a cache; we
-	// need it only to talk to the fabric.
-	var eng *rpc.Engine
-	if opts.loadCache == "" {
-		var err error
-		cfg := engineConfig{timeout: DefaultTimeoutMS * 1e6, retries: 3}
-		if n, err := endport.ParseUint(opts.outstanding, 16); err == nil && n > 0 {
-			cfg.window = int(n)
-		}
-		if eng, err = openEngine(env, c, cfg); err != nil {
-			return exitWith(env, 1, "Failed to open %s port %d: %v", orDefault(c.CA), max(portNum(c.Port), 0), err)
-		}
-		defer eng.Close()
-	}
-	ctx := context.Background()
-
-	// Resolve the start of a partial scan.
-	resolved := false
-	var from []byte
-	fromLID := false
-	var dr []byte
-	if opts.drSet {
-		var ok bool
-		if dr, ok = parseCDRPath(opts.drPath); ok {
-			resolved, from = true, dr
-		} else {
-			ibwarn(env, "main", "Failed to resolve %s; attempting full scan", opts.drPath)
-		}
-	} else if opts.guidSet && eng != nil && !useSA {
-		guid, _ := saStrtoul(opts.guid)
-		path, err := routeToPortGUID(ctx, env, eng, c, guid, mkey)
-		if err != nil {
-			ibwarn(env, "main", "Failed to resolve %s; attempting full scan\n", opts.guid)
-		} else {
-			resolved, from, fromLID = true, path, true
-		}
-	}
-	var startNI []byte
-	if !opts.all && opts.drSet && eng != nil && !useSA {
-		path := dr
-		if path == nil {
-			path = []byte{0}
-		}
-		ni, err := smpGet(ctx, eng, path, mad.AttrNodeInfo, 0, mkey)
-		if err != nil {
-			ibwarn(env, "mad_rpc", "_do_madrpc failed; dport (DR path slid 65535; dlid 65535; %s)", mad.FormatDRPath(path))
-			return exitWith(env, 1, "Failed to get local Node Info")
-		}
-		startNI = ni
-	}
-
-	var diffFab, filterFab *discovery.Fabric
-	if opts.diffFile != "" {
-		var err error
-		if diffFab, err = loadFabricCache(opts.diffFile); err != nil {
-			return fmt.Errorf("loading cached fabric for diff failed: %w", err)
-		}
-	}
-	if opts.filterDown != "" {
-		var err error
-		if filterFab, err = loadFabricCache(opts.filterDown); err != nil {
-			return fmt.Errorf("loading cached fabric for filterdownports failed: %w", err)
-		}
-	}
-
 	var fab *discovery.Fabric
-	switch {
-	case opts.loadCache != "":
-		var err error
-		if fab, err = loadFabricCache(opts.loadCache); err != nil {
-			return exitWith(env, 1, "loading cached fabric failed: %v", err)
+	var err error
+	if walk && hops > 0 {
+		if fab, err = opts.src.Scan(ctx, client, discovery.ScanOptions{MaxHops: hops}); err != nil {
+			err = &query.SourceError{Op: "discover", Err: err}
 		}
-	case useSA:
-		var err error
-		if fab, err = discoverSA(ctx, eng, c); err != nil {
-			return exitWith(env, 1, "discover failed: %v", err)
-		}
-	default:
-		scanOpts := discovery.ScanOptions{MKey: mkey, MaxHops: hops, Load: discovery.LoadAll}
-		if !c.MlxEPI {
-			scanOpts.Load &^= discovery.LoadMlnxExtPortInfo
-		}
-		if resolved {
-			if scanOpts.MaxHops == 0 {
-				scanOpts.MaxHops = 1
-			}
-			scanOpts.From, scanOpts.FromLID = from, fromLID
-			f, err := discovery.Scan(ctx, eng, scanOpts)
-			if err != nil {
-				ibwarn(env, "main", "Partial fabric scan failed; attempting full scan\n")
-			} else {
-				fab = f
-			}
-		}
-		if fab == nil {
-			var err error
-			if scanOpts.MaxHops > 0 {
-				scanOpts.From, scanOpts.FromLID = nil, false
-				fab, err = discovery.Scan(ctx, eng, scanOpts)
-			} else {
-				fab, err = discoverWith(ctx, env, eng, c, opts.discovery, mkey)
-			}
-			if err != nil {
-				return exitWith(env, 1, "discover failed: %v", err)
-			}
-		}
+	} else {
+		fab, err = opts.src.Fabric(ctx, client, query.Walk{Progress: progressLine(env)})
 	}
+	if err != nil {
+		return nil, exitWith(env, 1, "%v", err)
+	}
+	return fab, nil
+}
 
-	lp := &linkPrinter{names: names, line: opts.line, additional: opts.additional, down: opts.down,
-		filter: filterFab, warn: env.IO.Err}
+// selectNodes picks what to print: the start node of a partial scan
+// (unless -a), or every node (of --switches-only/--cas-only), or the diff.
+func (lp *linkPrinter) selectNodes(env *Env, fab, diffFab *discovery.Fabric, opts *iblinkinfoOptions, st *scanStart, useSA bool) {
 	switch {
 	case !opts.all && opts.guidSet:
 		guid, _ := saStrtoul(opts.guid)
@@ -350,44 +347,27 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 		}
 	case !opts.all && opts.drSet:
 		var n *discovery.Node
-		if startNI != nil {
-			var ni mad.NodeInfo
-			_ = ni.Unmarshal(startNI)
-			n = findPortNode(fab, uint64(ni.PortGUID))
-		} else if opts.loadCache == "" && useSA && dr != nil {
-			n = nodeAtDRPath(fab, dr)
+		if st.node != nil {
+			n = findPortNode(fab, uint64(st.node.PortGUID))
+		} else if opts.src.Live() && useSA && st.dr != nil {
+			n = nodeAtDRPath(fab, st.dr)
 		}
 		if n != nil && (opts.onlyType == 0 || n.Type == opts.onlyType) {
 			lp.one(n, diffFab, fab, opts)
 		} else {
 			fmt.Fprintf(env.IO.Err, "Failed to find port: %s\n", opts.drPath)
 		}
+	case diffFab != nil:
+		lp.diff(nil, diffFab, fab, opts)
 	default:
-		if diffFab != nil {
-			lp.diff(nil, diffFab, fab, opts)
-		} else {
-			nodes := allNodes(fab)
-			if opts.onlyType != 0 {
-				nodes = typeList(fab, opts.onlyType)
-			}
-			for _, n := range nodes {
-				lp.node(n, "")
-			}
+		nodes := allNodes(fab)
+		if opts.onlyType != 0 {
+			nodes = typeList(fab, opts.onlyType)
+		}
+		for _, n := range nodes {
+			lp.node(n, "")
 		}
 	}
-	if c.JSON {
-		if err := writeJSON(env.IO.Out, lp.document(fab)); err != nil {
-			return err
-		}
-	} else {
-		w := bufio.NewWriter(env.IO.Out)
-		lp.render(w)
-		if err := w.Flush(); err != nil {
-			return err
-		}
-	}
-	reportWalkErrors(env, "iblinkinfo", fab, c.Verbose)
-	return nil
 }
 
 // portNum is -P as a number, for messages.
@@ -396,72 +376,19 @@ func portNum(s string) int {
 	return int(v)
 }
 
-// smpGet reads one attribute over a directed route.
-func smpGet(ctx context.Context, eng *rpc.Engine, path []byte, attr uint16, mod uint32, mkey uint64) ([]byte, error) {
-	req := &rpc.Request{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: mad.NewDRSMP(mad.MethodGet, attr, mod, path)}
-	if mkey != 0 {
-		for i := 0; i < 8; i++ {
-			req.MAD[24+i] = byte(mkey >> (56 - 8*i))
-		}
-	}
-	reply, err := eng.Do(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if reply.MAD.Status()&^mad.DirectionBit != 0 {
-		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
-	}
-	return append([]byte(nil), reply.MAD.SMPData()...), nil
-}
-
 // routeToPortGUID is how the C tool reaches -S/-G: the SA's PathRecord
 // gives the port's LID; the route a LID-routed SMP takes to it is then
 // followed switch by switch.
-func routeToPortGUID(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, guid uint64, mkey uint64) ([]byte, error) {
+func routeToPortGUID(ctx context.Context, client *query.Client, guid uint64) ([]byte, error) {
 	if guid == 0 {
 		return nil, errors.New("no GUID")
 	}
-	r, err := newResolver(eng, c)
+	d, err := client.SMPDest(ctx, endport.Target{Kind: endport.ByGUID, GUID: guid})
 	if err != nil {
 		return nil, err
 	}
-	gid := mad.GID(endport.GIDFromGUID(guid))
-	p, err := r.PathTo(ctx, 0, &gid)
-	if err != nil {
-		return nil, err
-	}
-	return discovery.RouteToLID(ctx, eng, p.Addr.LID, mkey)
+	return client.RouteToLID(ctx, d.LID)
 }
-
-// discoverWith is the full walk on an open engine.
-func discoverWith(ctx context.Context, env *Env, eng *rpc.Engine, c *Common, mode string, mkey uint64) (*discovery.Fabric, error) {
-	opts := discovery.Options{Load: discovery.LoadAll, MKey: mkey}
-	if !c.MlxEPI {
-		opts.Load &^= discovery.LoadMlnxExtPortInfo
-	}
-	switch strings.ToUpper(mode) {
-	case "LID":
-		opts.Mode = discovery.ModeLID
-	case "DR":
-		opts.Mode = discovery.ModeDR
-	}
-	if st := progressLine(env); st != nil {
-		opts.Progress = st
-	}
-	return discovery.Discover(ctx, eng, opts)
-}
-
-// discoverSA reads the fabric from the SA's tables (--sa).
-func discoverSA(ctx context.Context, eng *rpc.Engine, c *Common) (*discovery.Fabric, error) {
-	r, err := newResolver(eng, c)
-	if err != nil {
-		return nil, err
-	}
-	return discovery.DiscoverSA(ctx, r.SA, discovery.SALocal{PortGUID: r.Local.PortGUID, PortNum: r.Local.Num})
-}
-
-// saNoRecords tells an SA query that found nothing.
-func saNoRecords(err error) bool { return errors.Is(err, sa.ErrNoRecords) }
 
 // findPortNode is ibnd_find_port_guid(...)->node: the node owning a port
 // with that GUID (a switch's ports all carry its port GUID).
@@ -529,17 +456,8 @@ func (lp *linkPrinter) info(p *discovery.Port) *mad.PortInfo {
 	return pi
 }
 
-// capInfo is the PortInfo whose CapabilityMask counts for p: port 0's on a
-// switch (nil when the switch has no port 0), p's own elsewhere.
-func (lp *linkPrinter) capInfo(p *discovery.Port) *mad.PortInfo {
-	if p.Node.Type == discovery.NodeSwitch {
-		if p0 := p.Node.Port(0); p0 != nil {
-			return lp.info(p0)
-		}
-		return nil
-	}
-	return lp.info(p)
-}
+// rate is p's portRate, with the PortInfos decoded once.
+func (lp *linkPrinter) rate(p *discovery.Port) portRate { return rateWith(p, lp.info) }
 
 // header is print_node_header: printed once per node and call site
 // (*printed counts), never in line mode.
@@ -687,57 +605,16 @@ type linkTexts struct {
 	rate                      jsonv.Rate // the active link's, for --json
 }
 
-// capInfo is linkPrinter.capInfo without the decoded PortInfo cache.
-func capInfo(p *discovery.Port) *mad.PortInfo {
-	if p.Node.Type == discovery.NodeSwitch {
-		if p0 := p.Node.Port(0); p0 != nil {
-			return p0.Info()
-		}
-		return nil
-	}
-	return p.Info()
-}
-
-func mlnxExt(p *discovery.Port) mad.MlnxExtPortInfo {
-	var x mad.MlnxExtPortInfo
-	if len(p.MlnxExtPortInfo) >= mad.MlnxExtPortInfoSize {
-		_ = x.Unmarshal(p.MlnxExtPortInfo)
-	}
-	return x
-}
-
 const capExtSpeeds = uint32(mad.PortCapMaskExtendedSpeeds)
 
 // texts computes print_port's link texts.
 func (lp *linkPrinter) texts(p *discovery.Port) linkTexts {
-	pi := lp.info(p)
-	iwidth, ispeed := pi.LinkWidthActive, pi.LinkSpeedActive
-	fdr10 := mlnxExt(p).LinkSpeedActive&1 != 0
-	var espeed mad.LinkSpeedExt
-	if ci := lp.capInfo(p); ci != nil {
-		if ci.CapabilityMask&capExtSpeeds != 0 {
-			espeed = pi.LinkSpeedExtActive
-		}
-	} else {
-		ispeed, iwidth = 0, 0
-	}
+	r := lp.rate(p)
+	pi := r.pi
 	t := linkTexts{state: pi.PortState.String(), phys: pi.PortPhysicalState.String(),
 		down: pi.PortState == mad.PortStateDown, hoq: pi.HOQLife, vlStall: pi.VLStallCount}
 	if !t.down {
-		switch {
-		case espeed != 0:
-			t.speed = espeed.String()
-		case fdr10:
-			t.speed = "10.0 Gbps (FDR10)"
-		default:
-			t.speed = ispeed.String()
-		}
-		t.width = iwidth.String()
-		fdr10bit := uint32(0)
-		if fdr10 {
-			fdr10bit = 1
-		}
-		t.rate = jsonv.RateOf(jsonv.WidthOf(iwidth), speedText(uint32(ispeed), uint32(espeed), fdr10bit))
+		t.width, t.speed, t.rate = r.activeWidth(), r.activeSpeed(), r.jsonRate()
 	}
 	if p.Remote != nil {
 		t.maxWidth, t.maxSpeed = lp.maxMsg(p)
@@ -778,10 +655,10 @@ func (lp *linkPrinter) maxMsg(p *discovery.Port) (width, speed string) {
 		width = "Could be " + mw.String()
 	}
 	var capMask, remCap uint32
-	if ci := lp.capInfo(p); ci != nil {
+	if ci := lp.rate(p).ci; ci != nil {
 		capMask = ci.CapabilityMask
 	}
-	if ci := lp.capInfo(p.Remote); ci != nil {
+	if ci := lp.rate(p.Remote).ci; ci != nil {
 		remCap = ci.CapabilityMask
 	}
 	if capMask&capExtSpeeds != 0 && remCap&capExtSpeeds != 0 &&

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -254,7 +255,7 @@ func TestIblinkinfoFailures(t *testing.T) {
 		{"-D 0,8 --load-cache x", 1, "Cannot specify cache and direct route path"},
 		{"-D 0,8,1,4", 1, "Failed to get local Node Info"},
 		{"--discovery XY", ExitUsage, `invalid --discovery "XY"`},
-		{"--sa --discovery DR", ExitUsage, "contradict"},
+		{"--sa --discovery DR", ExitUsage, "cannot be combined with --discovery DR"},
 		{"-C mlx5_9", 1, "Failed to open mlx5_9 port 0"},
 	} {
 		r := runSim(f, "", append([]string{"iblinkinfo"}, strings.Fields(tc.args)...)...)
@@ -426,7 +427,7 @@ func TestIblinkinfoFromTheSA(t *testing.T) {
 		f := sharedFabric(t, topo)
 		file := filepath.Join(dir, topo+".cache")
 		writeCCache(t, f, file)
-		fab, err := loadFabricCache(file)
+		fab, err := query.LoadCache(file)
 		if err != nil {
 			t.Fatal(err)
 		}

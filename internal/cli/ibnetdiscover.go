@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,11 +16,10 @@ import (
 
 	"github.com/ibtool/ibtool/internal/cache"
 	"github.com/ibtool/ibtool/internal/discovery"
-	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
-	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/query"
 )
 
 // Node-list selections of ibnetdiscover -l/-H/-S/-R (bit = node type).
@@ -44,14 +43,11 @@ const (
 
 type ibnetdiscoverOptions struct {
 	Common
+	src                                  query.Source
 	full, show, group, ports, reportHops bool
 	list                                 int // listCA... ; the last of -l/-H/-S/-R wins
-	nodeNameMap, cacheFile, loadCache    string
-	diffFile                             string
+	cacheFile, diffFile                  string
 	diffFlags                            int
-	outstanding                          string
-	discovery                            string
-	useSA                                bool
 }
 
 func init() { register(newIbnetdiscoverCmd) }
@@ -133,20 +129,14 @@ What does not answer is summarised on stderr and left out of the output.`
 	addListFlag(fs, &opts.list, listCA, "Hca_list", "H", "list of connected CAs")
 	addListFlag(fs, &opts.list, listSwitch, "Switch_list", "S", "list of connected switches")
 	addListFlag(fs, &opts.list, listRouter, "Router_list", "R", "list of connected routers")
-	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file")
+	opts.src.AddFlags(fs, query.AllSourceFlags)
 	fs.StringVar(&opts.cacheFile, "cache", "", "filename to cache ibnetdiscover data to")
-	fs.StringVar(&opts.loadCache, "load-cache", "", "filename of ibnetdiscover cache to load")
 	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
 	fs.Var(&diffCheckFlag{&opts.diffFlags}, "diffcheck", "specify checks to execute for --diff (sw,ca,router,port,lid,nodedesc)")
 	fs.BoolVarP(&opts.ports, "ports", "p", false, "obtain a ports report")
 	fs.BoolVarP(&opts.reportHops, "max_hops", "m", false, "report max hops discovered by the library")
-	fs.StringVarP(&opts.outstanding, "outstanding_smps", "o", "", "specify the number of outstanding SMP's which should be issued during the scan (default: the engine's window)")
-	fs.StringVar(&opts.discovery, "discovery", "", "LID or DR: how SMPs reach known nodes (default: LID when the local port is Active); SA: as --sa")
-	fs.BoolVar(&opts.useSA, "sa", false, "read the fabric from the SA's records instead of walking it with SMPs")
 	setupCommon(env, cmd, &opts.Common, "DGKLs")
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		return ibFail(env, &opts.Common, "ibnetdiscover", runIbnetdiscover(env, opts, args))
-	}
+	cmd.RunE = func(c *cobra.Command, args []string) error { return runIbnetdiscover(env, opts, args) }
 	return cmd
 }
 
@@ -165,86 +155,39 @@ func checkTimeout(c *Common) error {
 	return nil
 }
 
-// discoverOptions are what a fabric-wide command needs to get a fabric.
-type discoverOptions struct {
-	loadCache   string
-	mode        string
-	sa          bool   // --sa: from the SA's records (python-rdma's --discovery SA)
-	outstanding string // -o: SMPs in flight, "" for the default
-	found       func(discovery.FoundEvent)
+// fabricFrom gets a command's fabric from its source: the cache, or a
+// walk on a client opened for it (with a progress line on a terminal).
+// found, if set, sees every node the walk finds.
+func fabricFrom(env *Env, c *Common, src *query.Source, found func(discovery.FoundEvent)) (*discovery.Fabric, error) {
+	if _, _, err := src.Mode(); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	client, err := openSourceClient(env, c, src)
+	if err != nil {
+		return nil, err
+	}
+	if client != nil {
+		defer client.Engine().Close()
+	}
+	return src.Fabric(context.Background(), client, query.Walk{Found: found, Progress: progressLine(env)})
 }
 
-// openDiscoveryEngine is openEngine with what a walk wants: -o as the
-// window when given (libibnetdisc's --outstanding_smps), and libibnetdisc's
-// 3 retries. The transport caps the window where it must (ibsim).
-func openDiscoveryEngine(env *Env, c *Common, outstanding string) (*rpc.Engine, error) {
-	cfg := engineConfig{timeout: DefaultTimeoutMS * time.Millisecond, retries: 3}
-	if n, err := strconv.ParseUint(outstanding, 0, 16); err == nil && n > 0 {
-		cfg.window = int(n)
+// netdiscFabric is fabricFrom with ibnetdiscover's IBEXITs for a fabric
+// it cannot have: libibnetdisc opens the local port itself, so a port that
+// does not open is a failed discovery too.
+func netdiscFabric(env *Env, c *Common, src *query.Source, found func(discovery.FoundEvent)) (*discovery.Fabric, error) {
+	fab, err := fabricFrom(env, c, src, found)
+	var se *query.SourceError
+	if errors.As(err, &se) && se.Op != "discover" {
+		return nil, netdiscFailure(se.Op+" failed", se.Err, false)
 	}
-	return openEngine(env, c, cfg)
-}
-
-// discoverFabric loads the fabric from a cache or walks it. Its failures
-// are ibnetdiscover's IBEXITs: libibnetdisc opens the local port itself,
-// so a port that does not open is a failed discovery too.
-func discoverFabric(env *Env, c *Common, do discoverOptions) (*discovery.Fabric, error) {
-	if do.loadCache != "" {
-		f, err := loadFabricCache(do.loadCache)
-		if err != nil {
-			return nil, netdiscFailure("loading cached fabric failed", err, false)
-		}
-		return f, nil
+	if errors.As(err, &se) {
+		err = se.Err
 	}
-	opts := discovery.Options{Load: discovery.LoadAll, Found: do.found}
-	if !c.MlxEPI {
-		opts.Load &^= discovery.LoadMlnxExtPortInfo
-	}
-	mode := strings.ToUpper(do.mode)
-	if do.sa && mode != "" && mode != "SA" {
-		return nil, usageErrorf("--sa reads the SA's records: it cannot be combined with --discovery %s", do.mode)
-	}
-	if do.sa || mode == "SA" {
-		eng, err := openDiscoveryEngine(env, c, do.outstanding)
-		if err != nil {
-			return nil, discoverFailure(err)
-		}
-		defer eng.Close()
-		f, err := discoverSA(context.Background(), eng, c)
-		if err != nil {
-			return nil, discoverFailure(err)
-		}
-		return f, nil
-	}
-	switch mode {
-	case "":
-	case "LID":
-		opts.Mode = discovery.ModeLID
-	case "DR":
-		opts.Mode = discovery.ModeDR
-	default:
-		return nil, usageErrorf("invalid --discovery %q: LID, DR or SA", do.mode)
-	}
-	if c.MKey != "" {
-		k, err := endport.ParseUint(c.MKey, 64)
-		if err != nil {
-			return nil, usageErrorf("invalid M_Key %q: %v", c.MKey, err)
-		}
-		opts.MKey = k
-	}
-	eng, err := openDiscoveryEngine(env, c, do.outstanding)
 	if err != nil {
 		return nil, discoverFailure(err)
 	}
-	defer eng.Close()
-	if st := progressLine(env); st != nil {
-		opts.Progress = st
-	}
-	f, err := discovery.Discover(context.Background(), eng, opts)
-	if err != nil {
-		return nil, discoverFailure(err)
-	}
-	return f, nil
+	return fab, nil
 }
 
 // discoverFailure is ibnetdiscover's "discover failed" for err; usage
@@ -296,72 +239,91 @@ func reportWalkErrors(env *Env, tool string, f *discovery.Fabric, verbose int) {
 }
 
 func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error {
-	if err := checkTimeout(&opts.Common); err != nil {
+	c := &opts.Common
+	res := &topologyResult{opts: opts}
+	err := checkTimeout(c)
+	if err == nil && len(args) > 0 {
+		var file *os.File
+		if file, err = os.Create(args[0]); err != nil {
+			err = &ibFailure{cmsg: fmt.Sprintf("can't open file %s for writing", args[0]), err: err}
+		} else {
+			defer file.Close()
+			res.file = file
+		}
+	}
+	if err == nil {
+		res.names = opts.src.Names(env.IO.Err)
+		err = res.discover(env)
+	}
+	if err := finish(env, c, "ibnetdiscover", res, err); err != nil {
 		return err
 	}
-	out := env.IO.Out
-	if len(args) > 0 {
-		file, err := os.Create(args[0])
-		if err != nil {
-			return &ibFailure{cmsg: fmt.Sprintf("can't open file %s for writing", args[0]), err: err}
+	// After the output, as the C tool does: printing a CA cleans its
+	// description, and the cache holds the cleaned text.
+	if opts.cacheFile != "" {
+		if err := cache.Write(opts.cacheFile, res.fab); err != nil {
+			return ibFail(env, c, "ibnetdiscover", netdiscFailure("caching ibnetdiscover data failed", err, false))
 		}
-		defer file.Close()
-		out = file
 	}
-	names := nodename.Open(opts.nodeNameMap, env.IO.Err)
+	reportWalkErrors(env, "ibnetdiscover", res.fab, c.Verbose)
+	return nil
+}
 
-	var diffFabric *discovery.Fabric
-	if opts.diffFile != "" {
+// topologyResult is ibnetdiscover's result: the fabric, as the report the
+// options chose (topology, node list, ports report or diff). Its JSON is
+// the fabric's document.
+type topologyResult struct {
+	fabricDoc
+	opts     *ibnetdiscoverOptions
+	names    *nodename.Map
+	fab      *discovery.Fabric
+	diff     *discovery.Fabric // the --diff cache
+	progress strings.Builder   // -s: the walk's lines, printed even if it fails
+	file     io.Writer         // the topology file; nil: stdout
+}
+
+func (r *topologyResult) discover(env *Env) error {
+	o := r.opts
+	if o.diffFile != "" {
 		var err error
-		if diffFabric, err = loadFabricCache(opts.diffFile); err != nil {
+		if r.diff, err = query.LoadCache(o.diffFile); err != nil {
 			return netdiscFailure("loading cached fabric for diff failed", err, false)
 		}
 	}
-	var progress strings.Builder
-	do := discoverOptions{loadCache: opts.loadCache, mode: opts.discovery, sa: opts.useSA, outstanding: opts.outstanding}
-	if opts.show {
-		do.found = func(ev discovery.FoundEvent) { progress.WriteString(foundLine(ev)) }
+	var found func(discovery.FoundEvent)
+	if o.show {
+		found = func(ev discovery.FoundEvent) { r.progress.WriteString(foundLine(ev)) }
 	}
-	fab, err := discoverFabric(env, &opts.Common, do)
-	// libibnetdisc prints -s lines as it goes, so they come even when the
-	// walk fails afterwards.
-	fmt.Fprint(env.IO.Out, progress.String())
+	fab, err := netdiscFabric(env, &o.Common, &o.src, found)
 	if err != nil {
 		return err
 	}
-
-	tp := newTopoPrinter(fab, names, opts.full)
-	switch {
-	case opts.JSON:
-		err = writeJSON(env.IO.Out, fabricJSON(fab, names, opts.list))
-	case opts.ports:
-		tp.w = bufio.NewWriter(env.IO.Out)
-		tp.portsReport()
-	case opts.list != 0:
-		tp.w = bufio.NewWriter(out)
-		tp.listNodes(opts.list)
-	case diffFabric != nil:
-		tp.w = bufio.NewWriter(out)
-		tp.diff(diffFabric, opts.diffFlags)
-	default:
-		tp.w = bufio.NewWriter(out)
-		tp.topology(opts.group, opts.reportHops)
-	}
-	if tp.w != nil {
-		if ferr := tp.w.Flush(); err == nil {
-			err = ferr
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if opts.cacheFile != "" {
-		if err := saveFabricCache(opts.cacheFile, fab); err != nil {
-			return netdiscFailure("caching ibnetdiscover data failed", err, false)
-		}
-	}
-	reportWalkErrors(env, "ibnetdiscover", fab, opts.Verbose)
+	r.fab, r.fabricDoc = fab, fabricJSON(fab, r.names, o.list)
 	return nil
+}
+
+func (r *topologyResult) writeText(w io.Writer) error {
+	if _, err := io.WriteString(w, r.progress.String()); err != nil || r.fab == nil {
+		return err
+	}
+	o := r.opts
+	out := w
+	if r.file != nil && !o.ports { // the ports report goes to stdout
+		out = r.file
+	}
+	tp := newTopoPrinter(r.fab, r.names, o.full)
+	tp.w = bufio.NewWriter(out)
+	switch {
+	case o.ports:
+		tp.portsReport()
+	case o.list != 0:
+		tp.listNodes(o.list)
+	case r.diff != nil:
+		tp.diff(r.diff, o.diffFlags)
+	default:
+		tp.topology(o.group, o.reportHops)
+	}
+	return tp.w.Flush()
 }
 
 // foundLine is libibnetdisc's show_progress line for a NodeInfo reply.
@@ -403,22 +365,6 @@ type topoPrinter struct {
 	g     *discovery.Grouping
 	names *nodename.Map
 	full  bool
-	// The capability mask of the switch whose ports are being printed
-	// (its port 0's), read once per switch.
-	capNode *discovery.Node
-	capMask uint32
-}
-
-// switchCapMask is n's port-0 CapabilityMask; ok is false without port 0.
-func (tp *topoPrinter) switchCapMask(n *discovery.Node) (mask uint32, ok bool) {
-	p0 := n.Port(0)
-	if p0 == nil {
-		return 0, false
-	}
-	if tp.capNode != n {
-		tp.capNode, tp.capMask = n, p0.Info().CapabilityMask
-	}
-	return tp.capMask, true
 }
 
 func newTopoPrinter(f *discovery.Fabric, names *nodename.Map, full bool) *topoPrinter {
@@ -476,74 +422,6 @@ func cleanDesc(n *discovery.Node) string {
 		}
 	}
 	return nodename.CleanDesc(string(n.NodeDesc))
-}
-
-func widthCompat(w uint32) string {
-	switch w {
-	case 1:
-		return "1x"
-	case 2:
-		return "4x"
-	case 4:
-		return "8x"
-	case 8:
-		return "12x"
-	case 16:
-		return "2x"
-	}
-	return "??"
-}
-
-func speedCompat(s uint32) string {
-	switch s {
-	case 1:
-		return "SDR"
-	case 2:
-		return "DDR"
-	case 4:
-		return "QDR"
-	}
-	return "???"
-}
-
-// speedText is ibnetdiscover's speed column (infiniband-diags 44: up to NDR).
-func speedText(ispeed, espeed, fdr10 uint32) string {
-	if ispeed != 4 && espeed == 0 {
-		return speedCompat(ispeed)
-	}
-	switch espeed {
-	case 0:
-		if fdr10&1 != 0 {
-			return "FDR10"
-		}
-		return speedCompat(ispeed)
-	case 1:
-		return "FDR"
-	case 2:
-		return "EDR"
-	case 4:
-		return "HDR"
-	case 8:
-		return "NDR"
-	}
-	return "???"
-}
-
-// fdr10Of is the FDR10 bit of a port's Mellanox extended PortInfo.
-func fdr10Of(p *discovery.Port) uint32 {
-	var x mad.MlnxExtPortInfo
-	if len(p.MlnxExtPortInfo) >= mad.MlnxExtPortInfoSize && x.Unmarshal(p.MlnxExtPortInfo) == nil {
-		return uint32(x.LinkSpeedActive)
-	}
-	return 0
-}
-
-// extSpeed is LinkSpeedExtActive when capMask announces extended speeds.
-func extSpeed(pi *mad.PortInfo, capMask uint32) uint32 {
-	if capMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0 {
-		return uint32(pi.LinkSpeedExtActive)
-	}
-	return 0
 }
 
 // remoteLID is the LID ibnetdiscover shows for the far end of a link.
@@ -640,27 +518,21 @@ func (tp *topoPrinter) outCA(n *discovery.Node, group bool, chname *string, idPr
 }
 
 func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) {
-	pi := p.Info()
-	iwidth, ispeed, vlcap := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive), uint32(pi.VLCap)
-	fdr10 := fdr10Of(p)
+	r := rateOf(p)
+	speed := uint32(r.pi.LinkSpeedActive)
+	if r.ci == nil { // a switch without port 0 has no speed
+		speed = 0
+	}
 	rem := p.Remote
 	tp.printf("%s[%d]", prefix, p.Num)
 	tp.printf("%s", tp.extPort(p, group))
-	remName := tp.name(rem.Node)
-	remExt := tp.extPort(rem, group)
-	var espeed uint32
-	if capMask, ok := tp.switchCapMask(p.Node); !ok {
-		ispeed = 0
-	} else {
-		espeed = extSpeed(pi, capMask)
-	}
-	tp.printf("\t%s[%d]%s", quotedName(rem.Node), rem.Num, remExt)
+	tp.printf("\t%s[%d]%s", quotedName(rem.Node), rem.Num, tp.extPort(rem, group))
 	if rem.Node.Type != discovery.NodeSwitch {
 		tp.printf("(%x) ", rem.GUID)
 	}
-	tp.printf("\t\t# \"%s\" lid %d %s%s", remName, remoteLID(rem), widthCompat(iwidth), speedText(ispeed, espeed, fdr10))
+	tp.printf("\t\t# \"%s\" lid %d %s%s", tp.name(rem.Node), remoteLID(rem), r.compatWidth(), r.compatSpeed())
 	if tp.full {
-		tp.printf(" s=%d w=%d v=%d", ispeed, iwidth, vlcap)
+		tp.printf(" s=%d w=%d v=%d", speed, uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
 	}
 	if discovery.IsXsigoTCA(rem.GUID) {
 		tp.printf(" slot %d", p.Num)
@@ -671,9 +543,7 @@ func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) 
 }
 
 func (tp *topoPrinter) caPort(p *discovery.Port, group bool, prefix string) {
-	pi := p.Info()
-	iwidth, ispeed, vlcap := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive), uint32(pi.VLCap)
-	fdr10 := fdr10Of(p)
+	r := rateOf(p)
 	rem := p.Remote
 	tp.printf("%s[%d]", prefix, p.Num)
 	if p.Node.Type != discovery.NodeSwitch {
@@ -684,12 +554,10 @@ func (tp *topoPrinter) caPort(p *discovery.Port, group bool, prefix string) {
 	if rem.Node.Type != discovery.NodeSwitch {
 		tp.printf(" (%x) ", rem.GUID)
 	}
-	remName := tp.name(rem.Node)
-	espeed := extSpeed(pi, pi.CapabilityMask)
-	tp.printf("\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, remName, remoteLID(rem),
-		widthCompat(iwidth), speedText(ispeed, espeed, fdr10))
+	tp.printf("\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, tp.name(rem.Node), remoteLID(rem),
+		r.compatWidth(), r.compatSpeed())
 	if tp.full {
-		tp.printf(" s=%d w=%d v=%d", ispeed, iwidth, vlcap)
+		tp.printf(" s=%d w=%d v=%d", uint32(r.pi.LinkSpeedActive), uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
 	}
 	tp.printf("\n")
 }
@@ -835,27 +703,17 @@ func (tp *topoPrinter) portsReport() {
 			if port == nil {
 				continue
 			}
-			pi := port.Info()
-			iwidth, ispeed := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive)
-			var capPort *discovery.Port
-			if n.Type == discovery.NodeSwitch {
-				capPort = n.Port(0)
-			} else {
-				capPort = port
-			}
-			var espeed uint32
-			if capPort != nil {
-				espeed = extSpeed(pi, capPort.Info().CapabilityMask)
-			} else {
-				ispeed, iwidth = 0, 0
+			r := rateOf(port)
+			width := r.compatWidth()
+			if r.ci == nil { // a switch without port 0: neither width nor speed
+				width = mad.WidthCompatName(0)
 			}
 			lid := port.BaseLID
 			if n.Type == discovery.NodeSwitch {
 				lid = n.SMALID
 			}
 			name := tp.name(n)
-			tp.printf("%2s %5d %2d 0x%016x %s %s", typeShort(n.Type), lid, port.Num, port.GUID,
-				widthCompat(iwidth), speedText(ispeed, espeed, fdr10Of(port)))
+			tp.printf("%2s %5d %2d 0x%016x %s %s", typeShort(n.Type), lid, port.Num, port.GUID, width, r.compatSpeed())
 			if rem := port.Remote; rem != nil {
 				tp.printf(" - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", typeShort(rem.Node.Type), remoteLID(rem),
 					rem.Num, rem.GUID, name, tp.name(rem.Node))
@@ -1111,17 +969,3 @@ func fabricJSON(f *discovery.Fabric, names *nodename.Map, list int) fabricDoc {
 	}
 	return doc
 }
-
-// loadFabricCache reads a libibnetdisc cache file (and the chassis
-// grouping is redone, as libibnetdisc does after a load).
-func loadFabricCache(path string) (*discovery.Fabric, error) {
-	f, err := cache.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	discovery.GroupNodes(f)
-	return f, nil
-}
-
-// saveFabricCache writes a libibnetdisc cache file.
-func saveFabricCache(path string, f *discovery.Fabric) error { return cache.Write(path, f) }

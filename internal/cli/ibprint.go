@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/query"
 )
 
 // ibprintca, ibprintswitch and ibprintrt: python-rdma's (and old
@@ -24,9 +26,8 @@ import (
 
 type ibprintOptions struct {
 	Common
-	list                                  bool
-	nodeNameMap, loadCache, discovery, oo string
-	useSA                                 bool
+	src  query.Source
+	list bool
 }
 
 type ibprintKind struct {
@@ -56,11 +57,7 @@ query by GUID), not from a discovery; --load-cache reads a cache file instead.`,
 	cmd.Args = argsBetween(0, 1)
 	fs := cmd.Flags()
 	fs.BoolVarP(&opts.list, "list", "l", false, "list every "+k.what+" (as "+k.list.name+")")
-	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file")
-	fs.StringVar(&opts.loadCache, "load-cache", "", "filename of ibnetdiscover cache to load")
-	fs.BoolVar(&opts.useSA, "sa", false, "read the node from the SA's records instead of a discovery")
-	fs.StringVar(&opts.discovery, "discovery", "", "LID, DR or SA: how the fabric is discovered")
-	fs.StringVarP(&opts.oo, "outstanding_smps", "o", "", "SMPs in flight during the walk")
+	opts.src.AddFlags(fs, query.AllSourceFlags)
 	setupCommon(env, cmd, &opts.Common, "DGLs")
 	cmd.RunE = func(c *cobra.Command, args []string) error { return runIbprint(env, k, opts, args) }
 	return cmd
@@ -97,14 +94,6 @@ func runIbprint(env *Env, k ibprintKind, opts *ibprintOptions, args []string) er
 	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
 		return err
 	}
-	useSA := opts.useSA
-	switch strings.ToUpper(opts.discovery) {
-	case "", "LID", "DR":
-	case "SA":
-		useSA = true
-	default:
-		return usageErrorf("invalid --discovery %q: LID, DR or SA", opts.discovery)
-	}
 	var guid uint64
 	switch {
 	case opts.list && len(args) > 0:
@@ -117,106 +106,85 @@ func runIbprint(env *Env, k ibprintKind, opts *ibprintOptions, args []string) er
 			return usageErrorf("%v", err)
 		}
 	}
-	var mkey uint64
-	if c.MKey != "" {
-		v, err := endport.ParseUint(c.MKey, 64)
-		if err != nil {
-			return usageErrorf("invalid M_Key %q: %v", c.MKey, err)
-		}
-		mkey = v
-	}
-	names := nodename.Open(opts.nodeNameMap, env.IO.Err)
-	ctx := context.Background()
-
-	var fab *discovery.Fabric
-	var err error
-	if opts.loadCache != "" {
-		if fab, err = loadFabricCache(opts.loadCache); err != nil {
-			return fmt.Errorf("loading cached fabric failed: %w", err)
-		}
-	} else {
-		cfg := engineConfig{timeout: DefaultTimeoutMS * 1e6, retries: 3}
-		if n, err := endport.ParseUint(opts.oo, 16); err == nil && n > 0 {
-			cfg.window = int(n)
-		}
-		eng, err := openEngine(env, c, cfg)
-		if err != nil {
-			return err
-		}
-		defer eng.Close()
-		switch {
-		case useSA && !opts.list:
-			r, err := newResolver(eng, c)
-			if err != nil {
-				return err
-			}
-			if fab, err = discovery.NodeSA(ctx, r.SA, guid, saNoRecords); err != nil {
-				if errors.Is(err, discovery.ErrNodeNotFound) {
-					return fmt.Errorf("could not find node 0x%016x", guid)
-				}
-				return err
-			}
-		case useSA:
-			if fab, err = discoverSA(ctx, eng, c); err != nil {
-				return fmt.Errorf("discover failed: %w", err)
-			}
-		default:
-			if fab, err = discoverWith(ctx, env, eng, c, opts.discovery, mkey); err != nil {
-				return fmt.Errorf("discover failed: %w", err)
-			}
-		}
-	}
-
+	names := opts.src.Names(env.IO.Err)
 	if opts.list {
-		return printNodeList(env, fab, k.list, names, c.JSON)
+		res := &nodeListResult{lists: []nodeList{k.list}, names: names}
+		return finish(env, c, k.name, res, res.discover(env, c, &opts.src))
 	}
-	n := fab.Node(guid)
+	res := &nodeStanza{names: names}
+	if err := finish(env, c, k.name, res, res.find(env, c, &opts.src, k, guid)); err != nil {
+		return err
+	}
+	if opts.src.Live() {
+		reportWalkErrors(env, k.name, res.fab, c.Verbose)
+	}
+	return nil
+}
+
+// nodeStanza is ibprint*'s result: one node, as its stanza of
+// ibnetdiscover's topology. Its JSON is the node's document.
+type nodeStanza struct {
+	nodeDoc
+	names *nodename.Map
+	fab   *discovery.Fabric
+	node  *discovery.Node
+}
+
+// find gets the node with that GUID, which must be of k's type: from the
+// fabric of src, or with --sa from the SA's records of it alone.
+func (r *nodeStanza) find(env *Env, c *Common, src *query.Source, k ibprintKind, guid uint64) error {
+	_, useSA, err := src.Mode()
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if useSA && src.Live() {
+		r.fab, err = nodeFromSA(env, c, src, guid)
+	} else {
+		r.fab, err = fabricFrom(env, c, src, nil)
+	}
+	if err != nil {
+		return err
+	}
+	n := r.fab.Node(guid)
 	if n == nil {
 		return fmt.Errorf("could not find node 0x%016x", guid)
 	}
 	if n.Type != k.list.typ {
 		return fmt.Errorf("node 0x%016x is a %s, not a %s", guid, strings.ToLower(nodeTypeStr(n.Type)), k.what)
 	}
-	if c.JSON {
-		return writeJSON(env.IO.Out, nodeJSON(n, names))
-	}
-	var text strings.Builder
-	tp := newTopoPrinter(fab, names, false)
-	tp.w = bufio.NewWriter(&text)
-	if n.Type == discovery.NodeSwitch {
-		tp.switchWithPorts(n, false, nil)
-	} else {
-		tp.caWithPorts(n, false, nil)
-	}
-	if err := tp.w.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprint(env.IO.Out, strings.TrimPrefix(text.String(), "\n"))
-	if opts.loadCache == "" {
-		reportWalkErrors(env, k.name, fab, c.Verbose)
-	}
+	r.node, r.nodeDoc = n, nodeJSON(n, r.names)
 	return nil
 }
 
-// printNodeList is -l: the lines ibhosts, ibswitches or ibrouters print
-// for the fabric (or their --json).
-func printNodeList(env *Env, fab *discovery.Fabric, l nodeList, names *nodename.Map, asJSON bool) error {
-	if asJSON {
-		doc := struct {
-			Nodes []nodeDoc `json:"nodes"`
-		}{Nodes: []nodeDoc{}}
-		for _, n := range typeList(fab, l.typ) {
-			doc.Nodes = append(doc.Nodes, nodeJSON(n, names))
-		}
-		return writeJSON(env.IO.Out, doc)
+// nodeFromSA reads the node and its peers from the SA's records.
+func nodeFromSA(env *Env, c *Common, src *query.Source, guid uint64) (*discovery.Fabric, error) {
+	client, err := openSourceClient(env, c, src)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Engine().Close()
+	fab, err := client.NodeSA(context.Background(), guid)
+	if errors.Is(err, discovery.ErrNodeNotFound) {
+		return nil, fmt.Errorf("could not find node 0x%016x", guid)
+	}
+	return fab, err
+}
+
+func (r *nodeStanza) writeText(w io.Writer) error {
+	if r.node == nil {
+		return nil
 	}
 	var text strings.Builder
-	tp := newTopoPrinter(fab, names, false)
+	tp := newTopoPrinter(r.fab, r.names, false)
 	tp.w = bufio.NewWriter(&text)
-	tp.topology(false, false)
+	if r.node.Type == discovery.NodeSwitch {
+		tp.switchWithPorts(r.node, false, nil)
+	} else {
+		tp.caWithPorts(r.node, false, nil)
+	}
 	if err := tp.w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprint(env.IO.Out, awkNodeList(l.typ, dashEcho(strings.TrimRight(text.String(), "\n"))))
-	return nil
+	_, err := io.WriteString(w, strings.TrimPrefix(text.String(), "\n"))
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -89,7 +90,7 @@ func TestIbprintFromTheSA(t *testing.T) {
 		f := sharedFabric(t, topo)
 		file := filepath.Join(t.TempDir(), "fabric.cache")
 		writeCCache(t, f, file)
-		fab, err := loadFabricCache(file)
+		fab, err := query.LoadCache(file)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,17 +29,8 @@ func linkEndOf(p *discovery.Port, names *nodename.Map) jsonv.LinkEnd {
 }
 
 // portRateOf is the rate of p's link as ibnetdiscover names it (its width
-// and speed columns), read from the port's PortInfo; the capability mask
-// of a switch port is port 0's.
-func portRateOf(p *discovery.Port) jsonv.Rate {
-	pi := p.Info()
-	capMask := pi.CapabilityMask
-	if p0 := p.Node.Port(0); p.Node.Type == discovery.NodeSwitch && p0 != nil && p0.PortInfo != nil {
-		capMask = p0.Info().CapabilityMask
-	}
-	speed := speedText(uint32(pi.LinkSpeedActive), extSpeed(pi, capMask), fdr10Of(p))
-	return jsonv.RateOf(jsonv.WidthOf(pi.LinkWidthActive), speed)
-}
+// and speed columns).
+func portRateOf(p *discovery.Port) jsonv.Rate { return rateOf(p).jsonRate() }
 
 // vendorTargetJSON is the target of a GMP sent to addr for t, text the C
 // tool's.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/query"
 )
 
 // ibhosts, ibswitches, ibrouters and ibnodes. In infiniband-diags 44 they
@@ -161,41 +163,67 @@ func runNodeLists(env *Env, cmd *cobra.Command, name string, lists []nodeList, a
 	}
 	env.verbosity = c.Verbose
 	c.JSON = a.json
+	res := &nodeListResult{lists: lists, names: nodename.Open("", env.IO.Err)}
 	err = checkTimeout(c)
-	var fab *discovery.Fabric
 	if err == nil {
-		fab, err = discoverFabric(env, c, discoverOptions{})
+		err = res.discover(env, c, &query.Source{})
 	}
 	if err != nil {
 		return nodeListFailure(env, c, name, lists, err)
 	}
-	names := nodename.Open("", env.IO.Err)
-	if a.json {
-		doc := struct {
-			Nodes []nodeDoc `json:"nodes"`
-		}{Nodes: []nodeDoc{}}
-		for _, l := range lists {
-			for _, n := range typeList(fab, l.typ) {
-				doc.Nodes = append(doc.Nodes, nodeJSON(n, names))
-			}
-		}
-		if err := writeJSON(env.IO.Out, doc); err != nil {
-			return err
-		}
-	} else {
-		var text strings.Builder
-		tp := newTopoPrinter(fab, names, false)
-		tp.w = bufio.NewWriter(&text)
-		tp.topology(false, false)
-		if err := tp.w.Flush(); err != nil {
-			return err
-		}
-		echoed := dashEcho(strings.TrimRight(text.String(), "\n"))
-		for _, l := range lists {
-			fmt.Fprint(env.IO.Out, awkNodeList(l.typ, echoed))
+	if err := finish(env, c, name, res, nil); err != nil {
+		return err
+	}
+	reportWalkErrors(env, name, res.fab, c.Verbose)
+	return nil
+}
+
+// nodeListResult is the node lines of the fabric for one or more node
+// types (ibnodes: CAs, then switches), as the scripts print them from
+// ibnetdiscover's topology. Its JSON lists those nodes.
+type nodeListResult struct {
+	Nodes []nodeDoc `json:"nodes"`
+	lists []nodeList
+	names *nodename.Map
+	fab   *discovery.Fabric
+}
+
+func (r *nodeListResult) discover(env *Env, c *Common, src *query.Source) error {
+	fab, err := netdiscFabric(env, c, src, nil)
+	if err != nil {
+		return err
+	}
+	r.fabricList(fab)
+	return nil
+}
+
+// fabricList fills r from fab.
+func (r *nodeListResult) fabricList(fab *discovery.Fabric) {
+	r.fab, r.Nodes = fab, []nodeDoc{}
+	for _, l := range r.lists {
+		for _, n := range typeList(fab, l.typ) {
+			r.Nodes = append(r.Nodes, nodeJSON(n, r.names))
 		}
 	}
-	reportWalkErrors(env, name, fab, c.Verbose)
+}
+
+func (r *nodeListResult) writeText(w io.Writer) error {
+	if r.fab == nil {
+		return nil
+	}
+	var text strings.Builder
+	tp := newTopoPrinter(r.fab, r.names, false)
+	tp.w = bufio.NewWriter(&text)
+	tp.topology(false, false)
+	if err := tp.w.Flush(); err != nil {
+		return err
+	}
+	echoed := dashEcho(strings.TrimRight(text.String(), "\n"))
+	for _, l := range r.lists {
+		if _, err := io.WriteString(w, awkNodeList(l.typ, echoed)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

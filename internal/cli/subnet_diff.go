@@ -2,18 +2,17 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/discovery"
-	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
-	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/query"
 )
 
 // subnet_diff: python-rdma's comparison of a saved fabric with the
@@ -22,8 +21,7 @@ import (
 
 type subnetDiffOptions struct {
 	Common
-	nodeNameMap, discovery, outstanding string
-	useSA                               bool
+	src query.Source // no --load-cache: CURRENT is the cache
 }
 
 // ExitDifferent is subnet_diff's exit code when the fabrics differ (as
@@ -44,10 +42,7 @@ different end port. The exit status is 0 when nothing differs, 1 when
 something does (--json prints the same as a document).`
 	cmd.Args = argsBetween(1, 2)
 	fs := cmd.Flags()
-	fs.StringVar(&opts.nodeNameMap, "node-name-map", "", "node name map file (names in the report)")
-	fs.BoolVar(&opts.useSA, "sa", false, "read the current fabric from the SA's records instead of walking it with SMPs")
-	fs.StringVar(&opts.discovery, "discovery", "", "LID, DR or SA: how the current fabric is discovered")
-	fs.StringVarP(&opts.outstanding, "outstanding_smps", "o", "", "SMPs in flight during the walk")
+	opts.src.AddFlags(fs, query.FlagSA|query.FlagOutstanding|query.FlagNodeNameMap)
 	setupCommon(env, cmd, &opts.Common, "DGL")
 	cmd.RunE = func(c *cobra.Command, args []string) error { return runSubnetDiff(env, opts, args) }
 	return cmd
@@ -58,91 +53,49 @@ func runSubnetDiff(env *Env, opts *subnetDiffOptions, args []string) error {
 	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
 		return err
 	}
-	mode := strings.ToUpper(opts.discovery)
-	switch mode {
-	case "", "LID", "DR":
-	case "SA":
-		opts.useSA = true
-	default:
-		return usageErrorf("invalid --discovery %q: LID, DR or SA", opts.discovery)
+	if _, _, err := opts.src.Mode(); err != nil {
+		return usageErrorf("%v", err)
 	}
-	var mkey uint64
-	if c.MKey != "" {
-		k, err := endport.ParseUint(c.MKey, 64)
-		if err != nil {
-			return usageErrorf("invalid M_Key %q: %v", c.MKey, err)
-		}
-		mkey = k
-	}
-	names := nodename.Open(opts.nodeNameMap, env.IO.Err)
-	ref, err := loadFabricCache(args[0])
-	if err != nil {
-		return fmt.Errorf("reference %s: %w", args[0], err)
-	}
-	var cur *discovery.Fabric
-	if len(args) > 1 {
-		if cur, err = loadFabricCache(args[1]); err != nil {
-			return fmt.Errorf("current %s: %w", args[1], err)
-		}
-	} else {
-		cfg := engineConfig{timeout: DefaultTimeoutMS * 1e6, retries: 3}
-		if n, err := endport.ParseUint(opts.outstanding, 16); err == nil && n > 0 {
-			cfg.window = int(n)
-		}
-		eng, err := openEngine(env, c, cfg)
-		if err != nil {
-			return err
-		}
-		defer eng.Close()
-		if cur, err = currentFabric(env, eng, c, opts, mkey); err != nil {
-			return fmt.Errorf("discovering the current fabric: %w", err)
-		}
-	}
-	d := discovery.Compare(ref, cur, func(p *discovery.Port) discovery.LinkRate {
-		w, s := portRate(p)
-		return discovery.LinkRate{Width: w, Speed: s}
-	})
-	r := &diffReport{d: d, ref: ref, cur: cur, names: names}
-	if c.JSON {
-		err = writeJSON(env.IO.Out, r.document())
-	} else {
-		w := bufio.NewWriter(env.IO.Out)
-		r.text(w)
-		err = w.Flush()
-	}
+	r := &diffReport{names: opts.src.Names(env.IO.Err)}
+	err := finish(env, c, "subnet_diff", r, r.compare(env, c, &opts.src, args))
 	if err != nil {
 		return err
 	}
 	if len(args) == 1 {
-		reportWalkErrors(env, "subnet_diff", cur, c.Verbose)
+		reportWalkErrors(env, "subnet_diff", r.cur, c.Verbose)
 	}
-	if !d.Same() {
+	if !r.d.Same() {
 		return &ExitError{Code: ExitDifferent, Err: errSilent}
 	}
 	return nil
 }
 
-func currentFabric(env *Env, eng *rpc.Engine, c *Common, opts *subnetDiffOptions, mkey uint64) (*discovery.Fabric, error) {
-	ctx := context.Background()
-	if opts.useSA {
-		return discoverSA(ctx, eng, c)
+// compare reads the reference cache and the current fabric (a cache, or
+// from src) and compares them.
+func (r *diffReport) compare(env *Env, c *Common, src *query.Source, args []string) error {
+	var err error
+	if r.ref, err = query.LoadCache(args[0]); err != nil {
+		return fmt.Errorf("reference %s: %w", args[0], err)
 	}
-	return discoverWith(ctx, env, eng, c, opts.discovery, mkey)
+	if len(args) > 1 {
+		if r.cur, err = query.LoadCache(args[1]); err != nil {
+			return fmt.Errorf("current %s: %w", args[1], err)
+		}
+	} else if r.cur, err = fabricFrom(env, c, src, nil); err != nil {
+		return fmt.Errorf("discovering the current fabric: %w", err)
+	}
+	r.d = discovery.Compare(r.ref, r.cur, func(p *discovery.Port) discovery.LinkRate {
+		rate := rateOf(p)
+		return discovery.LinkRate{Width: rate.compatWidth(), Speed: rate.compatSpeed()}
+	})
+	r.subnetDiffDoc = r.document()
+	return nil
 }
 
-// portRate is a port's width and speed as ibnetdiscover prints them
-// ("4x", "EDR").
-func portRate(p *discovery.Port) (width, speed string) {
-	pi := p.Info()
-	var capMask uint32
-	if ci := capInfo(p); ci != nil {
-		capMask = ci.CapabilityMask
-	}
-	return widthCompat(uint32(pi.LinkWidthActive)), speedText(uint32(pi.LinkSpeedActive), extSpeed(pi, capMask), fdr10Of(p))
-}
-
-// diffReport renders a FabricDiff.
+// diffReport is subnet_diff's result: a FabricDiff, with the fabrics'
+// node names. Its JSON is the diff's document.
 type diffReport struct {
+	subnetDiffDoc
 	d        *discovery.FabricDiff
 	ref, cur *discovery.Fabric
 	names    *nodename.Map
@@ -180,7 +133,11 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func (r *diffReport) text(w *bufio.Writer) {
+func (r *diffReport) writeText(out io.Writer) error {
+	if r.d == nil {
+		return nil
+	}
+	w := bufio.NewWriter(out)
 	d := r.d
 	guidLine := func(g uint64) string { return fmt.Sprintf("0x%016x \"%s\"", g, r.nameOf(g)) }
 	section := func(what, whats string, cur, ref int, curOnly, refOnly []string) {
@@ -245,6 +202,7 @@ func (r *diffReport) text(w *bufio.Writer) {
 			fmt.Fprintf(w, "   %5d: %s %s\n", c.LID, side(c.Current), side(c.Reference))
 		}
 	}
+	return w.Flush()
 }
 
 func (r *diffReport) linkText(l discovery.LinkRef) string {

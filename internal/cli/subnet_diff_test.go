@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/cache"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -119,7 +120,7 @@ func TestSubnetDiffFromTheSA(t *testing.T) {
 	f := sharedFabric(t, "fattree-50.net")
 	file := filepath.Join(t.TempDir(), "ref.cache")
 	writeCCache(t, f, file)
-	fab, err := loadFabricCache(file)
+	fab, err := query.LoadCache(file)
 	if err != nil {
 		t.Fatal(err)
 	}
