@@ -156,7 +156,7 @@ func parseCDRPath(s string) ([]byte, bool) {
 	var path []byte
 	for {
 		item, rest, more := strings.Cut(s, ",")
-		v, _ := saStrtol(atoiPrefix(item))
+		v, _ := cStrtoul(atoiPrefix(item))
 		path = append(path, byte(v))
 		if !more || rest == "" {
 			break
@@ -275,7 +275,7 @@ func linkStart(env *Env, client *query.Client, opts *iblinkinfoOptions, walk boo
 			ibwarn(env, "main", "Failed to resolve %s; attempting full scan", opts.drPath)
 		}
 	} else if opts.guidSet && walk {
-		guid, _ := saStrtoul(opts.guid)
+		guid, _ := cStrtoul(opts.guid)
 		path, err := routeToPortGUID(ctx, client, guid)
 		if err != nil {
 			ibwarn(env, "main", "Failed to resolve %s; attempting full scan\n", opts.guid)
@@ -305,7 +305,7 @@ func linkFabric(env *Env, client *query.Client, opts *iblinkinfoOptions, st *sca
 	ctx := context.Background()
 	hops := 0
 	if opts.hops != "" {
-		v, _ := saStrtoul(opts.hops)
+		v, _ := cStrtoul(opts.hops)
 		hops = int(int32(v))
 	}
 	if walk && st.resolved {
@@ -338,7 +338,7 @@ func linkFabric(env *Env, client *query.Client, opts *iblinkinfoOptions, st *sca
 func (lp *linkPrinter) selectNodes(env *Env, fab, diffFab *discovery.Fabric, opts *iblinkinfoOptions, st *scanStart, useSA bool) {
 	switch {
 	case !opts.all && opts.guidSet:
-		guid, _ := saStrtoul(opts.guid)
+		guid, _ := cStrtoul(opts.guid)
 		n := findPortNode(fab, guid)
 		if n != nil && (opts.onlyType == 0 || n.Type == opts.onlyType) {
 			lp.one(n, diffFab, fab, opts)
@@ -372,7 +372,7 @@ func (lp *linkPrinter) selectNodes(env *Env, fab, diffFab *discovery.Fabric, opt
 
 // portNum is -P as a number, for messages.
 func portNum(s string) int {
-	v, _ := saStrtoul(s)
+	v, _ := cStrtoul(s)
 	return int(v)
 }
 
