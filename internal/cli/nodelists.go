@@ -193,18 +193,13 @@ func (r *nodeListResult) discover(env *Env, c *Common, src *query.Source) error 
 	if err != nil {
 		return err
 	}
-	r.fabricList(fab)
-	return nil
-}
-
-// fabricList fills r from fab.
-func (r *nodeListResult) fabricList(fab *discovery.Fabric) {
 	r.fab, r.Nodes = fab, []nodeDoc{}
 	for _, l := range r.lists {
 		for _, n := range typeList(fab, l.typ) {
 			r.Nodes = append(r.Nodes, nodeJSON(n, r.names))
 		}
 	}
+	return nil
 }
 
 func (r *nodeListResult) writeText(w io.Writer) error {
