@@ -62,46 +62,8 @@ func (f *lastStringFlag) Set(s string) error {
 	return nil
 }
 
-// onlyFlag is --switches-only/--cas-only: the last one given wins.
-type onlyFlag struct {
-	dst *int
-	val int
-}
-
-func (f *onlyFlag) String() string { return "false" }
-func (f *onlyFlag) Type() string   { return "bool" }
-func (f *onlyFlag) Set(s string) error {
-	if s == "true" {
-		*f.dst = f.val
-	}
-	return nil
-}
-
-// lkDiffCheckFlag is iblinkinfo's --diffcheck.
-type lkDiffCheckFlag struct{ dst *int }
-
-func (f *lkDiffCheckFlag) String() string { return "" }
-func (f *lkDiffCheckFlag) Type() string   { return "key(s)" }
-func (f *lkDiffCheckFlag) Set(s string) error {
-	v := 0
-	for _, k := range strings.Split(s, ",") {
-		switch strings.ToLower(k) {
-		case "":
-		case "port":
-			v |= lkDiffPort
-		case "state":
-			v |= lkDiffState
-		case "lid":
-			v |= lkDiffLID
-		case "nodedesc":
-			v |= lkDiffNodeDesc
-		default:
-			return fmt.Errorf("invalid diff check key: %s", k)
-		}
-	}
-	*f.dst = v
-	return nil
-}
+// lkDiffKeys are iblinkinfo's --diffcheck keys.
+var lkDiffKeys = map[string]int{"port": lkDiffPort, "state": lkDiffState, "lid": lkDiffLID, "nodedesc": lkDiffNodeDesc}
 
 func newIblinkinfoCmd(env *Env) *cobra.Command {
 	opts := &iblinkinfoOptions{diffFlags: lkDiffDefault}
@@ -123,12 +85,10 @@ parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
 	fs.BoolVarP(&opts.line, "line", "l", false, "(line mode) print all information for each link on a single line")
 	fs.BoolVarP(&opts.additional, "additional", "p", false, "print additional port settings (PktLifeTime, HoqLife, VLStallCount)")
 	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
-	fs.Var(&lkDiffCheckFlag{&opts.diffFlags}, "diffcheck", "specify checks to execute for --diff (port,state,lid,nodedesc)")
+	fs.Var(&diffCheckFlag{&opts.diffFlags, lkDiffKeys}, "diffcheck", "specify checks to execute for --diff (port,state,lid,nodedesc)")
 	fs.StringVar(&opts.filterDown, "filterdownports", "", "filename of ibnetdiscover cache to filter downports")
-	fl := fs.VarPF(&onlyFlag{&opts.onlyType, discovery.NodeSwitch}, "switches-only", "", "Output only switches")
-	fl.NoOptDefVal = "true"
-	fl = fs.VarPF(&onlyFlag{&opts.onlyType, discovery.NodeCA}, "cas-only", "", "Output only CAs")
-	fl.NoOptDefVal = "true"
+	addListFlag(fs, &opts.onlyType, discovery.NodeSwitch, "switches-only", "", "Output only switches")
+	addListFlag(fs, &opts.onlyType, discovery.NodeCA, "cas-only", "", "Output only CAs")
 	setupCommon(env, cmd, &opts.Common, "aDdGgKLlnpRS")
 	cmd.RunE = func(c *cobra.Command, args []string) error { return runIblinkinfo(env, opts) }
 	return cmd

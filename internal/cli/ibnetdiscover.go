@@ -53,7 +53,9 @@ type ibnetdiscoverOptions struct {
 func init() { register(newIbnetdiscoverCmd) }
 
 // listFlag is a bool-like flag that stores its value in a shared variable,
-// so that among -l, -H, -S and -R the last one given wins, as in the C tool.
+// so that of a group of them the last one given wins, as in the C tools
+// (ibnetdiscover's -l, -H, -S and -R; iblinkinfo's --switches-only and
+// --cas-only).
 type listFlag struct {
 	dst *int
 	val int
@@ -73,45 +75,31 @@ func addListFlag(fs *pflag.FlagSet, dst *int, val int, name, short, usage string
 	fl.NoOptDefVal = "true"
 }
 
-// diffCheckFlag parses --diffcheck as the C tool does, when it is given.
-type diffCheckFlag struct{ dst *int }
+// diffCheckFlag parses --diffcheck as the C tools do, when it is given: a
+// comma-separated list of keys (any case; empty items are skipped, like
+// strtok does), each a bit of the checks.
+type diffCheckFlag struct {
+	dst  *int
+	keys map[string]int
+}
 
 func (f *diffCheckFlag) String() string { return "" }
 func (f *diffCheckFlag) Type() string   { return "key(s)" }
 func (f *diffCheckFlag) Set(s string) error {
-	v, err := parseDiffCheck(s)
-	if err != nil {
-		return err
+	v := 0
+	for _, k := range strings.Split(s, ",") {
+		bit, ok := f.keys[strings.ToLower(k)]
+		if !ok && k != "" {
+			return fmt.Errorf("invalid diff check key: %s", k)
+		}
+		v |= bit
 	}
 	*f.dst = v
 	return nil
 }
 
-// parseDiffCheck reads a comma-separated list of sw, ca, router, port,
-// lid and nodedesc (any case; empty items are skipped, like strtok does).
-func parseDiffCheck(s string) (int, error) {
-	v := 0
-	for _, k := range strings.Split(s, ",") {
-		switch strings.ToLower(k) {
-		case "":
-		case "sw":
-			v |= diffSwitch
-		case "ca":
-			v |= diffCA
-		case "router":
-			v |= diffRouter
-		case "port":
-			v |= diffPort
-		case "lid":
-			v |= diffLID
-		case "nodedesc":
-			v |= diffNodeDesc
-		default:
-			return 0, fmt.Errorf("invalid diff check key: %s", k)
-		}
-	}
-	return v, nil
-}
+// diffKeys are ibnetdiscover's --diffcheck keys.
+var diffKeys = map[string]int{"sw": diffSwitch, "ca": diffCA, "router": diffRouter, "port": diffPort, "lid": diffLID, "nodedesc": diffNodeDesc}
 
 func newIbnetdiscoverCmd(env *Env) *cobra.Command {
 	opts := &ibnetdiscoverOptions{diffFlags: diffDefault}
@@ -132,7 +120,7 @@ What does not answer is summarised on stderr and left out of the output.`
 	opts.src.AddFlags(fs, query.AllSourceFlags)
 	fs.StringVar(&opts.cacheFile, "cache", "", "filename to cache ibnetdiscover data to")
 	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
-	fs.Var(&diffCheckFlag{&opts.diffFlags}, "diffcheck", "specify checks to execute for --diff (sw,ca,router,port,lid,nodedesc)")
+	fs.Var(&diffCheckFlag{&opts.diffFlags, diffKeys}, "diffcheck", "specify checks to execute for --diff (sw,ca,router,port,lid,nodedesc)")
 	fs.BoolVarP(&opts.ports, "ports", "p", false, "obtain a ports report")
 	fs.BoolVarP(&opts.reportHops, "max_hops", "m", false, "report max hops discovered by the library")
 	setupCommon(env, cmd, &opts.Common, "DGKLs")
