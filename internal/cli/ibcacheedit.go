@@ -39,7 +39,8 @@ the details.`
 	fs.StringVar(&opts.portGUID, "portguid", "", "NODEGUID:BEFOREGUID:AFTERGUID: specify before and after port guid to edit")
 	setupCommon(env, cmd, &opts.Common, "CDdeGKLPstvy")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		return ibFail(env, &opts.Common, "ibcacheedit", runIbcacheedit(env, c, opts, args))
+		res := &cacheEditResult{Edits: []cacheEdit{}}
+		return finish(env, &opts.Common, "ibcacheedit", res, res.run(c, opts, args))
 	}
 	return cmd
 }
@@ -104,7 +105,8 @@ func parseGUIDEdit(option, arg string, withNode bool) (*guidEdit, error) {
 	return e, nil
 }
 
-func runIbcacheedit(env *Env, cmd *cobra.Command, opts *ibcacheeditOptions, args []string) error {
+// run checks the options and arguments as the C tool does, then edits.
+func (res *cacheEditResult) run(cmd *cobra.Command, opts *ibcacheeditOptions, args []string) error {
 	var edits []*guidEdit
 	for _, o := range []struct {
 		name     string
@@ -134,8 +136,8 @@ func runIbcacheedit(env *Env, cmd *cobra.Command, opts *ibcacheeditOptions, args
 	case len(args) > 2:
 		return usageErrorf("expected <orig.cache> <new.cache>, got %d arguments", len(args))
 	}
-	res := &cacheEditResult{Input: args[0], Output: args[1], Edits: []cacheEdit{}}
-	return finish(env, &opts.Common, "ibcacheedit", res, res.edit(edits))
+	res.Input, res.Output = args[0], args[1]
+	return res.edit(edits)
 }
 
 // edit applies the edits to the input cache and writes the output cache.
