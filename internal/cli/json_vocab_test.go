@@ -81,7 +81,11 @@ func TestJSONVocabulary(t *testing.T) {
 			lid := lidOf(t, srv, hca2GUID)
 			var docs []string
 			for _, op := range []string{"ping", "host", "cpu", "cpi"} {
-				docs = append(docs, runSim(srv, "Hca1", "ibsysstat", "--json", lid, op).Stdout)
+				r := runSim(srv, "Hca1", "ibsysstat", "--json", lid, op)
+				if r.Code != 0 {
+					t.Fatalf("ibsysstat %s: exit %d: %s", op, r.Code, r.Stderr)
+				}
+				docs = append(docs, r.Stdout)
 			}
 			return vocabDoc(t, "["+strings.Join(docs, ",")+"]")
 		}}},
