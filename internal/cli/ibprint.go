@@ -95,6 +95,7 @@ func runIbprint(env *Env, k ibprintKind, opts *ibprintOptions, args []string) er
 		return err
 	}
 	var guid uint64
+	var name string // a node named instead of its GUID
 	switch {
 	case opts.list && len(args) > 0:
 		return usageErrorf("-l lists every %s: no NODE_GUID", k.what)
@@ -103,7 +104,10 @@ func runIbprint(env *Env, k ibprintKind, opts *ibprintOptions, args []string) er
 	case !opts.list:
 		var err error
 		if guid, err = parseNodeGUID(args[0]); err != nil {
-			return usageErrorf("%v", err)
+			if !endport.IsName(args[0]) {
+				return usageErrorf("%v", err)
+			}
+			name = args[0]
 		}
 	}
 	names := opts.src.Names(env.IO.Err)
@@ -112,7 +116,7 @@ func runIbprint(env *Env, k ibprintKind, opts *ibprintOptions, args []string) er
 		return finish(env, c, k.name, res, res.discover(env, c, &opts.src))
 	}
 	res := &nodeStanza{names: names}
-	if err := finish(env, c, k.name, res, res.find(env, c, &opts.src, k, guid)); err != nil {
+	if err := finish(env, c, k.name, res, res.find(env, c, &opts.src, k, guid, name)); err != nil {
 		return err
 	}
 	if opts.src.Live() {
@@ -130,20 +134,25 @@ type nodeStanza struct {
 	node  *discovery.Node
 }
 
-// find gets the node with that GUID, which must be of k's type: from the
-// fabric of src, or with --sa from the SA's records of it alone.
-func (r *nodeStanza) find(env *Env, c *Common, src *query.Source, k ibprintKind, guid uint64) error {
+// find gets the node with that GUID (or name), which must be of k's type:
+// from the fabric of src, or with --sa from the SA's records of it alone.
+func (r *nodeStanza) find(env *Env, c *Common, src *query.Source, k ibprintKind, guid uint64, name string) error {
 	_, useSA, err := src.Mode()
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if useSA && src.Live() {
+	if useSA && src.Live() && name == "" {
 		r.fab, err = nodeFromSA(env, c, src, guid)
 	} else {
 		r.fab, err = fabricFrom(env, c, src, nil)
 	}
 	if err != nil {
 		return err
+	}
+	if name != "" {
+		if guid, err = namedNode(r.fab, name, k, r.names); err != nil {
+			return err
+		}
 	}
 	n := r.fab.Node(guid)
 	if n == nil {
@@ -154,6 +163,23 @@ func (r *nodeStanza) find(env *Env, c *Common, src *query.Source, k ibprintKind,
 	}
 	r.node, r.nodeDoc = n, nodeJSON(n, r.names)
 	return nil
+}
+
+// namedNode is the GUID of the one node of k's type that name names.
+func namedNode(f *discovery.Fabric, name string, k ibprintKind, names *nodename.Map) (uint64, error) {
+	var cands []query.Candidate
+	for _, cand := range query.NamedInFabric(f, name, names) {
+		if f.Node(cand.NodeGUID).Type == k.list.typ {
+			cands = append(cands, cand)
+		}
+	}
+	switch len(cands) {
+	case 0:
+		return 0, usageErrorf("no %s is named %q (by node-name-map or NodeDescription)", k.what, name)
+	case 1:
+		return cands[0].NodeGUID, nil
+	}
+	return 0, &query.AmbiguousNameError{Name: name, Candidates: cands}
 }
 
 // nodeFromSA reads the node and its peers from the SA's records.

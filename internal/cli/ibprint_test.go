@@ -124,7 +124,8 @@ func TestIbprintFailures(t *testing.T) {
 	}{
 		{"ibprintca", ExitUsage, "a NODE_GUID or -l is needed"},
 		{"ibprintca -l 0x100000", ExitUsage, "-l lists every CA: no NODE_GUID"},
-		{"ibprintca xyz", ExitUsage, `invalid node GUID "xyz"`},
+		{"ibprintca xyz", ExitUsage, `no CA is named "xyz"`},
+		{"ibprintca 1xyz", ExitUsage, `invalid node GUID "1xyz"`},
 		{"ibprintca 0x123", ExitFailure, "could not find node 0x0000000000000123"},
 		{"ibprintca --sa 0x123", ExitFailure, "could not find node 0x0000000000000123"},
 		{"ibprintca 0x200000", ExitFailure, "node 0x0000000000200000 is a switch, not a CA"},

@@ -15,6 +15,8 @@ func TestTargetsByName(t *testing.T) {
 		{"smpquery portinfo hca~one 1", "smpquery portinfo 2 1"},
 		{"ibaddr Hca3", "ibaddr 4"},
 		{"ibroute Switch1", "ibroute 1"},
+		{"ibprintswitch sw2~desc", "ibprintswitch 0x200001"},
+		{"ibprintca Hca2", "ibprintca 0x100003"},
 	} {
 		name, lid := fields(tc.byName), strings.Fields(tc.byLID)
 		a, b := runSim(f, "", name...), runSim(f, "", lid...)
