@@ -90,15 +90,16 @@ parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
 	addListFlag(fs, &opts.onlyType, discovery.NodeSwitch, "switches-only", "", "Output only switches")
 	addListFlag(fs, &opts.onlyType, discovery.NodeCA, "cas-only", "", "Output only CAs")
 	setupCommon(env, cmd, &opts.Common, "aDdGgKLlnpRS")
-	cmd.RunE = func(c *cobra.Command, args []string) error { return runIblinkinfo(env, opts) }
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return ibFail(env, &opts.Common, "iblinkinfo", runIblinkinfo(env, opts))
+	}
 	return cmd
 }
 
-// exitWith prints msg to stderr and ends the command with code, as the C
-// tool's fprintf + exit(code).
-func exitWith(env *Env, code int, format string, args ...any) error {
-	fmt.Fprintf(env.IO.Err, format+"\n", args...)
-	return &ExitError{Code: code, Err: errSilent}
+// exitWith is the C tool's fprintf(stderr, msg) + exit(code), as a
+// failure for the one failure path (ibFail).
+func exitWith(code int, format string, args ...any) error {
+	return &ibFailure{cstderr: fmt.Sprintf(format+"\n", args...), code: code}
 }
 
 // ibwarn prints libibmad's IBWARN line ("ibwarn: [pid] func: msg").
@@ -155,7 +156,7 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 		return usageErrorf("%v", err)
 	}
 	if opts.drSet && !opts.src.Live() {
-		return exitWith(env, 1, "Cannot specify cache and direct route path")
+		return exitWith(1, "Cannot specify cache and direct route path")
 	}
 	// The MAD port: the C tool opens it first, even to read a cache; we
 	// need it only to talk to the fabric.
@@ -164,7 +165,7 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 		if exitCodeOf(err) == ExitUsage {
 			return err
 		}
-		return exitWith(env, 1, "Failed to open %s port %d: %v", orDefault(c.CA), max(portNum(c.Port), 0), err)
+		return exitWith(1, "Failed to open %s port %d: %v", orDefault(c.CA), max(portNum(c.Port), 0), err)
 	}
 	if client != nil {
 		defer client.Engine().Close()
@@ -251,7 +252,7 @@ func linkStart(env *Env, client *query.Client, opts *iblinkinfoOptions, walk boo
 		var ni mad.NodeInfo
 		if err := client.Get(ctx, query.DR(path), 0, nil, &ni); err != nil {
 			ibwarn(env, "mad_rpc", "_do_madrpc failed; dport (DR path slid 65535; dlid 65535; %s)", mad.FormatDRPath(path))
-			return nil, exitWith(env, 1, "Failed to get local Node Info")
+			return nil, exitWith(1, "Failed to get local Node Info")
 		}
 		st.node = &ni
 	}
@@ -288,7 +289,7 @@ func linkFabric(env *Env, client *query.Client, opts *iblinkinfoOptions, st *sca
 		fab, err = opts.src.Fabric(ctx, client, query.Walk{Progress: progressLine(env)})
 	}
 	if err != nil {
-		return nil, exitWith(env, 1, "%v", err)
+		return nil, exitWith(1, "%v", err)
 	}
 	return fab, nil
 }
