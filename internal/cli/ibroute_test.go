@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
-	"github.com/ibtool/ibtool/internal/rpc"
-	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -77,20 +75,8 @@ func TestRoutesWithLMC(t *testing.T) {
 // so OpenSM programs the switches' multicast tables.
 func joinGroup(t *testing.T, f *simfabric.Fabric, host string, mgid mad.GID) {
 	t.Helper()
-	port, err := umad.NewSim(umad.SimConfig{SockName: f.SockName(), Host: host}).Open("", -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := rpc.New(port, rpc.Options{Timeout: time.Second})
-	defer eng.Close()
-	client, err := sa.NewFromPort(eng, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := port.Info()
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, local, done := simSA(t, f, host)
+	defer done()
 	r := mad.MCMemberRecord{MGID: mgid, QKey: 0xb1b, PKey: 0xffff, JoinState: 1}
 	for i := 0; i < 8; i++ {
 		r.PortGID[i] = byte(local.GIDPrefix >> (56 - 8*i))

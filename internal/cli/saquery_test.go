@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
-	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -386,17 +385,7 @@ func TestSaqueryNoSubnetManager(t *testing.T) {
 func TestSaqueryRegisteredRecords(t *testing.T) {
 	simfabric.RequireTools(t, "saquery")
 	f := simfabric.StartT(t, "tiny.net")
-	port, err := umad.NewSim(umad.SimConfig{SockName: f.SockName(), Host: "Hca1"}).Open("", -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := rpc.New(port, rpc.Options{Timeout: time.Second})
-	defer eng.Close()
-	client, err := sa.NewFromPort(eng, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := port.Info()
+	client, info, done := simSA(t, f, "Hca1")
 	var gid mad.GID
 	binary.BigEndian.PutUint64(gid[0:], info.GIDPrefix)
 	binary.BigEndian.PutUint64(gid[8:], info.PortGUID)
@@ -423,7 +412,7 @@ func TestSaqueryRegisteredRecords(t *testing.T) {
 	if _, err := client.Set(ctx, mad.AttrInformInfo, mad.Encode(ii), 0); err != nil {
 		t.Fatalf("subscribing: %v", err)
 	}
-	eng.Close()
+	done()
 
 	// umad2sim also garbles the last 32 bytes of the MADs OpenSM receives:
 	// the registered ServiceData64[1] holds garbage, which the C tool

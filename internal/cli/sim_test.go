@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -43,6 +47,25 @@ func sharedFabric(t *testing.T, topology string) *simfabric.Fabric {
 	}
 	fabrics[topology] = f
 	return f
+}
+
+// simSA opens an SA client on host's port of a simulated fabric; it
+// returns the port's description and a func that closes the port (ibsim
+// has 10 client slots: close it when done).
+func simSA(t *testing.T, f *simfabric.Fabric, host string) (*sa.Client, umad.PortInfo, func()) {
+	t.Helper()
+	port, err := umad.NewSim(umad.SimConfig{SockName: f.SockName(), Host: host}).Open("", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := rpc.New(port, rpc.Options{Timeout: time.Second})
+	client, err := sa.NewFromPort(eng, 0, 0)
+	info, ierr := port.Info()
+	if err != nil || ierr != nil {
+		eng.Close()
+		t.Fatal(errors.Join(err, ierr))
+	}
+	return client, info, func() { eng.Close() }
 }
 
 // runSim runs ibtool in-process against a simulated fabric, attached to
