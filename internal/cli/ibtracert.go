@@ -82,10 +82,10 @@ type tracertResult struct {
 
 // trace is one traced route.
 type trace struct {
-	Source      string     `json:"source"`
-	Destination string     `json:"destination"`
-	MLID        int        `json:"mlid,omitempty"`
-	Hops        []traceHop `json:"hops"`
+	Source      jsonv.Target `json:"source"`
+	Destination jsonv.Target `json:"destination"`
+	MLID        int          `json:"mlid,omitempty"`
+	Hops        []traceHop   `json:"hops"`
 	text        strings.Builder
 }
 
@@ -233,7 +233,7 @@ func (tr *tracer) envFlags() endport.TypeFlags { return endport.TypeFlags{} }
 // route is get_route: from the local port to the source, then from the
 // source to the destination (or the multicast tree of mlid).
 func (tr *tracer) route(srcArg, dstArg string, mlid int) (*trace, error) {
-	t := &trace{Source: srcArg, Destination: dstArg, Hops: []traceHop{}}
+	t := &trace{Hops: []traceHop{}}
 	tr.out = t
 	if srcArg == "" { // ibtool's one-address form: from the local port
 		local, err := tr.c.Local()
@@ -241,11 +241,9 @@ func (tr *tracer) route(srcArg, dstArg string, mlid int) (*trace, error) {
 			return t, err
 		}
 		srcArg = fmt.Sprintf("%d", local.LID)
-		t.Source = srcArg
 	}
 	if tr.reverse {
 		srcArg, dstArg = dstArg, srcArg
-		t.Source, t.Destination = t.Destination, t.Source
 	}
 	var srcLID int
 	{
@@ -264,6 +262,7 @@ func (tr *tracer) route(srcArg, dstArg string, mlid int) (*trace, error) {
 		tr.warn("get_route", "bad src/dest lid")
 		return t, usageErrorf("bad src/dest lid")
 	}
+	t.Source, t.Destination = traceEnd(srcArg, srcLID), traceEnd(dstArg, dstLID)
 	// First a directed route from the local port to the source.
 	path := []byte{0}
 	if err := tr.findRoute(&path, srcLID, 0); err != nil {
@@ -282,6 +281,16 @@ func (tr *tracer) route(srcArg, dstArg string, mlid int) (*trace, error) {
 		tr.warn("get_route", "invalid MLID; must be 0xc000 or larger")
 	}
 	return t, tr.multicast(path, dstLID, mlid)
+}
+
+// traceEnd is an end of a trace as the vocabulary's target: the LID the
+// address resolved to, and the name when it was one.
+func traceEnd(arg string, lid int) jsonv.Target {
+	t := jsonv.Target{Route: jsonv.RouteLID, LID: uint16(lid), Text: fmt.Sprintf("Lid %d", lid)}
+	if given, err := endport.ParseTargetOrName(arg, endport.TypeFlags{}); err == nil && given.Kind == endport.ByName {
+		t.Name = given.Name
+	}
+	return t
 }
 
 // getNode is get_node: NodeInfo, NodeDescription and PortInfo at d.

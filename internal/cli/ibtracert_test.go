@@ -85,6 +85,10 @@ func TestIbtracertOneAddressAndJSON(t *testing.T) {
 	r := runSim(f, "", "ibtracert", "--json", "2", "Hca3")
 	var doc struct {
 		Traces []struct {
+			Destination struct {
+				LID  int    `json:"lid"`
+				Name string `json:"name"`
+			} `json:"destination"`
 			Hops []traceHop `json:"hops"`
 		} `json:"traces"`
 	}
@@ -97,7 +101,7 @@ func TestIbtracertOneAddressAndJSON(t *testing.T) {
 		{NodeGUID: 0x200001, NodeType: "switch", Name: "sw2 desc", InPort: 4, OutPort: 1, LID: 7},
 		{NodeGUID: 0x100006, NodeType: "ca", Name: "Hca3", InPort: 1, OutPort: 0, LID: 4},
 	}
-	if len(doc.Traces) != 1 || !equalHops(doc.Traces[0].Hops, want) {
+	if len(doc.Traces) != 1 || !equalHops(doc.Traces[0].Hops, want) || doc.Traces[0].Destination.LID != 4 || doc.Traces[0].Destination.Name != "Hca3" {
 		t.Fatalf("hops:\n%+v\nwant\n%+v", doc.Traces, want)
 	}
 }
