@@ -506,11 +506,11 @@ func (q *saQuery) run(args []string) error {
 	if len(pos) > 0 {
 		switch q.printMode {
 		case saPrintNameOfLID:
-			v, _ := saStrtoul(pos[0])
+			v, _ := cStrtoul(pos[0])
 			q.requestedLID = uint16(v)
 			q.hasName = true
 		case saPrintNameOfGUID:
-			q.requestedGUID, _ = saStrtoul(pos[0])
+			q.requestedGUID, _ = cStrtoul(pos[0])
 			q.hasName = true
 		default:
 			q.requestedName, q.hasName = pos[0], true
@@ -553,7 +553,7 @@ func (q *saQuery) run(args []string) error {
 	q.eng = eng
 	var smLID uint16
 	if opts.SMPort != "" {
-		v, ok := saStrtoul(opts.SMPort)
+		v, ok := cStrtoul(opts.SMPort)
 		if !ok || v == 0 || v > 0xFFFF {
 			return usageErrorf("--sm_port: invalid LID %q", opts.SMPort)
 		}
@@ -615,7 +615,7 @@ func (q *saQuery) parseParams() error {
 		if !o.set(name) {
 			return 0, false
 		}
-		v, _ := saStrtoul(o.val(name))
+		v, _ := cStrtoul(o.val(name))
 		return v, true
 	}
 	asInt := func(v uint64) int64 { return int64(int32(uint32(v))) } // unsigned long to C int
@@ -671,7 +671,7 @@ func (q *saQuery) parseParams() error {
 			if err != nil {
 				return err
 			}
-			v, _ := saStrtoul(s)
+			v, _ := cStrtoul(s)
 			k.set(v)
 		}
 	}
@@ -732,11 +732,11 @@ func (q *saQuery) smKey() (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		v, _ := saStrtoul(s)
+		v, _ := cStrtoul(s)
 		return v, nil
 	}
 	if q.opts.SAKey != "" {
-		v, _ := saStrtoul(q.opts.SAKey)
+		v, _ := cStrtoul(q.opts.SAKey)
 		return v, nil
 	}
 	return 0, nil
@@ -980,11 +980,11 @@ func (q *saQuery) parseLIDAndPorts(s string) (lid uint16, port1, port2 int64, er
 		return lid, port1, port2, err
 	}
 	p1, p2, more2 := strings.Cut(rest, "/")
-	if v, ok := saStrtoul(p1); ok {
+	if v, ok := cStrtoul(p1); ok {
 		port1 = int64(int32(uint32(v)))
 	}
 	if more2 {
-		if v, ok := saStrtoul(p2); ok {
+		if v, ok := cStrtoul(p2); ok {
 			port2 = int64(int32(uint32(v)))
 		}
 	}
@@ -1844,17 +1844,6 @@ func saStrnEqual(a, b string, n int) bool {
 func saIsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func saIsXDigit(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// saStrtoul is strtoul(s, &end, 0) (and strtoull): leading space, a sign,
-// 0x for hex and 0 for octal, as many digits as there are; ok is false
-// when no digits were read (end == s). An overflow gives the maximum.
-func saStrtoul(s string) (uint64, bool) {
-	v, neg, ok, _ := saParseNumber(s)
-	if neg {
-		v = -v
-	}
-	return v, ok
 }
 
 // saStrtol is strtol(s, NULL, 0); ok is false on overflow (ERANGE).

@@ -1265,8 +1265,8 @@ func TestSaqueryCHelpers(t *testing.T) {
 		{"2abc", 2, true}, {"abc", 0, false}, {"", 0, false}, {"-1", 1<<64 - 1, true}, {"+5", 5, true},
 		{"99999999999999999999", 1<<64 - 1, true}, {"0XFF", 255, true},
 	} {
-		if v, ok := saStrtoul(tc.in); v != tc.v || ok != tc.ok {
-			t.Errorf("saStrtoul(%q) = %d, %v; want %d, %v", tc.in, v, ok, tc.v, tc.ok)
+		if v, ok := cStrtoul(tc.in); v != tc.v || ok != tc.ok {
+			t.Errorf("cStrtoul(%q) = %d, %v; want %d, %v", tc.in, v, ok, tc.v, tc.ok)
 		}
 	}
 	for _, tc := range []struct {
