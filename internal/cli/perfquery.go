@@ -467,17 +467,9 @@ func (q *perfQuery) pathOrLID(lid uint16) query.Dest {
 	return d
 }
 
-// portSelect is the data of a PerfMgt Get of attribute desc: the port in
-// PortSelect (pma_query_via).
-func portSelect(desc *mad.StructDesc, port int) mad.Struct {
-	s := desc.New()
-	_ = mad.Set(s, "PortSelect", uint64(port))
-	return s
-}
-
 // pmaGet reads s's attribute of a port.
 func (q *perfQuery) pmaGet(port int, s mad.Struct) error {
-	return q.client.Get(q.ctx, q.dest, 0, portSelect(s.Desc(), port), s)
+	return q.client.Get(q.ctx, q.dest, 0, query.PortSelect(s.Desc(), port), s)
 }
 
 // smpGet is a LID-routed SubnGet to the target (smp_query_via).
@@ -660,7 +652,7 @@ func (q *perfQuery) readPorts(desc *mad.StructDesc, ports []int, sum bool, fn, c
 func fanOutPorts[T any, P query.Struct[T]](q *perfQuery, ports []int) ([]mad.Struct, []error) {
 	jobs := make([]query.Job, len(ports))
 	for i, p := range ports {
-		jobs[i] = query.Job{Dest: q.dest, In: portSelect(P(new(T)).Desc(), p)}
+		jobs[i] = query.Job{Dest: q.dest, In: query.PortSelect(P(new(T)).Desc(), p)}
 	}
 	res := query.FanOut[T, P](q.ctx, q.client, jobs)
 	vals, errs := make([]mad.Struct, len(res)), make([]error, len(res))
@@ -747,41 +739,6 @@ func addCounters(dst, src mad.Struct) {
 	}
 }
 
-// asAttr is a structure sent or decoded as another attribute: libibmad
-// lays some PerfMgt MADs out differently from the attribute they carry
-// (a reset's selects sit where PortCounters has them whatever the
-// attribute; attribute 0x1F has an RS-FEC layout).
-type asAttr struct {
-	s    mad.Struct
-	desc mad.StructDesc
-}
-
-func newAsAttr(attr *mad.StructDesc, s mad.Struct) *asAttr {
-	a := &asAttr{s: s, desc: *attr}
-	a.desc.Size = max(attr.Size, s.Desc().Size)
-	return a
-}
-
-func (a *asAttr) Desc() *mad.StructDesc    { return &a.desc }
-func (a *asAttr) Marshal(b []byte) error   { return a.s.Marshal(b) }
-func (a *asAttr) Unmarshal(b []byte) error { return a.s.Unmarshal(b) }
-
-// resetData is the data of a reset of desc's counters on a port, as
-// performance_reset_via writes it: PortSelect, CounterSelect = the mask's
-// low 16 bits and CounterSelect2 = the rest, where PortCountersExtended
-// has them for that attribute, where PortCounters has them (8 bits) for
-// every other.
-func resetData(desc *mad.StructDesc, port int, mask uint32) mad.Struct {
-	if desc.AttrID == mad.AttrPortCountersExtended {
-		return &mad.PortCountersExtended{PortSelect: uint8(port), CounterSelect: uint16(mask), CounterSelect2: mask >> 16}
-	}
-	pc := &mad.PortCounters{PortSelect: uint8(port), CounterSelect: uint16(mask), CounterSelect2: uint8(mask >> 16)}
-	if desc.AttrID == mad.AttrPortCounters {
-		return pc
-	}
-	return newAsAttr(desc, pc)
-}
-
 // resetPorts resets the counters mask selects on each port, one Set after
 // the other, stopping at the first failure, as the C tool does.
 func (q *perfQuery) resetPorts(desc *mad.StructDesc, ports []int, mask uint32, fn, cmsg string) error {
@@ -795,7 +752,7 @@ func (q *perfQuery) resetPorts(desc *mad.StructDesc, ports []int, mask uint32, f
 	rs := &perfReset{Attribute: desc.Name, Ports: []int{}, CounterSelect: uint64(uint16(mask)), CounterSelect2: hi}
 	q.res.Reset = rs
 	for i, p := range ports {
-		op := func(p int) error { return q.client.Set(q.ctx, q.write, q.dest, 0, resetData(desc, p, mask), nil) }
+		op := func(p int) error { return q.client.Set(q.ctx, q.write, q.dest, 0, query.ResetData(desc, p, mask), nil) }
 		var err error
 		if len(ports) == 1 {
 			p, err = q.onPort(p, op)
@@ -849,11 +806,11 @@ func (q *perfQuery) extSpeeds() error {
 		out, title := s, name
 		if rsfec {
 			s, title = &mad.PortExtendedSpeedsCountersRSFEC{}, name+" with RS-FEC Active"
-			out = newAsAttr(out.Desc(), s)
+			out = query.AsAttr(out.Desc(), s)
 			q.res.Attribute = "PortExtendedSpeedsCountersRSFEC"
 		}
 		port, err := q.onPort(q.port, func(p int) error {
-			return q.client.Get(q.ctx, q.dest, 0, portSelect(out.Desc(), p), out)
+			return q.client.Get(q.ctx, q.dest, 0, query.PortSelect(out.Desc(), p), out)
 		})
 		if err != nil {
 			return madFailure("common_func", "cannot query "+title, fmt.Sprintf("reading the %s of %s port %d", title, q.target.Text, port), err)

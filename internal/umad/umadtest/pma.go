@@ -84,3 +84,37 @@ func (p *PMA) Answer(req *umad.Packet) []*umad.Packet {
 	}
 	return []*umad.Packet{Reply(req, StatusInvalidField, nil)}
 }
+
+// NodePMAs are one PMA per node of a fabric: a PerfMgt request is
+// answered by the PMA of the node the fabric routes it to (by LID), and
+// handed back undelivered when it reaches none.
+type NodePMAs struct {
+	fabric *Fabric
+	mu     sync.Mutex
+	pmas   map[*Node]*PMA
+}
+
+// NewNodePMAs returns the PMAs of f's nodes, each with nothing stored.
+func NewNodePMAs(f *Fabric) *NodePMAs { return &NodePMAs{fabric: f, pmas: map[*Node]*PMA{}} }
+
+// Of is n's PMA.
+func (ps *NodePMAs) Of(n *Node) *PMA {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p := ps.pmas[n]
+	if p == nil {
+		p = NewPMA()
+		ps.pmas[n] = p
+	}
+	return p
+}
+
+// Answer is a Func answering PerfMgt requests with the PMA of the node
+// they reach.
+func (ps *NodePMAs) Answer(req *umad.Packet) []*umad.Packet {
+	n, _ := ps.fabric.Dest(req)
+	if n == nil {
+		return []*umad.Packet{Undelivered(req)}
+	}
+	return ps.Of(n).Answer(req)
+}
