@@ -140,7 +140,7 @@ func ReadCaps(ctx context.Context, c *Client, ports []CounterPort, timeout time.
 	for i := range outs {
 		outs[i] = &mad.ClassPortInfo{}
 	}
-	errs := fanOutStructs(ctx, c, jobs, outs)
+	errs := FanOutStructs(ctx, c, jobs, outs)
 	for i, p := range owners {
 		cap := caps[p.NodeGUID]
 		if errs[i] != nil {
@@ -203,7 +203,7 @@ func ReadCounters(ctx context.Context, c *Client, ports []CounterPort, opts Coun
 			}
 		}
 	}
-	errs := fanOutStructs(ctx, c, jobs, outs)
+	errs := FanOutStructs(ctx, c, jobs, outs)
 	// Jobs are in port order, and within a port in the order above, so
 	// the first error of a port is its first failed read.
 	for j, err := range errs {
@@ -252,9 +252,10 @@ func PortSelect(desc *mad.StructDesc, port int) mad.Struct {
 	return s
 }
 
-// fanOutStructs is FanOut for attributes of different types: job i's
-// reply is decoded into outs[i].
-func fanOutStructs(ctx context.Context, c *Client, jobs []Job, outs []mad.Struct) []error {
+// FanOutStructs is FanOut for attributes of different types, or decoded
+// in a layout of the caller's (AsAttr): job i's reply is decoded into
+// outs[i], and errs[i] is job i's error.
+func FanOutStructs(ctx context.Context, c *Client, jobs []Job, outs []mad.Struct) []error {
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i := range jobs {
