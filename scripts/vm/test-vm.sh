@@ -3,7 +3,9 @@
 # small initramfs holding the RDMA modules, rdma-core, perftest,
 # infiniband-diags and ibtool, creates two SoftRoCE (rxe) devices on a veth
 # pair and checks ibtool's verbs commands and the kernel umad transport
-# against the C tools in one guest run (scripts/vm/guest-init.sh).
+# against the C tools in one guest run (scripts/vm/guest-init.sh). ibtool is
+# built with CGO_ENABLED=0, as "go install" builds it on a host without a C
+# toolchain.
 #
 # Installs what it needs on the host when missing (needs root then), keeps
 # the extracted kernel and modules in $IBTOOL_VM_CACHE (default
@@ -125,9 +127,12 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,modules,usr/bin,usr/sbin,lib64}
 
-(cd "$repo" && go build -o "$root/usr/bin/ibtool" ./cmd/ibtool) || die "go build failed"
+# The header-free build users get from "go install": no cgo, libibverbs
+# loaded at run time.
+(cd "$repo" && CGO_ENABLED=0 go build -o "$root/usr/bin/ibtool" ./cmd/ibtool) || die "go build failed"
+go version -m "$root/usr/bin/ibtool" | grep -q 'CGO_ENABLED=0' || die "ibtool was built with cgo"
 # The verbs package's device tests run in the guest too.
-(cd "$repo" && go test -c -o "$root/usr/bin/verbs.test" ./internal/verbs) || die "go test -c failed"
+(cd "$repo" && CGO_ENABLED=0 go test -c -o "$root/usr/bin/verbs.test" ./internal/verbs) || die "go test -c failed"
 
 # copy_file copies a file to the same path in the root, following links.
 copy_file() {
