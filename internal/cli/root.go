@@ -125,6 +125,8 @@ func newRoot(env *Env) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
+	// "ibtool completion" is ours (completion.go): one line of help, and a
+	// wrong shell is a usage error.
 	root.CompletionOptions.DisableDefaultCmd = true
 	// Through a tool's symlink, -h behaves as in the C tools: usage on
 	// stderr, exit 2. "ibtool help" and "ibtool <cmd> -h" print to stdout.
@@ -136,10 +138,11 @@ func newRoot(env *Env) *cobra.Command {
 		}
 		help(c, args)
 	})
-	builders := append([]func(*Env) *cobra.Command{newInstallLinksCmd}, commandBuilders...)
+	builders := append([]func(*Env) *cobra.Command{newInstallLinksCmd, newCompletionCmd}, commandBuilders...)
 	for _, build := range builders {
 		root.AddCommand(build(env))
 	}
+	addCompletions(root)
 	// Unknown commands are usage errors (exit 2), as in the C tools.
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/query"
+)
+
+// CompletionCacheEnv names the fabric cache that completes node names for
+// commands without --load-cache, or when it is not given.
+const CompletionCacheEnv = "IBTOOL_CACHE"
+
+// newCompletionCmd prints cobra's completion script for a shell. The
+// scripts call "ibtool __complete", so they complete commands, flags and,
+// where a command takes a node, the node names of a fabric cache.
+func newCompletionCmd(env *Env) *cobra.Command {
+	shells := map[string]func(c *cobra.Command, w io.Writer) error{
+		"bash": func(c *cobra.Command, w io.Writer) error { return c.GenBashCompletionV2(w, true) },
+		"zsh":  func(c *cobra.Command, w io.Writer) error { return c.GenZshCompletion(w) },
+		"fish": func(c *cobra.Command, w io.Writer) error { return c.GenFishCompletion(w, true) },
+	}
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish",
+		Short: "Print the shell completion script for bash, zsh or fish",
+		Long: `completion prints a script that makes the shell complete ibtool's commands,
+their flags and, where a command takes a node (perfquery, ibroute, ibtracert,
+smpquery ...), node names: the node-name-map names or NodeDescription host
+parts of the fabric cache given with --load-cache, or else of the cache named
+by $` + CompletionCacheEnv + ` (write one with "ibtool ibnetdiscover --cache FILE").
+
+  bash:  ibtool completion bash > /etc/bash_completion.d/ibtool
+  zsh:   ibtool completion zsh > "${fpath[1]}/_ibtool"
+  fish:  ibtool completion fish > ~/.config/fish/completions/ibtool.fish`,
+		ValidArgs: []string{"bash", "zsh", "fish"},
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("give one shell: bash, zsh or fish")
+			}
+			if shells[args[0]] == nil {
+				return usageErrorf("unknown shell %q: bash, zsh or fish", args[0])
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return shells[args[0]](c.Root(), env.IO.Out)
+		},
+	}
+}
+
+// nodeArgs are the positional arguments (counted from 0) that take a node
+// name, per command: those whose target parsing accepts names.
+var nodeArgs = map[string][]int{
+	"ibfindnodesusing": {0},
+	"ibping":           {0},
+	"ibprintca":        {0},
+	"ibprintrt":        {0},
+	"ibprintswitch":    {0},
+	"ibroute":          {0},
+	"ibsysstat":        {0},
+	"ibtracert":        {0, 1},
+	"perfquery":        {0},
+	"sminfo":           {0},
+	"smpquery":         {1},
+}
+
+// addCompletions gives the commands that take nodes (and smpquery's
+// operations) their argument completion.
+func addCompletions(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		positions, ok := nodeArgs[c.Name()]
+		if !ok || c.ValidArgsFunction != nil {
+			continue
+		}
+		c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			switch {
+			case slices.Contains(positions, len(args)):
+				return completeNodeNames(c, toComplete), cobra.ShellCompDirectiveNoFileComp
+			case c.Name() == "smpquery" && len(args) == 0:
+				var ops []string
+				for _, op := range smpOps {
+					if strings.HasPrefix(strings.ToLower(op.name), strings.ToLower(toComplete)) {
+						ops = append(ops, op.name)
+					}
+				}
+				return ops, cobra.ShellCompDirectiveNoFileComp
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+}
+
+// completeNodeNames lists the names that name exactly one node of the
+// cache (the command's --load-cache, else $IBTOOL_CACHE): its
+// node-name-map name, or the first word of its NodeDescription. Nothing
+// when there is no cache or it does not load: completion never prints
+// errors.
+func completeNodeNames(c *cobra.Command, prefix string) []string {
+	path := flagValue(c, "load-cache")
+	if path == "" {
+		path = os.Getenv(CompletionCacheEnv)
+	}
+	if path == "" {
+		return nil
+	}
+	fab, err := query.LoadCache(path)
+	if err != nil {
+		return nil
+	}
+	names := nodename.Open(flagValue(c, "node-name-map"), io.Discard)
+	count := map[string]int{}
+	for _, n := range fab.SortedByGUID() {
+		name, ok := names.Lookup(n.GUID)
+		if !ok {
+			name, _, _ = strings.Cut(nodename.CleanDesc(n.Desc()), " ")
+		}
+		if name != "" && strings.HasPrefix(name, prefix) {
+			count[name]++
+		}
+	}
+	var out []string
+	for name, k := range count {
+		if k == 1 {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// flagValue is the value of a command's flag, "" when it has no such flag.
+func flagValue(c *cobra.Command, name string) string {
+	if f := c.Flags().Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
