@@ -1,4 +1,4 @@
-# ibtool: build, test against the simulator, demo, install.
+# ibtool: build, test against the simulator, demo, install, package.
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -6,12 +6,25 @@ GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/ibtool/ibtool/internal/cli.Version=$(VERSION)
 
-# The simulated fabric the tests and the demo need (Debian/Ubuntu packages).
-SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h
-SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev
+# Where make install puts things. The classic-name links (perfquery,
+# ibstat, ibv_devinfo, ...) go to a directory of their own, so they do not
+# shadow infiniband-diags' and rdma-core's tools: put LINKDIR first in PATH
+# to use them, or install them elsewhere with LINKDIR=... (LINKDIR= for none).
+BINDIR  ?= $(PREFIX)/bin
+LINKDIR ?= $(PREFIX)/lib/ibtool/bin
+MANDIR  ?= $(PREFIX)/share/man/man8
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+
+# The simulated fabric the tests and the demo need (Debian/Ubuntu packages),
+# the verbs header the layout test checks ibtool's structures against, and
+# groff, which checks the man pages.
+SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h /usr/bin/groff /usr/bin/dpkg-deb
+SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev groff-base dpkg
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all deps build test test-vm demo install clean bench
+.PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench
 
 all: build
 
@@ -23,10 +36,29 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(SIM_PACKAGES); \
 	fi
 
+# No cgo: libibverbs is loaded at run time (internal/verbs), so the binary
+# needs neither a C toolchain nor rdma-core's headers to build.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ibtool ./cmd/ibtool
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ibtool ./cmd/ibtool
 
-test: deps
+# The header-free build and the arm64 cross build (make test runs this).
+cross:
+	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ibtool
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool
+	GOARCH=arm64 $(GO) vet ./internal/verbs
+
+# Man pages (section 8) from the command tree, into docs/man.
+man:
+	$(GO) run ./cmd/ibtool-man -version "$(VERSION)" docs/man
+
+# Shell completion scripts, into bin/completions.
+completions: build
+	mkdir -p bin/completions
+	bin/ibtool completion bash > bin/completions/ibtool
+	bin/ibtool completion zsh > bin/completions/_ibtool
+	bin/ibtool completion fish > bin/completions/ibtool.fish
+
+test: deps cross
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l . 2>&1); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
@@ -45,16 +77,53 @@ bench: deps build
 demo: deps build
 	scripts/demo.sh
 
-install: build
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 bin/ibtool $(DESTDIR)$(PREFIX)/bin/ibtool
-	$(DESTDIR)$(PREFIX)/bin/ibtool install-links $(DESTDIR)$(PREFIX)/bin
-ifneq ($(DESTDIR),)
-	@# Staged install: point the links at ibtool relatively, not into DESTDIR.
-	cd $(DESTDIR)$(PREFIX)/bin && for l in *; do \
-		if [ -L "$$l" ] && [ "$$(readlink -f "$$l")" = "$$(readlink -f ibtool)" ]; then ln -sfn ibtool "$$l"; fi; \
+install: build man completions
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0755 bin/ibtool $(DESTDIR)$(BINDIR)/ibtool
+	install -m 0644 docs/man/*.8 $(DESTDIR)$(MANDIR)/
+	install -m 0644 bin/completions/ibtool $(DESTDIR)$(BASHCOMPDIR)/ibtool
+	install -m 0644 bin/completions/_ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool
+	install -m 0644 bin/completions/ibtool.fish $(DESTDIR)$(FISHCOMPDIR)/ibtool.fish
+ifneq ($(LINKDIR),)
+	install -d $(DESTDIR)$(LINKDIR)
+	bin/ibtool install-links $(DESTDIR)$(LINKDIR)
+	@# The links point at the installed binary, not at bin/ or into DESTDIR.
+	cd $(DESTDIR)$(LINKDIR) && for l in *; do \
+		if [ -L "$$l" ] && [ "$$(readlink -f "$$l")" = "$$(readlink -f $(CURDIR)/bin/ibtool)" ]; then \
+			ln -sfn $(BINDIR)/ibtool "$$l"; fi; \
 	done
 endif
+
+# Removes what install put there: the binary, the links that point at it
+# (never a file of the same name), the man pages and completions.
+uninstall:
+ifneq ($(LINKDIR),)
+	@if [ -d $(DESTDIR)$(LINKDIR) ]; then cd $(DESTDIR)$(LINKDIR) && for l in *; do \
+		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = "$(BINDIR)/ibtool" ]; then rm -f "$$l"; fi; \
+	done; fi
+	-rmdir $(DESTDIR)$(LINKDIR) 2>/dev/null
+	-rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null
+endif
+	rm -f $(DESTDIR)$(BINDIR)/ibtool $(DESTDIR)$(MANDIR)/ibtool.8 $(DESTDIR)$(MANDIR)/ibtool-*.8
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool $(DESTDIR)$(FISHCOMPDIR)/ibtool.fish
+
+# A Debian package of ibtool that installs beside infiniband-diags: no file
+# in common (ibtool's links live in /usr/lib/ibtool/bin). Built for the
+# host's architecture.
+DEB_ARCH    ?= $(shell $(GO) env GOARCH)
+DEB_VERSION ?= 0.1.0~git$(shell git rev-list --count HEAD 2>/dev/null || echo 0).$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DEB_STAGE   := bin/deb/ibtool_$(DEB_VERSION)_$(DEB_ARCH)
+DEB         := bin/ibtool_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb:
+	rm -rf $(DEB_STAGE) bin/ibtool_*.deb
+	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEB_STAGE) ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	gzip -9n $(DEB_STAGE)/usr/share/man/man8/*.8
+	install -d $(DEB_STAGE)/usr/share/doc/ibtool $(DEB_STAGE)/DEBIAN
+	install -m 0644 README.md docs/*.md $(DEB_STAGE)/usr/share/doc/ibtool/
+	scripts/deb/control.sh "$(DEB_VERSION)" "$(DEB_ARCH)" $(DEB_STAGE) > $(DEB_STAGE)/DEBIAN/control
+	dpkg-deb --root-owner-group -Zxz --build $(DEB_STAGE) $(DEB)
+	@echo "$(DEB)"
 
 clean:
 	rm -rf bin

@@ -1,0 +1,188 @@
+// Package packaging tests what "make deb" builds: installed with dpkg beside
+// Debian's infiniband-diags, the package runs on a simulated fabric and
+// removes cleanly.
+package packaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// dpkgDB is where the test installs the package: the system's dpkg
+// database (root "/") or a private one under a temp dir.
+type dpkgDB struct {
+	root string
+}
+
+func (d dpkgDB) real() bool { return d.root == "/" }
+
+// dpkg runs dpkg on the database, retrying while another dpkg holds the lock.
+func (d dpkgDB) dpkg(t *testing.T, args ...string) string {
+	t.Helper()
+	if !d.real() {
+		args = append([]string{"--root=" + d.root, "--force-not-root", "--force-depends", "--log=/dev/null"}, args...)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, err := exec.Command("dpkg", args...).CombinedOutput()
+		if err == nil {
+			return string(out)
+		}
+		if strings.Contains(string(out), "lock") && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Second)
+			continue
+		}
+		t.Fatalf("dpkg %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func (d dpkgDB) path(p string) string { return filepath.Join(d.root, p) }
+
+// chooseDB installs into the system when the test runs as root (as CI
+// does) and no ibtool package is installed already; otherwise into a
+// private root, which checks the package's contents but not that it
+// coexists with the system's packages, so CI must not end up there.
+func chooseDB(t *testing.T) dpkgDB {
+	status, _ := exec.Command("dpkg-query", "-W", "-f=${Status}", "ibtool").Output()
+	installed := strings.Contains(string(status), "installed")
+	if os.Getuid() == 0 && !installed {
+		return dpkgDB{root: "/"}
+	}
+	why := "not root"
+	if installed {
+		why = "an ibtool package is already installed"
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s: CI must install the package into the system's dpkg database", why)
+	}
+	t.Logf("%s: installing into a private dpkg root instead of the system", why)
+	root := t.TempDir()
+	for _, dir := range []string{"var/lib/dpkg/info", "var/lib/dpkg/updates"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "var/lib/dpkg/status"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dpkgDB{root: root}
+}
+
+func buildDeb(t *testing.T) string {
+	t.Helper()
+	repo, err := simfabric.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("make", "-C", repo, "--no-print-directory", "deb", "DEB_VERSION=0.0.0~test").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make deb: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	deb := filepath.Join(repo, lines[len(lines)-1])
+	if !strings.HasSuffix(deb, ".deb") {
+		t.Fatalf("make deb did not name the package last:\n%s", out)
+	}
+	return deb
+}
+
+func TestDebInstallsBesideInfinibandDiags(t *testing.T) {
+	for _, tool := range []string{"make", "dpkg", "dpkg-deb", "dpkg-query"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			simfabric.Missing(t, fmt.Errorf("%s is needed to build and install the package: %w", tool, err))
+		}
+	}
+	simfabric.RequireTools(t, "smpquery")
+	f := simfabric.StartT(t, "tiny.net")
+	deb := buildDeb(t)
+	db := chooseDB(t)
+
+	// infiniband-diags' files, which the package must leave alone.
+	var diagsFiles []string
+	if db.real() {
+		if out, err := exec.Command("dpkg", "-L", "infiniband-diags").Output(); err == nil {
+			for _, p := range strings.Fields(string(out)) {
+				if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+					diagsFiles = append(diagsFiles, p)
+				}
+			}
+		}
+	}
+	before := map[string]time.Time{}
+	for _, p := range diagsFiles {
+		fi, _ := os.Lstat(p)
+		before[p] = fi.ModTime()
+	}
+
+	removed := false
+	t.Cleanup(func() {
+		if !removed {
+			db.dpkg(t, "-r", "ibtool")
+		}
+	})
+	db.dpkg(t, "-i", deb)
+
+	ibtool := db.path("/usr/bin/ibtool")
+	out, err := exec.Command(ibtool, "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ibtool version ") {
+		t.Errorf("ibtool --version: %v, %q", err, out)
+	}
+	for _, name := range []string{"perfquery", "ibstat", "ibv_devinfo", "smpquery"} {
+		if target, err := os.Readlink(db.path("/usr/lib/ibtool/bin/" + name)); err != nil || target != "/usr/bin/ibtool" {
+			t.Errorf("/usr/lib/ibtool/bin/%s -> %q, %v; want a link to /usr/bin/ibtool", name, target, err)
+		}
+	}
+	for _, p := range []string{"/usr/share/man/man8/ibtool.8.gz", "/usr/share/man/man8/ibtool-perfquery.8.gz",
+		"/usr/share/bash-completion/completions/ibtool", "/usr/share/zsh/vendor-completions/_ibtool",
+		"/usr/share/fish/vendor_completions.d/ibtool.fish", "/usr/share/doc/ibtool/README.md"} {
+		if _, err := os.Stat(db.path(p)); err != nil {
+			t.Errorf("not installed: %v", err)
+		}
+	}
+	for _, p := range strings.Fields(db.dpkg(t, "-L", "ibtool")) {
+		if strings.HasPrefix(p, "/usr/sbin") || strings.HasPrefix(p, "/sbin") {
+			t.Errorf("the package installs %s, where the C tools live", p)
+		}
+	}
+
+	// One command on the simulated fabric, through the classic name when
+	// the links resolve (a system install), byte for byte the C tool's.
+	ctx := context.Background()
+	bin := ibtool
+	args := []string{"smpquery", "nodeinfo", "2"}
+	if db.real() {
+		bin, args = "/usr/lib/ibtool/bin/smpquery", args[1:]
+	}
+	c := f.RunC(ctx, "", "smpquery", "nodeinfo", "2")
+	ours := f.Run(ctx, "", bin, args...)
+	if c.Code != 0 || ours.Code != c.Code || ours.Stdout != c.Stdout {
+		t.Errorf("installed %s %v differs from smpquery:\nC: %s\nibtool: %s", bin, args, c, ours)
+	}
+
+	for _, p := range diagsFiles {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Equal(before[p]) {
+			t.Errorf("infiniband-diags' %s changed by installing ibtool: %v", p, err)
+		}
+	}
+	if db.real() && len(diagsFiles) == 0 {
+		t.Error("infiniband-diags is not installed: the test cannot show the package installs beside it")
+	}
+
+	db.dpkg(t, "-r", "ibtool")
+	removed = true
+	for _, p := range []string{"/usr/bin/ibtool", "/usr/lib/ibtool", "/usr/share/man/man8/ibtool.8.gz", "/usr/share/doc/ibtool"} {
+		if _, err := os.Lstat(db.path(p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after dpkg -r: %v", p, err)
+		}
+	}
+}

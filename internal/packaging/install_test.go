@@ -1,0 +1,78 @@
+package packaging
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// make install puts the classic-name links in PREFIX/lib/ibtool/bin, not
+// beside the binary; make uninstall removes what install put there and
+// nothing else.
+func TestMakeInstallUninstall(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		simfabric.Missing(t, err)
+	}
+	repo, err := simfabric.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(t.TempDir(), "usr")
+	runMake := func(target string) {
+		t.Helper()
+		out, err := exec.Command("make", "-C", repo, target, "PREFIX="+prefix).CombinedOutput()
+		if err != nil {
+			t.Fatalf("make %s: %v\n%s", target, err, out)
+		}
+	}
+	runMake("install")
+	bin := filepath.Join(prefix, "bin")
+	if entries, err := os.ReadDir(bin); err != nil || len(entries) != 1 || entries[0].Name() != "ibtool" {
+		t.Errorf("%s holds %v (%v); want only ibtool", bin, entries, err)
+	}
+	links := filepath.Join(prefix, "lib/ibtool/bin")
+	for _, name := range []string{"perfquery", "ibv_devinfo", "ibstat"} {
+		if target, err := os.Readlink(filepath.Join(links, name)); err != nil || target != filepath.Join(bin, "ibtool") {
+			t.Errorf("%s/%s -> %q, %v", links, name, target, err)
+		}
+	}
+	out, err := exec.Command(filepath.Join(links, "ibstat"), "-h").CombinedOutput()
+	if len(out) == 0 || err == nil {
+		t.Errorf("ibstat -h through the installed link: %v, %q; want its usage and exit 2", err, out)
+	}
+	for _, p := range []string{"share/man/man8/ibtool-perfquery.8", "share/bash-completion/completions/ibtool",
+		"share/zsh/site-functions/_ibtool", "share/fish/vendor_completions.d/ibtool.fish"} {
+		if _, err := os.Stat(filepath.Join(prefix, p)); err != nil {
+			t.Errorf("not installed: %v", err)
+		}
+	}
+
+	// Someone else's file among the links stays, and so does its directory.
+	mine := filepath.Join(links, "my-script")
+	if err := os.WriteFile(mine, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runMake("uninstall")
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("uninstall removed a file it did not install: %v", err)
+	}
+	os.Remove(mine)
+	runMake("uninstall") // the empty directories go now
+	var left []string
+	filepath.WalkDir(prefix, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("left after uninstall: %q", left)
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "lib/ibtool")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s/lib/ibtool is still there: %v", prefix, err)
+	}
+}
