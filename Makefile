@@ -101,8 +101,8 @@ ifneq ($(LINKDIR),)
 	@if [ -d $(DESTDIR)$(LINKDIR) ]; then cd $(DESTDIR)$(LINKDIR) && for l in *; do \
 		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = "$(BINDIR)/ibtool" ]; then rm -f "$$l"; fi; \
 	done; fi
-	-rmdir $(DESTDIR)$(LINKDIR) 2>/dev/null
-	-rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null
+	rmdir $(DESTDIR)$(LINKDIR) 2>/dev/null || true
+	rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null || true
 endif
 	rm -f $(DESTDIR)$(BINDIR)/ibtool $(DESTDIR)$(MANDIR)/ibtool.8 $(DESTDIR)$(MANDIR)/ibtool-*.8
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool $(DESTDIR)$(FISHCOMPDIR)/ibtool.fish
