@@ -52,8 +52,13 @@ func (d dpkgDB) path(p string) string { return filepath.Join(d.root, p) }
 // private root, which checks the package's contents but not that it
 // coexists with the system's packages, so CI must not end up there.
 func chooseDB(t *testing.T) dpkgDB {
-	status, _ := exec.Command("dpkg-query", "-W", "-f=${Status}", "ibtool").Output()
+	status, _ := exec.Command("dpkg-query", "-W", "-f=${Status} ${Version}", "ibtool").Output()
 	installed := strings.Contains(string(status), "installed")
+	if installed && strings.HasSuffix(string(status), " "+testVersion) && os.Getuid() == 0 {
+		// Left by an earlier run of this test that was killed.
+		dpkgDB{root: "/"}.dpkg(t, "-r", "ibtool")
+		installed = false
+	}
 	if os.Getuid() == 0 && !installed {
 		return dpkgDB{root: "/"}
 	}
@@ -77,13 +82,16 @@ func chooseDB(t *testing.T) dpkgDB {
 	return dpkgDB{root: root}
 }
 
+// testVersion is the version of the package the test builds.
+const testVersion = "0.0.0~test"
+
 func buildDeb(t *testing.T) string {
 	t.Helper()
 	repo, err := simfabric.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("make", "-C", repo, "--no-print-directory", "deb", "DEB_VERSION=0.0.0~test").CombinedOutput()
+	out, err := exec.Command("make", "-C", repo, "--no-print-directory", "deb", "DEB_VERSION="+testVersion).CombinedOutput()
 	if err != nil {
 		t.Fatalf("make deb: %v\n%s", err, out)
 	}
