@@ -144,6 +144,16 @@ func TestDebInstallsBesideInfinibandDiags(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "ibtool version ") {
 		t.Errorf("ibtool --version: %v, %q", err, out)
 	}
+	// The packaged binary is the header-free build, and its verbs commands
+	// work: libibverbs is installed here (the Makefile's libibverbs-dev
+	// brings it), with no RDMA device.
+	if info, err := exec.Command("go", "version", "-m", ibtool).Output(); err != nil || !strings.Contains(string(info), "CGO_ENABLED=0") {
+		t.Errorf("the packaged ibtool is not a CGO_ENABLED=0 build: %v\n%s", err, info)
+	}
+	out, err = exec.Command(ibtool, "ibv_devices").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "    device          \t   node GUID\n") {
+		t.Errorf("ibtool ibv_devices: %v, %q", err, out)
+	}
 	for _, name := range []string{"perfquery", "ibstat", "ibv_devinfo", "smpquery"} {
 		if target, err := os.Readlink(db.path("/usr/lib/ibtool/bin/" + name)); err != nil || target != "/usr/bin/ibtool" {
 			t.Errorf("/usr/lib/ibtool/bin/%s -> %q, %v; want a link to /usr/bin/ibtool", name, target, err)
