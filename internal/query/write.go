@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/ibtool/ibtool/internal/mad"
 )
@@ -41,9 +42,7 @@ func (c *Client) SetClass(ctx context.Context, w *Write, class uint8, d Dest, mo
 	if err != nil {
 		return err
 	}
-	if c.opts.Log != nil {
-		c.opts.Log("write: Set %s (modifier 0x%x) at %s, asked by %s", desc.Name, mod, d, w.By)
-	}
+	c.logWrite(w, fmt.Sprintf("Set %s (modifier 0x%x) at %s", desc.Name, mod, d))
 	reply, err := c.Do(ctx, req)
 	if err != nil {
 		return err // it names the request already ("SubnSet(PortInfo) LID 2 ...")
@@ -52,6 +51,36 @@ func (c *Client) SetClass(ctx context.Context, w *Write, class uint8, d Dest, mo
 		return out.Unmarshal(attrData(reply))
 	}
 	return nil
+}
+
+// SetSA writes record rec to the SA (SubnAdmSet) with the components
+// compMask selects, and decodes the SA's reply record into out when out
+// is not nil (IBA 15.4). Like Set it refuses without w and logs the write.
+func (c *Client) SetSA(ctx context.Context, w *Write, rec mad.Struct, compMask uint64, out mad.Struct) error {
+	if w == nil {
+		return ErrNoWrite
+	}
+	r, err := c.resolverWithSA()
+	if err != nil {
+		return err
+	}
+	desc := rec.Desc()
+	c.logWrite(w, fmt.Sprintf("SubnAdmSet %s (component mask 0x%x) at SA Lid %d", desc.Name, compMask, r.SA.Addr().LID))
+	reply, err := r.SA.Set(ctx, desc.AttrID, mad.Encode(rec), compMask)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		return out.Unmarshal(reply)
+	}
+	return nil
+}
+
+// logWrite is the -v line of every write.
+func (c *Client) logWrite(w *Write, what string) {
+	if c.opts.Log != nil {
+		c.opts.Log("write: %s, asked by %s", what, w.By)
+	}
 }
 
 // Raw is an attribute kept with the bytes it was decoded from. A Set of a
