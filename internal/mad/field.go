@@ -5,7 +5,8 @@ import "strings"
 // FormatField is the label and text of field path of s as the printers
 // show it: libibmad's label and formatter where the field has a label
 // (Dotted), the field's path and the dump's value otherwise (Dump). An
-// array named whole is shown by the dump's rule, element by element.
+// array named whole is the dump's values, element by element; a nested
+// structure is its own lines (Dotted's, or the dump's), ending in "\n".
 func FormatField(s Struct, path string) (label, value string, err error) {
 	ref, err := s.Desc().resolve(path)
 	if err != nil {
@@ -18,6 +19,11 @@ func FormatField(s Struct, path string) (label, value string, err error) {
 	}
 	switch {
 	case f.Hint == HintStruct && !ref.whole && ref.off%8 == 0:
+		var sb strings.Builder
+		dotted(&sb, f.Struct, b, ref.off, &DottedOptions{})
+		if sb.Len() > 0 {
+			return path, sb.String(), nil
+		}
 		return path, DumpBytes(f.Struct, b[ref.off/8:(ref.off+f.Width)/8]), nil
 	case ref.whole && f.Hint != HintStruct:
 		var sb strings.Builder
