@@ -43,8 +43,8 @@ func smpPortField(t *testing.T, f *simfabric.Fabric, path, port, label string) s
 func TestSetPortStateChangesPorts(t *testing.T) {
 	f := portStateFabric(t)
 	for _, tc := range []struct {
-		args, want string
-		path, port string // read back here
+		args, want   string
+		path, port   string // read back here
 		label, value string
 	}{
 		{"-d 1@4", "Would have changed 0x0000000000200000@4 on 0,1\n", "0,1", "4", "PhysLinkState", "LinkUp"},
