@@ -13,7 +13,8 @@
 //     node answers only what a test gives it;
 //   - PMA: a performance management agent holding attributes by PortSelect;
 //   - SA: a subnet administrator answering Get and GetTable (in RMPP
-//     segments, or as one MAD as under ibsim) from records;
+//     segments, or as one MAD as under ibsim) from records, and a Set
+//     with the record as sent;
 //   - Echo: any request answered with its own data.
 //
 // Classes sends each management class to its own Func; a test wraps a Func

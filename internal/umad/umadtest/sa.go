@@ -128,6 +128,11 @@ func (s *SA) Answer(req *umad.Packet) []*umad.Packet {
 		x := &xfer{addr: req.Addr, segs: segments(req, data, stride), next: 1, acked: -1}
 		s.xfers[h.TID32()] = x
 		return []*umad.Packet{s.segment(x, 0)} // the window is one segment until the first ACK
+	case mad.MethodSet:
+		// Answered with the record as sent, as OpenSM answers a
+		// GUIDInfoRecord Set it takes; a test reads what was sent with
+		// the port's Requests.
+		return []*umad.Packet{Reply(req, 0, h[saDataOffset:])}
 	}
 	return []*umad.Packet{Reply(req, StatusBadMethod, nil)}
 }
