@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/verbs"
 	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
 )
@@ -54,6 +55,28 @@ func TestJSONVocabulary(t *testing.T) {
 				}
 				return marshalVocab(t, map[string]any{"changes": portChangesJSON(values)})
 			}}},
+		"query": {{args: "SubnGet PortInfo 2 -a 1"}, {args: "SubnGet NodeInfo 2 -f NodeGUID -f NodeType"},
+			{args: "PerformanceGet PortCounters 2 -f PortSelect=1"}, {args: "SubnAdmGetTable NodeRecord"}, {args: "SubnAdmGet PathRecord -f DLID=2 -f SLID=1"}},
+		"set_nodedesc": {{run: kernelRun("set_nodedesc")}, {run: func(t *testing.T) []byte {
+			r := runKernel(t, writableSysfs(t), "ibtool", "set_nodedesc", "--json", "-C", "mlx5_0", "renamed")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			return vocabDoc(t, r.stdout)
+		}}},
+		// The changes of set_port_state and init_all_ports are not run
+		// here (they would change the shared fabric): a dry run, and the
+		// document of a change.
+		"set_port_state": {{args: "1@4 7@1"}, {run: portStateVocab("disable")}},
+		"init_all_ports": {{run: portStateVocab("init")}},
+		"set_guid": {{run: func(t *testing.T) []byte {
+			_, run := setGUIDOnFake()
+			r := run("--json", "-D", "0", "3", "0x0002c9030000b003,0x0002c9030000b004")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			return vocabDoc(t, r.stdout)
+		}}},
 		"ibnetdiscover": {{args: ""}, {args: "-H"}, {args: "-S"}},
 		"iblinkinfo":    {{args: ""}, {args: "-p"}, {args: "-d"}},
 		"ibhosts":       {{args: ""}},
@@ -209,4 +232,19 @@ func vocabDevinfo() *devinfoDevice {
 	p.GIDs = []devinfoGID{{Index: 0, GID: verbs.GID{0xfe, 0x80, 8: 0, 9: 2, 10: 0xc9, 11: 3, 15: 1}}}
 	d.Ports = []devinfoPort{p}
 	return d
+}
+
+// portStateVocab is the document of a port state change, as the Set's
+// reply would make it.
+func portStateVocab(op string) func(t *testing.T) []byte {
+	return func(t *testing.T) []byte {
+		before := mad.PortInfo{PortState: mad.PortStateActive, PortPhysicalState: mad.PhysPortStateLinkUp}
+		after := mad.PortInfo{PortState: mad.PortStateInit, PortPhysicalState: mad.PhysPortStateDisabled}
+		d := query.DR([]byte{0, 1})
+		e := portStateEntry{Target: destTarget(d, d.String()), NodeGUID: 0x200000, PortGUID: 0x200000, Port: 4,
+			PortState: before.PortState, PortStateText: stateText(&before, "PortState"),
+			PhysState: before.PortPhysicalState, PhysStateText: stateText(&before, "PortPhysicalState")}
+		e.setAfter(&after)
+		return marshalVocab(t, &setPortStateResult{Operation: op, Ports: []portStateEntry{e}})
+	}
 }
