@@ -142,3 +142,31 @@ func TestQuerySubnAdmSetRefused(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q, %d MADs sent", r.code, r.stderr, len(sent))
 	}
 }
+
+// The admin commands run through their symlinks too (argv[0] names them).
+func TestAdminCommandsBySymlink(t *testing.T) {
+	fab := umadtest.NewFabric()
+	host := fab.AddCA(0x100, 1, "host")
+	sw := fab.AddSwitch(0x200, 8, "sw")
+	fab.Link(host, 1, sw, 3)
+	tr := umadtest.NewOpener(umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer}.Answer,
+		umadtest.WithInfo(fab.LocalInfo()))
+	if r := runWith(tr, "/usr/local/bin/query", "SubnGet", "NodeInfo", "-f", "NodeGUID"); r.code != 0 ||
+		r.stdout != "Guid:............................0x0000000000000100\n" {
+		t.Errorf("query: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := runKernel(t, fakeSysfs(t), "set_nodedesc", "-C", "mlx4_0"); r.code != 0 || r.stdout != "mlx4_0: node7 HCA-1\n" {
+		t.Errorf("set_nodedesc: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"set_port_state", "--state", "off", "1@1"},
+		{"init_all_ports"},
+		{"set_guid", "1", "1", "0xq"},
+	} {
+		before := len(tr.Requests())
+		r := runWith(tr, args...)
+		if sent := len(tr.Requests()) - before; r.code != ExitUsage || !strings.HasPrefix(r.stderr, args[0]+": ") || sent != 0 {
+			t.Errorf("%v: exit %d, stderr %q, %d MADs sent", args, r.code, r.stderr, sent)
+		}
+	}
+}
