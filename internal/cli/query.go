@@ -70,7 +70,8 @@ func newQueryCmd(env *Env) *cobra.Command {
 	cmd := toolCommand("query [options] <method> <attribute> [<target>]", "Get (or, with --write, set) any attribute of any class")
 	cmd.Long = "query sends one Get of any attribute the wire description knows, in its management class,\n" +
 		"to any target, and prints the reply with the generated printers.\n\n" +
-		"Methods: " + strings.Join(queryMethodNames(), ", ") + " (the Set methods need --write)."
+		"Methods: " + strings.Join(queryMethodNames(), ", ") + " (the Set methods need --write).\n" +
+		queryAttributeHelp()
 	cmd.Example = `  query SubnGet PortInfo 2 -a 1             # PortInfo of port 1 at LID 2
   query SubnGet NodeInfo -D 0,1 -f NodeGUID  # one field of the node behind local port 1
   query PerformanceGet PortCounters 2 -f PortSelect=1
@@ -129,6 +130,22 @@ func lookupQueryMethod(name string) (queryMethod, error) {
 		}
 	}
 	return queryMethod{}, usageErrorf("unknown method %q%s", name, didYouMean(name, queryMethodNames()))
+}
+
+// queryAttributeHelp lists the attributes of each class, for --help.
+func queryAttributeHelp() string {
+	var b strings.Builder
+	for _, cl := range []struct {
+		name  string
+		class uint8
+	}{{"Subn", mad.ClassSubnLID}, {"Performance", mad.ClassPerf}, {"SubnAdm", mad.ClassSubnAdm}, {"Congestion", mad.ClassCongest}} {
+		var names []string
+		for _, d := range classAttributes(cl.class) {
+			names = append(names, d.Name)
+		}
+		fmt.Fprintf(&b, "\n%s attributes: %s.", cl.name, strings.Join(names, ", "))
+	}
+	return b.String()
 }
 
 // classAttributes lists the attributes class carries, by name.
@@ -232,9 +249,10 @@ type queryResult struct {
 	Reply       json.RawMessage   `json:"reply,omitempty"`
 	Records     []json.RawMessage `json:"records,omitempty"`
 
-	replies []mad.Struct
-	table   bool
-	show    []string
+	replies  []mad.Struct
+	table    bool
+	show     []string
+	showKeys bool
 }
 
 func (r *queryResult) writeText(w io.Writer) error {
@@ -243,7 +261,7 @@ func (r *queryResult) writeText(w io.Writer) error {
 		if r.table {
 			fmt.Fprintf(&b, "Reply structure #%d\n", i)
 		}
-		b.WriteString(printStruct(s, r.show))
+		b.WriteString(printStruct(s, r.show, r.showKeys))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -252,7 +270,7 @@ func (r *queryResult) writeText(w io.Writer) error {
 // printStruct prints s with the generated printers: the fields in show, or
 // all of them (libibmad's dotted lines where s has labels, the dump
 // otherwise).
-func printStruct(s mad.Struct, show []string) string {
+func printStruct(s mad.Struct, show []string, showKeys bool) string {
 	if len(show) > 0 {
 		var b strings.Builder
 		for _, name := range show {
@@ -265,7 +283,7 @@ func printStruct(s mad.Struct, show []string) string {
 		}
 		return b.String()
 	}
-	if text := mad.Dotted(s, nil); text != "" {
+	if text := mad.Dotted(s, &mad.DottedOptions{ShowKeys: showKeys}); text != "" {
 		return text
 	}
 	return mad.Dump(s)
@@ -334,7 +352,7 @@ func runQuery(env *Env, opts *queryCmdOptions, args []string) (result, error) {
 	}
 	defer c.Engine().Close()
 	run := &queryRun{c: c, ctx: context.Background(), m: m, desc: desc, q: q, mod: mod, w: w, showKeys: opts.ShowKeys}
-	res := &queryResult{Method: m.name, Attribute: desc.Name, AttributeID: desc.AttrID, Modifier: mod, show: q.show}
+	res := &queryResult{Method: m.name, Attribute: desc.Name, AttributeID: desc.AttrID, Modifier: mod, show: q.show, showKeys: opts.ShowKeys}
 	if m.class == mad.ClassSubnAdm {
 		return res, run.sa(res)
 	}

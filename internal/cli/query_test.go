@@ -21,6 +21,7 @@ func TestQueryPrintsAsSmpquery(t *testing.T) {
 		{"SubnGet 0x11 -D 0,8", "-D nodeinfo 0,8"},
 		{"SubnGet SwitchInfo 1", "switchinfo 1"},
 		{"SubnGet PortInfo -G 0x100001 -a 1", "-G portinfo 0x100001 1"},
+		{"-K SubnGet PortInfo 1", "-K portinfo 1 0"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			simfabric.RequireTools(t, "smpquery")
