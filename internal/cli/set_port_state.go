@@ -17,9 +17,10 @@ package cli
 // reached over the shortest directed route that crosses none of them (a
 // CA port over its own link, the last hop, since its SMA sets only the
 // port an SMP arrives on), so a change cannot cut off the next one. All
-// PortInfos are read first, then all Sets are sent, each the port's
-// PortInfo with the change and "no change" (0) in the other transition
-// fields.
+// PortInfos are read first, then all Sets are sent (those over their own
+// link first, since the other end of that link may be a target too), each
+// the port's PortInfo with the change and "no change" (0) in the other
+// transition fields.
 //
 // Safety (not in python-rdma): a change that takes links down (disable,
 // init, down) is refused, for every target, before any Set is sent, when
@@ -391,8 +392,9 @@ func changePorts(ctx context.Context, c *query.Client, f *discovery.Fabric, port
 	}
 	routes := drRoutes(f, avoid)
 	type pending struct {
-		dest query.Dest
-		raw  *query.Raw
+		dest    query.Dest
+		raw     *query.Raw
+		overOwn bool // the route's last hop is the port's own link
 	}
 	var todo []pending
 	for _, p := range ports {
@@ -405,17 +407,26 @@ func changePorts(ctx context.Context, c *query.Client, f *discovery.Fabric, port
 			return err
 		}
 		res.Ports = append(res.Ports, e)
-		todo = append(todo, pending{query.DR(path), raw})
+		_, reached := routes[p.Node]
+		overOwn := len(path) > 1 && !(reached && p.Node.Type == discovery.NodeSwitch)
+		todo = append(todo, pending{query.DR(path), raw, overOwn})
 	}
 	if w == nil {
 		return nil
 	}
-	for i, t := range todo {
-		after, err := setPortState(ctx, c, w, t.dest, res.Ports[i].Port, t.raw, change)
-		if err != nil {
-			return fmt.Errorf("setting %s: %w", portLabel(ports[i]), err)
+	// The Sets that cross their own link go first: another target may be
+	// the other end of that link.
+	for _, first := range []bool{true, false} {
+		for i, t := range todo {
+			if t.overOwn != first {
+				continue
+			}
+			after, err := setPortState(ctx, c, w, t.dest, res.Ports[i].Port, t.raw, change)
+			if err != nil {
+				return fmt.Errorf("setting %s: %w", portLabel(ports[i]), err)
+			}
+			res.Ports[i].setAfter(after)
 		}
-		res.Ports[i].setAfter(after)
 	}
 	return nil
 }

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 // tiny.net, from Hca1: Switch1 (LID 1, the SM's node) has Hca1 on port 1,
@@ -164,5 +167,50 @@ func TestInitAllPorts(t *testing.T) {
 	// Nothing is past INIT any more: a second run resets nothing.
 	if r := runSim(f, "Hca1", "init_all_ports", "--confirm"); r.Code != 0 || r.Stdout != "" {
 		t.Errorf("second run: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// With two ways between two switches, taking one of them down sends every
+// SMP over the other: the Set to sw2 never crosses sw1[2]-sw2[2], the link
+// being changed with it (umadtest fabric: host on sw1 port 1; sw1 port 2
+// to sw2 port 2 directly, sw1 port 3 to sw3 port 1, sw3 port 2 to sw2
+// port 3; hca2 on sw2 port 5).
+func TestSetPortStateRoutesAroundChangedLinks(t *testing.T) {
+	fab := umadtest.NewFabric()
+	host := fab.AddCA(0x100, 1, "host")
+	sw1 := fab.AddSwitch(0x201, 8, "sw1")
+	sw2 := fab.AddSwitch(0x202, 8, "sw2")
+	sw3 := fab.AddSwitch(0x203, 8, "sw3")
+	hca2 := fab.AddCA(0x300, 1, "hca2")
+	fab.Link(host, 1, sw1, 1)
+	fab.Link(sw1, 2, sw2, 2)
+	fab.Link(sw1, 3, sw3, 1)
+	fab.Link(sw3, 2, sw2, 3)
+	fab.Link(sw2, 5, hca2, 1)
+	tr := umadtest.NewOpener(umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer}.Answer,
+		umadtest.WithInfo(fab.LocalInfo()))
+	r := runWith(tr, "ibtool", "set_port_state", "--disable", "-v", "0000000000000201@2", "0000:0000:0000:0202@5", "hca2")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "Changed 0x0000000000000201@2 on 0,1: PortPhysicalState LinkUp -> Disabled\n" +
+		"Changed 0x0000000000000202@5 on 0,1,3,2: PortPhysicalState LinkUp -> Disabled\n" +
+		"Changed 0x0000000000000301@1 on 0,1,3,2,5: PortPhysicalState LinkUp -> Disabled\n"
+	if r.stdout != want {
+		t.Errorf("stdout\n%s\nwant\n%s", r.stdout, want)
+	}
+	var sets []string
+	for _, m := range tr.Requests(mad.ClassSubnDR) {
+		if m.Method() == mad.MethodSet {
+			sets = append(sets, fmt.Sprintf("%s mod %d", mad.FormatDRPath(m.InitialPath()), m.AttrMod()))
+		}
+	}
+	// hca2's own link is the last hop of its Set, and sw2[5] is that
+	// link's other end: hca2 first.
+	if got := strings.Join(sets, "; "); got != "0,1,3,2,5 mod 1; 0,1 mod 2; 0,1,3,2 mod 5" {
+		t.Errorf("Sets sent: %s", got)
+	}
+	if n := strings.Count(r.stderr, "ibtool: write: Set PortInfo"); n != 3 {
+		t.Errorf("-v logged %d writes:\n%s", n, r.stderr)
 	}
 }
