@@ -80,6 +80,15 @@ func TestSetPortStateChangesPorts(t *testing.T) {
 	if got := smpPortField(t, f, "0,1,8", "1", "LinkState"); got != "Initialize" {
 		t.Errorf("Hca3's peer: LinkState %s", got)
 	}
+	// query's read-modify-write SubnSet on the same fabric: Switch2's
+	// unlinked port 2, its other fields kept (the SMA takes the Set).
+	r := runSim(f, "Hca1", "query", "SubnSet", "PortInfo", "-D", "0,1,8", "-a", "2", "-f", "PortPhysicalState=3", "--write")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "PhysLinkState:...................Disabled\n") {
+		t.Fatalf("query SubnSet: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if got := smpPortField(t, f, "0,1,8", "2", "PhysLinkState"); got != "Disabled" {
+		t.Errorf("after query SubnSet: PhysLinkState %s", got)
+	}
 }
 
 // Taking down the local port's link, or a link between the local port
