@@ -282,48 +282,6 @@ func findTargetPorts(ctx context.Context, c *query.Client, f *discovery.Fabric, 
 	return ports, nil
 }
 
-// findTargetNode finds the node a target names, and the port it names
-// (0 when it names the node only).
-func findTargetNode(ctx context.Context, c *query.Client, f *discovery.Fabric, t endport.Target) (*discovery.Node, int, error) {
-	t, err := c.ResolveName(ctx, t, c.Options().Names, f)
-	if err != nil {
-		return nil, 0, err
-	}
-	switch t.Kind {
-	case endport.ByDRPath:
-		n, arrival, err := walkDR(f, t.DRPath)
-		if n != nil && n.Type == discovery.NodeSwitch {
-			arrival = 0
-		}
-		return n, arrival, err
-	case endport.ByLID:
-		if n, num := lidOwner(f, t.LID); n != nil {
-			return n, num, nil
-		}
-		return nil, 0, fmt.Errorf("no port of the fabric has LID %d", t.LID)
-	case endport.ByGUID, endport.ByGID:
-		guid := t.GUID
-		if t.Kind == endport.ByGID {
-			guid = uint64(mad.GID(t.GID).GUID())
-		}
-		for _, n := range f.Nodes {
-			if n.GUID == guid {
-				return n, 0, nil
-			}
-			for _, p := range n.Ports {
-				if p != nil && p.GUID == guid && n.Type == discovery.NodeSwitch {
-					return n, 0, nil // a switch's ports share its port GUID
-				}
-				if p != nil && p.GUID == guid {
-					return n, p.Num, nil
-				}
-			}
-		}
-		return nil, 0, fmt.Errorf("no node or port of the fabric has GUID 0x%016x", guid)
-	}
-	return nil, 0, fmt.Errorf("not a target set_port_state can find")
-}
-
 // refuseVitalLinks refuses a change that takes down the local port's link
 // or a link between the local port and the SM.
 func refuseVitalLinks(ctx context.Context, c *query.Client, f *discovery.Fabric, ports []*discovery.Port, change portChange) error {
@@ -452,27 +410,6 @@ func readPortEntry(ctx context.Context, c *query.Client, p *discovery.Port, path
 func (e *portStateEntry) setAfter(after *mad.PortInfo) {
 	e.NewState, e.NewStateText = &after.PortState, stateText(after, "PortState")
 	e.NewPhys, e.NewPhysText = &after.PortPhysicalState, stateText(after, "PortPhysicalState")
-}
-
-// routeToPort is the directed route an SMP setting p takes: one that
-// crosses none of the links being changed to p's node, or else (and
-// always for a CA, whose SMA sets only the port an SMP arrives on) one
-// whose last hop is p's own link: the Set is the last SMP to cross it.
-func routeToPort(f *discovery.Fabric, routes map[*discovery.Node]drRoute, p *discovery.Port) ([]byte, error) {
-	n := p.Node
-	if r, ok := routes[n]; ok && n.Type == discovery.NodeSwitch {
-		return r.path, nil
-	}
-	if n == f.From && (n.Type == discovery.NodeSwitch || p.Num == f.FromPort) {
-		return []byte{0}, nil
-	}
-	if p.Remote != nil {
-		peer := p.Remote.Node
-		if r, ok := routes[peer]; ok && (peer.Type == discovery.NodeSwitch || peer == f.From) {
-			return append(append([]byte{}, r.path...), byte(p.Remote.Num)), nil
-		}
-	}
-	return nil, fmt.Errorf("no directed route reaches %s without crossing another link being changed", portLabel(p))
 }
 
 // setPortState sends the SubnSet(PortInfo) of one change: the port's
