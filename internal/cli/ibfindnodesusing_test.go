@@ -8,6 +8,7 @@ import (
 
 func TestIbfindnodesusingMatchesInfinibandDiags(t *testing.T) {
 	f := sharedFabric(t, "fattree-50.net")
+	freshScriptCache(t)
 	for _, args := range []string{
 		"0x7cfe900300300000 1",  // a leaf's host port: the remote is a CA
 		"0x7cfe900300300000 12", // a leaf's up port: hosts both ways
@@ -28,6 +29,7 @@ func TestIbfindnodesusingMatchesInfinibandDiags(t *testing.T) {
 // then writes to stderr or not, depending on what it reads next.)
 func TestIbfindnodesusingNoLink(t *testing.T) {
 	f := sharedFabric(t, "fattree-50.net")
+	freshScriptCache(t)
 	c := f.RunC(context.Background(), "", "ibfindnodesusing", "0x7cfe900300300000", "30")
 	ours := runSim(f, "", "ibfindnodesusing", "0x7cfe900300300000", "30")
 	if ours.Code != c.Code || ours.Stdout != c.Stdout {

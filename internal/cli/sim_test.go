@@ -103,6 +103,21 @@ func wantFailure(t *testing.T, r simfabric.Result, code int, msg string) {
 	}
 }
 
+// scriptTopologyCache is where infiniband-diags' perl scripts
+// (ibfindnodesusing.pl, ibidsverify.pl) keep the ibnetdiscover output they
+// reuse unless given -R: one file for the whole machine, holding whichever
+// fabric a script saw last (or nothing, when that ibnetdiscover failed).
+const scriptTopologyCache = "/var/cache/infiniband-diags/ibnetdiscover--.topology"
+
+// freshScriptCache makes the next C script run rediscover the fabric the
+// test uses instead of reading another test's topology.
+func freshScriptCache(t *testing.T) {
+	t.Helper()
+	if err := os.Remove(scriptTopologyCache); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+}
+
 // cFails marks t for the conformance helpers (simfabric.ExpectFailure)
 // when a case expects the C tool to fail.
 func cFails(t testing.TB, fails bool) testing.TB {
