@@ -79,6 +79,7 @@ func TestJSONVocabulary(t *testing.T) {
 		}}},
 		"ibnetdiscover": {{args: ""}, {args: "-H"}, {args: "-S"}},
 		"iblinkinfo":    {{args: ""}, {args: "-p"}, {args: "-d"}},
+		"ibqueryerrors": {{args: ""}, {args: "--details --data -r"}, {args: "--counters"}, {args: "-k -K --details --dry-run"}},
 		"ibhosts":       {{args: ""}},
 		"ibswitches":    {{args: ""}},
 		"ibrouters":     {{args: ""}},
