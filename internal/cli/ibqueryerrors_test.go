@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// qePresets are the error counters the ibqueryerrors tests set through
+// ibsim's console, per topology: thresholds, suppressions, details and
+// resets all have something to act on.
+var qePresets = map[string][]string{
+	"tiny.net": {
+		`PerformanceSet "Switch1"[3] PortCounters.SymbolErrorCounter=5`, // a Down port
+		`PerformanceSet "Switch1"[1] PortCounters.PortRcvErrors=4`,
+		`PerformanceSet "Switch1"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=2`,
+		`PerformanceSet "Switch1"[1] PortCounters.PortRcvSwitchRelayErrors=9`,
+		`PerformanceSet "Switch1"[4] PortCounters.PortXmitWait=1000`,
+		`PerformanceSet "Switch2"[0] PortCounters.LinkDownedCounter=1`, // enhanced port 0
+		`PerformanceSet "Hca2"[1] PortCounters.PortXmitDiscards=7`,
+		`PerformanceSet "Hca2"[1] PortXmitDiscardDetails.PortInactiveDiscards=3`,
+		`PerformanceSet "Hca3"[1] PortCounters.VL15Dropped=12`,
+		`PerformanceSet "Hca3"[1] PortCounters.LinkErrorRecoveryCounter=200`,
+	},
+	"fattree-50.net": {
+		`PerformanceSet "spine01"[3] PortCounters.SymbolErrorCounter=11`,
+		`PerformanceSet "leaf02"[5] PortCounters.PortRcvErrors=2`,
+		`PerformanceSet "node0007"[1] PortCounters.ExcessiveBufferOverrunErrors=3`,
+		`PerformanceSet "node0030"[1] PortCounters.PortXmitWait=5000`,
+	},
+	"ibsim-2sw2path4hca2port.net": {
+		`PerformanceSet "Hca1"[2] PortCounters.LocalLinkIntegrityErrors=4`,
+		`PerformanceSet "Switch2"[5] PortCounters.PortXmitDiscards=20`,
+	},
+}
+
+// presetCounters sets a topology's counters (again: -k clears them); at
+// the end of the test they go back to 0, for the other tests of the
+// shared fabric.
+func presetCounters(t *testing.T, f *simfabric.Fabric, topo string) {
+	t.Helper()
+	for _, cmd := range qePresets[topo] {
+		if _, err := f.Console(cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func clearPresets(t *testing.T, f *simfabric.Fabric, topo string) {
+	t.Cleanup(func() {
+		for _, cmd := range qePresets[topo] {
+			zero := regexp.MustCompile(`=\d+$`).ReplaceAllString(cmd, "=0")
+			if _, err := f.Console(zero); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}
+
+// qeTraffic hides the data and packet counters, which every MAD moves.
+var qeTraffic = regexp.MustCompile(`\[(Port(Unicast|Multicast)?(Xmit|Rcv)(Data|Pkts)) == \d+ \([0-9.]+[A-Z]*\)\]`)
+
+func qeNoTraffic(s string) string { return qeTraffic.ReplaceAllString(s, "[$1 == N]") }
+
+// conformQE runs ibqueryerrors (C, then ibtool, as "ibtool
+// ibqueryerrors" or through the symlink) on the same fabric, the
+// counters preset before each run, and compares them.
+func conformQE(t *testing.T, f *simfabric.Fabric, topo string, compat bool, args ...string) simfabric.Result {
+	t.Helper()
+	presetCounters(t, f, topo)
+	c := f.RunC(context.Background(), "", "ibqueryerrors", args...)
+	presetCounters(t, f, topo)
+	var ours simfabric.Result
+	if compat {
+		r := runWith(umad.NewSim(umad.SimConfig{SockName: f.SockName()}), append([]string{"ibqueryerrors"}, args...)...)
+		ours = simfabric.Result{Stdout: r.stdout, Stderr: r.stderr, Code: r.code}
+	} else {
+		ours = runSim(f, "", append([]string{"ibqueryerrors"}, args...)...)
+	}
+	progName := func(s string) string { return strings.ReplaceAll(s, "/usr/sbin/ibqueryerrors: ", "ibqueryerrors: ") }
+	simfabric.Compare(cFails(t, c.Code != 0), topo+": ibqueryerrors "+strings.Join(args, " "), c, ours,
+		simfabric.DropSimNoise, qeNoTraffic, progName)
+	return ours
+}
+
+// TestIbqueryerrorsMatchesInfinibandDiags: every flag on tiny.net (an
+// enhanced port 0, a Down port, details), the common ones on a fat tree
+// and on 2-port CAs, with counters preset.
+func TestIbqueryerrorsMatchesInfinibandDiags(t *testing.T) {
+	simfabric.RequireTools(t, "ibqueryerrors", "ibnetdiscover")
+	dir := t.TempDir()
+	thresholds := filepath.Join(dir, "thresholds")
+	if err := os.WriteFile(thresholds, []byte("# ours\nSymbolErrorCounter=10\n\nPortRcvErrors=3\nVL15Dropped=0x10\nPortXmitWait=2000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := filepath.Join(dir, "names")
+	if err := os.WriteFile(names, []byte("0x200000 \"core-a\"\n0x100003 hca-two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	matrix := map[string][]string{
+		"tiny.net": {"", "-r", "--details", "-r --details --data", "--data", "--counters", "--counters -r",
+			"-c", "-s SymbolErrorCounter,PortXmitWait", "-c -s VL15Dropped -s PortXmitDiscards", "-s PortXmitData",
+			"--switch", "--ca", "--router", "--switch --ca", "-R", "--skip-sl",
+			"--threshold-file " + thresholds, "--threshold-file /nonexistent", "--node-name-map " + names,
+			"-G 0x100004", "-S 0x100007 -r", "-G 0x999", "-D 0,1", "-D 0,4", "-D 0,1,4", "-D 0,8 --details -r",
+			"-o 4", "-t 500"},
+		"fattree-50.net":              {"", "-r --data", "--counters", "-c --ca", "--threshold-file " + thresholds},
+		"ibsim-2sw2path4hca2port.net": {"", "-r", "--counters --ca", "-G 0x100001"},
+	}
+	for _, topo := range []string{"tiny.net", "fattree-50.net", "ibsim-2sw2path4hca2port.net"} {
+		f := sharedFabric(t, topo)
+		clearPresets(t, f, topo)
+		for _, args := range matrix[topo] {
+			conformQE(t, f, topo, false, strings.Fields(args)...)
+		}
+		cache := filepath.Join(dir, topo+".cache")
+		if r := f.RunC(context.Background(), "", "ibnetdiscover", "--cache", cache); r.Code != 0 {
+			t.Fatal(r)
+		}
+		conformQE(t, f, topo, false, "--load-cache", cache, "-r")
+	}
+	f := sharedFabric(t, "tiny.net")
+	conformQE(t, f, "tiny.net", true, "-D", "0,1,4")                        // a path to nowhere: no summary
+	conformQE(t, f, "tiny.net", true, "-D", "0,1", "--load-cache", "/nope") // both: refused
+}
+
+// TestIbqueryerrorsResets: -k and -K reset what the C tool resets (the
+// next run shows the same), --dry-run resets nothing; as "ibtool
+// ibqueryerrors" one line says what was reset.
+func TestIbqueryerrorsResets(t *testing.T) {
+	simfabric.RequireTools(t, "ibqueryerrors")
+	const topo = "tiny.net"
+	f := sharedFabric(t, topo)
+	clearPresets(t, f, topo)
+	after := func() simfabric.Result { return f.RunC(context.Background(), "", "ibqueryerrors", "--details") }
+	for _, args := range []string{"-k", "-K", "-k -K --details", "-K --counters"} {
+		conformQE(t, f, topo, true, strings.Fields(args)...)
+		cAfter := after() // after ibtool's resets
+		presetCounters(t, f, topo)
+		f.RunC(context.Background(), "", "ibqueryerrors", strings.Fields(args)...)
+		simfabric.Compare(cFails(t, cAfter.Code != 0), "after ibqueryerrors "+args, after(), cAfter, simfabric.DropSimNoise, qeNoTraffic)
+	}
+
+	presetCounters(t, f, topo)
+	before := after()
+	r := runSim(f, "", "ibqueryerrors", "-k", "-K", "--dry-run")
+	if !strings.HasPrefix(r.Stderr, "ibqueryerrors: --dry-run: would reset error and data counters: ") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("--dry-run: stderr %q, want one line of what would be reset", r.Stderr)
+	}
+	if now := after(); qeNoTraffic(now.Stdout) != qeNoTraffic(before.Stdout) {
+		t.Errorf("--dry-run reset counters:\n%s", simfabric.UnifiedDiff("before", "after", before.Stdout, now.Stdout))
+	}
+	r = runSim(f, "", "ibqueryerrors", "-k", "--switch")
+	if !regexp.MustCompile(`^ibqueryerrors: reset error counters: \d+ Sets to 2 nodes \(PortCounters\), 0 failed\n$`).MatchString(r.Stderr) {
+		t.Errorf("-k --switch: stderr %q, want one line of what was reset", r.Stderr)
+	}
+	if now := after(); !strings.Contains(now.Stdout, "## Summary: 5 nodes checked, 2 bad nodes found") {
+		t.Errorf("after -k --switch, the CAs' errors alone should be left:\n%s", now.Stdout)
+	}
+}
+
+// TestIbqueryerrorsJSON: every port of every node, healthy or not, with
+// its counters, bytes for the data counters, and the thresholds exceeded.
+func TestIbqueryerrorsJSON(t *testing.T) {
+	const topo = "tiny.net"
+	f := sharedFabric(t, topo)
+	clearPresets(t, f, topo)
+	presetCounters(t, f, topo)
+	r := runSim(f, "", "ibqueryerrors", "--json", "--details", "-s", "PortXmitWait")
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1 (errors beyond thresholds): %s", r.Code, r.Stderr)
+	}
+	var doc struct {
+		Nodes []struct {
+			NodeName string `json:"node_name"`
+			Ports    []struct {
+				Port     int                        `json:"port"`
+				Counters map[string]json.RawMessage `json:"counters"`
+				Extended map[string]json.RawMessage `json:"extended_counters"`
+				Details  map[string]uint64          `json:"rcv_error_details"`
+				Exceeded []qeExceeded               `json:"exceeded"`
+			} `json:"ports"`
+		} `json:"nodes"`
+		Summary    qeSummary `json:"summary"`
+		Suppressed []string  `json:"suppressed"`
+		Errors     []any     `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	ports := map[string]int{}
+	var sw1p1 []qeExceeded
+	for _, n := range doc.Nodes {
+		for _, p := range n.Ports {
+			ports[n.NodeName]++
+			if p.Counters["port_xmit_data_bytes"] == nil || p.Extended["port_rcv_data_bytes"] == nil {
+				t.Errorf("%s port %d: no *_bytes: %v", n.NodeName, p.Port, p.Counters)
+			}
+			if n.NodeName == "Switch1" && p.Port == 1 {
+				sw1p1 = p.Exceeded
+				if p.Details["port_local_physical_errors"] != 2 {
+					t.Errorf("Switch1 port 1 rcv_error_details %v", p.Details)
+				}
+			}
+			for _, e := range p.Exceeded {
+				if e.Counter == "PortXmitWait" {
+					t.Errorf("%s port %d: PortXmitWait is suppressed", n.NodeName, p.Port)
+				}
+			}
+		}
+	}
+	// Every port: Switch1's 8, Switch2's 0-4, the CAs' linked ones.
+	want := map[string]int{"Switch1": 8, "sw2 desc": 5, "hca one": 1, "Hca2": 1, "Hca3": 1}
+	for name, n := range want {
+		if ports[name] != n {
+			t.Errorf("%s: %d ports in the JSON, want %d (all of them, healthy or not)", name, ports[name], n)
+		}
+	}
+	if len(sw1p1) != 2 || sw1p1[0].Counter != "PortRcvErrors" || sw1p1[0].Value != 4 || sw1p1[1].Counter != "PortRcvSwitchRelayErrors" {
+		t.Errorf("Switch1 port 1 exceeded %+v", sw1p1)
+	}
+	if s := doc.Summary; s.NodesChecked != 5 || s.PortsChecked != 16 || s.BadPorts != 5 || s.BadNodes != 4 || len(doc.Errors) != 0 {
+		t.Errorf("summary %+v, errors %v", s, doc.Errors)
+	}
+	if len(doc.Suppressed) != 1 || doc.Suppressed[0] != "PortXmitWait" {
+		t.Errorf("suppressed %v", doc.Suppressed)
+	}
+}
+
+// TestIbqueryerrorsBadInput: one line naming the problem, exit 2.
+func TestIbqueryerrorsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-s", "SymbolErrorCounter,XmtWait"}, `-s: unknown counter "XmtWait"`},
+		{[]string{"--threshold-file", file("noeq", "SymbolErrorCounter 10\n")}, `line 1: "SymbolErrorCounter 10" is not <counter>=<value>`},
+		{[]string{"--threshold-file", file("name", "# x\nSymbolErrors=10\n")}, `line 2: unknown counter "SymbolErrors"`},
+		{[]string{"--threshold-file", file("value", "PortRcvErrors=ten\n")}, `PortRcvErrors's threshold "ten" is not a number`},
+	} {
+		r := runIbtool("ibtool", append([]string{"ibqueryerrors"}, tc.args...)...)
+		// The line, then the usage errors' hint.
+		lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
+		if r.Code != ExitUsage || !strings.Contains(lines[0], tc.msg) || len(lines) != 2 || !strings.HasPrefix(lines[1], "Run 'ibtool ibqueryerrors --help'") || r.Stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", tc.args, r.Code, r.Stderr, r.Stdout, tc.msg)
+		}
+	}
+}
