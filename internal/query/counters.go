@@ -244,12 +244,32 @@ func forgetFailed(r *PortCounters, outs []mad.Struct, errs []error, owner []int,
 }
 
 // PortSelect is the request data of a PerfMgt Get of desc: the port in
-// PortSelect (data byte 1 of every PerfMgt counter attribute), as
-// libibmad's pma_query_via sends it.
+// PortSelect (data byte 1 of every PerfMgt counter attribute, IBA
+// 16.1.3.5), the rest 0, as libibmad's pma_query_via sends it.
 func PortSelect(desc *mad.StructDesc, port int) mad.Struct {
-	s := desc.New()
-	_ = mad.Set(s, "PortSelect", uint64(port))
-	return s
+	return portSelectData{desc, uint8(port)}
+}
+
+// portSelectData is request data with a PortSelect and nothing else,
+// cheap to make for every port of a fabric (a generic Set of the field
+// costs more than the MAD's round trip).
+type portSelectData struct {
+	desc *mad.StructDesc
+	port uint8
+}
+
+func (p portSelectData) Desc() *mad.StructDesc { return p.desc }
+
+func (p portSelectData) Marshal(b []byte) error {
+	if len(b) < 2 {
+		return fmt.Errorf("%s: no room for PortSelect in %d bytes", p.desc.Name, len(b))
+	}
+	b[1] = p.port
+	return nil
+}
+
+func (p portSelectData) Unmarshal([]byte) error {
+	return fmt.Errorf("%s: a PortSelect request holds nothing to decode", p.desc.Name)
 }
 
 // FanOutStructs is FanOut for attributes of different types, or decoded
