@@ -172,7 +172,9 @@ func runIbqueryerrors(env *Env, opts *ibqueryerrorsOptions) error {
 		return err // nil nodes: the C tool stops without a summary
 	}
 	q.readSLs()
+	before, start := client.Engine().Stats(), time.Now()
 	q.check(nodes)
+	pma, took := client.Engine().Stats().Sent-before.Sent, time.Since(start)
 	q.reset()
 	res := q.result()
 	code := 0
@@ -188,6 +190,10 @@ func runIbqueryerrors(env *Env, opts *ibqueryerrorsOptions) error {
 	}
 	q.reportFailures()
 	reportWalkErrors(env, "ibqueryerrors", q.fab, c.Verbose)
+	if c.Stats {
+		fmt.Fprintf(env.IO.Err, "ibqueryerrors: PMA phase: %d MADs in %.1f ms, %.0f MADs/s\n",
+			pma, float64(took.Microseconds())/1000, float64(pma)/took.Seconds())
+	}
 	return exit
 }
 

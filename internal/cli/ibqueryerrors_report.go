@@ -186,15 +186,84 @@ func (th *thresholds) exceeded(r *query.PortCounters, suppressed []string) []qeE
 		}
 		var v uint64
 		if ext {
-			v, _ = mad.Get(r.Extended, name)
+			v = extErrorCounter(r.Extended, name)
 		} else if r.Basic != nil {
-			v, _ = mad.Get(r.Basic, name)
+			v = errorCounter(r.Basic, name)
 		}
 		if t := th.vals[name]; v > t {
 			out = append(out, qeExceeded{Counter: name, Value: v, Threshold: t, extended: ext})
 		}
 	}
 	return out
+}
+
+// errorCounter is PortCounters' counter name (one of qeErrorCounters),
+// read directly: the generic mad.Get is too slow for every port of a big
+// fabric.
+func errorCounter(c *mad.PortCounters, name string) uint64 {
+	switch name {
+	case "SymbolErrorCounter":
+		return uint64(c.SymbolErrorCounter)
+	case "LinkErrorRecoveryCounter":
+		return uint64(c.LinkErrorRecoveryCounter)
+	case "LinkDownedCounter":
+		return uint64(c.LinkDownedCounter)
+	case "PortRcvErrors":
+		return uint64(c.PortRcvErrors)
+	case "PortRcvRemotePhysicalErrors":
+		return uint64(c.PortRcvRemotePhysicalErrors)
+	case "PortRcvSwitchRelayErrors":
+		return uint64(c.PortRcvSwitchRelayErrors)
+	case "PortXmitDiscards":
+		return uint64(c.PortXmitDiscards)
+	case "PortXmitConstraintErrors":
+		return uint64(c.PortXmitConstraintErrors)
+	case "PortRcvConstraintErrors":
+		return uint64(c.PortRcvConstraintErrors)
+	case "LocalLinkIntegrityErrors":
+		return uint64(c.LocalLinkIntegrityErrors)
+	case "ExcessiveBufferOverrunErrors":
+		return uint64(c.ExcessiveBufferOverrunErrors)
+	case "VL15Dropped":
+		return uint64(c.VL15Dropped)
+	case "PortXmitWait":
+		return uint64(c.PortXmitWait)
+	}
+	panic("ibqueryerrors: no error counter " + name)
+}
+
+// extErrorCounter is errorCounter of PortCountersExtended's 64-bit
+// counters.
+func extErrorCounter(c *mad.PortCountersExtended, name string) uint64 {
+	switch name {
+	case "SymbolErrorCounter":
+		return c.SymbolErrorCounter
+	case "LinkErrorRecoveryCounter":
+		return c.LinkErrorRecoveryCounter
+	case "LinkDownedCounter":
+		return c.LinkDownedCounter
+	case "PortRcvErrors":
+		return c.PortRcvErrors
+	case "PortRcvRemotePhysicalErrors":
+		return c.PortRcvRemotePhysicalErrors
+	case "PortRcvSwitchRelayErrors":
+		return c.PortRcvSwitchRelayErrors
+	case "PortXmitDiscards":
+		return c.PortXmitDiscards
+	case "PortXmitConstraintErrors":
+		return c.PortXmitConstraintErrors
+	case "PortRcvConstraintErrors":
+		return c.PortRcvConstraintErrors
+	case "LocalLinkIntegrityErrors":
+		return c.LocalLinkIntegrityErrors
+	case "ExcessiveBufferOverrunErrors":
+		return c.ExcessiveBufferOverrunErrors
+	case "VL15Dropped":
+		return c.VL15Dropped
+	case "PortXmitWait":
+		return c.PortXmitWait
+	}
+	panic("ibqueryerrors: no error counter " + name)
 }
 
 // readDetails reads, for the counters exceeded (PortXmitDiscards,
