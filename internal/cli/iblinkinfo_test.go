@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -316,25 +315,7 @@ func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 1000-node fabric")
 	}
-	simfabric.RequireSim(t, true)
-	gen := filepath.Join("..", "..", "..", "shared", "tools", "gen_topo.py")
-	if _, err := os.Stat(gen); err != nil {
-		simfabric.Missing(t, fmt.Errorf("no gen_topo.py (../shared/tools): %v", err))
-	}
-	net, err := exec.Command("python3", gen, "preset", "S1000").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	flags, err := exec.Command("python3", gen, "preset", "S1000", "--print-ibsim-flags").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo := filepath.Join(t.TempDir(), "S1000.net")
-	if err := os.WriteFile(topo, net, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f := simfabric.StartOptsT(t, simfabric.Options{Topology: topo, IbsimFlags: strings.Fields(string(flags)),
-		StartTimeout: 10 * time.Minute, RunTimeout: 5 * time.Minute})
+	f := generatedFabric(t, "S1000") // shared with ibqueryerrors' test
 	for _, args := range []string{"", "-l -p", "--switches-only -d", "-n 2", "-D 0,1 -a", "-D 0,1,19 -a -n 2"} {
 		conformLinks(t, f, "node0002", "iblinkinfo", strings.Fields(args)...)
 	}

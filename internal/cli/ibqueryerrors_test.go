@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -259,5 +262,140 @@ func TestIbqueryerrorsBadInput(t *testing.T) {
 		if r.Code != ExitUsage || !strings.Contains(lines[0], tc.msg) || len(lines) != 2 || !strings.HasPrefix(lines[1], "Run 'ibtool ibqueryerrors --help'") || r.Stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", tc.args, r.Code, r.Stderr, r.Stdout, tc.msg)
 		}
+	}
+}
+
+// generatedFabric is the shared fabric of a gen_topo.py preset (S1000:
+// 1008 nodes), started on first use.
+func generatedFabric(t *testing.T, preset string) *simfabric.Fabric {
+	t.Helper()
+	simfabric.RequireSim(t, true)
+	key := "gen_topo " + preset
+	fabricsMu.Lock()
+	defer fabricsMu.Unlock()
+	if f := fabrics[key]; f != nil {
+		return f
+	}
+	gen := filepath.Join("..", "..", "..", "shared", "tools", "gen_topo.py")
+	if _, err := os.Stat(gen); err != nil {
+		simfabric.Missing(t, fmt.Errorf("no gen_topo.py (../shared/tools): %v", err))
+	}
+	net, err := exec.Command("python3", gen, "preset", preset).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags, err := exec.Command("python3", gen, "preset", preset, "--print-ibsim-flags").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fabric outlives the test that starts it: not its TempDir.
+	dir, err := os.MkdirTemp("", "ibtool-"+preset+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo := filepath.Join(dir, preset+".net")
+	if err := os.WriteFile(topo, net, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := simfabric.Start(context.Background(), simfabric.Options{Topology: topo, IbsimFlags: strings.Fields(string(flags)),
+		StartTimeout: 10 * time.Minute, RunTimeout: 5 * time.Minute})
+	os.RemoveAll(dir) // ibsim has read it
+	if err != nil {
+		t.Fatal(err)
+	}
+	fabrics[key] = f
+	return f
+}
+
+// TestIbqueryerrorsUnderLoss: on a 1000-node fat tree whose PMAs lose
+// PortCounters MADs (all of a switch's and a CA's, part of others'),
+// ibqueryerrors ends quickly with every port read or reported as failed.
+func TestIbqueryerrorsUnderLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 1000-node fabric")
+	}
+	f := generatedFabric(t, "S1000")
+	cache := filepath.Join(t.TempDir(), "s1000.cache")
+	if r := runSim(f, "", "ibnetdiscover", "--cache", cache); r.Code != 0 {
+		t.Fatal(r)
+	}
+	const portCounters = "18" // the attribute, decimal, for ibsim's Error
+	loss := map[string]string{"p01-leaf01": "100", "node0005": "100", "p01-leaf02": "50"}
+	for i := 100; i < 130; i++ {
+		loss[fmt.Sprintf("node%04d", i)] = "40"
+	}
+	for node, rate := range loss {
+		if _, err := f.Console(fmt.Sprintf(`Error "%s" %s %s`, node, rate, portCounters)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for node := range loss {
+			if _, err := f.Console(fmt.Sprintf(`Error "%s" 0`, node)); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	run := func(args ...string) simfabric.Result {
+		done := make(chan simfabric.Result, 1)
+		go func() { done <- runSim(f, "", append([]string{"ibqueryerrors", "--load-cache", cache, "-t", "40"}, args...)...) }()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("ibqueryerrors %v hangs under loss", args)
+		}
+		return simfabric.Result{}
+	}
+
+	r := run("--json")
+	var doc struct {
+		Nodes []struct {
+			NodeName string `json:"node_name"`
+			Ports    []struct {
+				Port     int             `json:"port"`
+				Counters json.RawMessage `json:"counters"`
+				Error    string          `json:"error"`
+			} `json:"ports"`
+		} `json:"nodes"`
+		Summary qeSummary   `json:"summary"`
+		Errors  []qeFailure `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("%v: %s", err, r)
+	}
+	failed := 0
+	for _, n := range doc.Nodes {
+		for _, p := range n.Ports {
+			switch {
+			case p.Error != "":
+				failed++
+			case p.Counters == nil:
+				t.Errorf("%s port %d: neither counters nor an error", n.NodeName, p.Port)
+			}
+			if loss[n.NodeName] == "100" && p.Error == "" {
+				t.Errorf("%s port %d: read, though its PMA loses every PortCounters", n.NodeName, p.Port)
+			}
+		}
+	}
+	// Every port, the switches' enhanced port 0 too.
+	if len(doc.Nodes) != 1008 || doc.Summary.PortsChecked != 6192 {
+		t.Errorf("%d nodes, %d ports checked: want all 1008 and 6192", len(doc.Nodes), doc.Summary.PortsChecked)
+	}
+	if failed < 38 || failed != len(doc.Errors) || doc.Summary.PMAQueryFailures != failed {
+		t.Errorf("%d ports failed, %d errors, %d PMA query failures in the summary; want the same, at least 38", failed, len(doc.Errors), doc.Summary.PMAQueryFailures)
+	}
+	if lines := strings.Count(r.Stderr, "\n"); lines != failed {
+		t.Errorf("stderr has %d lines for %d failures:\n%s", lines, failed, r.Stderr)
+	}
+
+	// The text: the C tool's report, the failures counted in it.
+	r = run()
+	m := regexp.MustCompile(`(?m)^##          (\d+) PMA query failures$`).FindStringSubmatch(r.Stdout)
+	if m == nil || !strings.Contains(r.Stdout, "## Summary: 1008 nodes checked") {
+		t.Fatalf("no summary with the failures:\n%s", r)
+	}
+	if n := strings.Count(r.Stderr, "\n"); fmt.Sprint(n) != m[1] {
+		t.Errorf("%s failures in the summary, %d lines on stderr", m[1], n)
 	}
 }
