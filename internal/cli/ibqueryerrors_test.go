@@ -338,7 +338,9 @@ func TestIbqueryerrorsUnderLoss(t *testing.T) {
 	})
 	run := func(args ...string) simfabric.Result {
 		done := make(chan simfabric.Result, 1)
-		go func() { done <- runSim(f, "", append([]string{"ibqueryerrors", "--load-cache", cache, "-t", "40"}, args...)...) }()
+		go func() {
+			done <- runSim(f, "", append([]string{"ibqueryerrors", "--load-cache", cache, "-t", "40"}, args...)...)
+		}()
 		select {
 		case r := <-done:
 			return r
