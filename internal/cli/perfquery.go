@@ -9,7 +9,9 @@ package cli
 // counter resets (-r after reading, -R instead of reading; a RESET_MASK
 // argument chooses the counters, split into CounterSelect and
 // CounterSelect2 as perfquery.c does). Resets are the only fabric writes
-// and happen only with -r or -R.
+// and happen only with -r or -R; --dry-run sends none. As "ibtool
+// perfquery" (and with --dry-run) one line on stderr says what was (or
+// would be) reset.
 //
 // Target: a LID (default, -L), a port GUID (-G), a directed route
 // (--Direct, or any argument with a comma; turned into a LID with the SA's
@@ -142,6 +144,7 @@ type perfqueryOptions struct {
 	loopPorts bool
 	reset     bool
 	resetOnly bool
+	dryRun    bool
 }
 
 func newPerfqueryCmd(env *Env) *cobra.Command {
@@ -181,6 +184,7 @@ func newPerfqueryCmd(env *Env) *cobra.Command {
 	fs.BoolVarP(&opts.loopPorts, "loop_ports", "l", false, "iterate through each port")
 	fs.BoolVarP(&opts.reset, "reset_after_read", "r", false, "reset counters after read")
 	fs.BoolVarP(&opts.resetOnly, "Reset_only", "R", false, "only reset counters")
+	fs.BoolVar(&opts.dryRun, "dry-run", false, "with -r/-R: say what would be reset, reset nothing")
 	for _, a := range perfGroupAliases {
 		for i, g := range perfGroups {
 			if g.long == a.group {
@@ -229,6 +233,7 @@ type perfCounters struct {
 }
 
 type perfReset struct {
+	DryRun         bool   `json:"dry_run,omitempty"`
 	Attribute      string `json:"attribute"`
 	Ports          []int  `json:"ports"`
 	CounterSelect  uint64 `json:"counter_select"`
@@ -285,7 +290,37 @@ func runPerfquery(env *Env, opts *perfqueryOptions, args []string) error {
 	if err != nil && !errors.As(err, &f) && !errors.As(err, &ee) {
 		err = &ibFailure{fn: "main", cmsg: err.Error()}
 	}
+	if r := q.res.Reset; err == nil && r != nil && (!env.Compat || opts.dryRun) {
+		defer fmt.Fprintln(env.IO.Err, q.resetLine())
+	}
 	return finish(env, &opts.Common, "perfquery", &q.res, err)
+}
+
+// resetLine is the one line that says what -r/-R reset (or, with
+// --dry-run, would reset): as "ibtool perfquery", and with --dry-run.
+func (q *perfQuery) resetLine() string {
+	r := q.res.Reset
+	ports := make([]string, len(r.Ports))
+	for i, p := range r.Ports {
+		ports[i] = strconv.Itoa(p)
+		if p == allPorts {
+			ports[i] = "255 (all)"
+		}
+	}
+	what := fmt.Sprintf("%s of %s port %s (CounterSelect 0x%x, CounterSelect2 0x%x)",
+		r.Attribute, q.target.Text, strings.Join(ports, ","), r.CounterSelect, r.CounterSelect2)
+	if q.opts.dryRun {
+		return "perfquery: --dry-run: would reset " + what + "; nothing sent"
+	}
+	return "perfquery: reset " + what
+}
+
+// set sends a reset, unless --dry-run.
+func (q *perfQuery) set(s mad.Struct) error {
+	if q.opts.dryRun {
+		return nil
+	}
+	return q.client.Set(q.ctx, q.write, q.dest, 0, s, nil)
 }
 
 func (q *perfQuery) run(args []string) error {
@@ -749,10 +784,10 @@ func (q *perfQuery) resetPorts(desc *mad.StructDesc, ports []int, mask uint32, f
 	if desc.AttrID != mad.AttrPortCountersExtended {
 		hi &= 0xff
 	}
-	rs := &perfReset{Attribute: desc.Name, Ports: []int{}, CounterSelect: uint64(uint16(mask)), CounterSelect2: hi}
+	rs := &perfReset{DryRun: q.opts.dryRun, Attribute: desc.Name, Ports: []int{}, CounterSelect: uint64(uint16(mask)), CounterSelect2: hi}
 	q.res.Reset = rs
 	for i, p := range ports {
-		op := func(p int) error { return q.client.Set(q.ctx, q.write, q.dest, 0, query.ResetData(desc, p, mask), nil) }
+		op := func(p int) error { return q.set(query.ResetData(desc, p, mask)) }
 		var err error
 		if len(ports) == 1 {
 			p, err = q.onPort(p, op)
@@ -824,9 +859,9 @@ func (q *perfQuery) extSpeeds() error {
 	if mask == 0 {
 		mask = ^uint64(0)
 	}
-	q.res.Reset = &perfReset{Attribute: name, Ports: []int{}, CounterSelect: mask}
+	q.res.Reset = &perfReset{DryRun: q.opts.dryRun, Attribute: name, Ports: []int{}, CounterSelect: mask}
 	port, err := q.onPort(q.port, func(p int) error {
-		return q.client.Set(q.ctx, q.write, q.dest, 0, &mad.PortExtendedSpeedsCounters{PortSelect: uint8(p), CounterSelect: mask}, nil)
+		return q.set(&mad.PortExtendedSpeedsCounters{PortSelect: uint8(p), CounterSelect: mask})
 	})
 	if err != nil {
 		return madFailure("extended_speeds_query", "cannot reset "+name, fmt.Sprintf("resetting the %s of %s port %d", name, q.target.Text, port), err)

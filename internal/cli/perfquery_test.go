@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,12 +38,17 @@ func perfCompat(f *simfabric.Fabric, host string, args ...string) simfabric.Resu
 }
 
 // conformPerf compares "ibtool perfquery" with the C perfquery on the same
-// fabric, traffic counters masked.
+// fabric, traffic counters masked. A reset (-r/-R) runs through the
+// symlink: as "ibtool perfquery" it ends with a line on stderr saying
+// what it reset, which the C tool does not write.
 func conformPerf(t *testing.T, f *simfabric.Fabric, host string, args ...string) {
 	t.Helper()
 	simfabric.RequireTools(t, "perfquery")
 	c := f.RunC(context.Background(), host, "perfquery", args...)
 	ours := runSim(f, host, append([]string{"perfquery"}, args...)...)
+	if slices.Contains(args, "-R") || slices.Contains(args, "-r") {
+		ours = perfCompat(f, host, args...)
+	}
 	simfabric.Compare(t, "perfquery "+strings.Join(args, " "), c, ours, simfabric.DropSimNoise, maskTraffic)
 }
 
@@ -271,6 +277,31 @@ func TestPerfqueryResetsMatchInfinibandDiags(t *testing.T) {
 	v := perfRead(t, f, "2", "1")
 	if v["symbol_error_counter"] != 0.0 || v["link_downed_counter"] != 0.0 || v["port_xmit_wait"] != 0.0 || v["vl15_dropped"] != 0.0 {
 		t.Errorf("after -R 2 1: %v", v)
+	}
+}
+
+// --dry-run resets nothing and says what it would reset; a reset as
+// "ibtool perfquery" says what it reset.
+func TestPerfqueryResetDryRun(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	perfSet(t, f, `"Hca1"[1] PortCounters.SymbolErrorCounter=5`)
+	r := runSim(f, "", "perfquery", "-R", "--dry-run", "2", "1")
+	if r.Code != 0 || r.Stdout != "" || r.Stderr != "perfquery: --dry-run: would reset PortCounters of Lid 2 port 1 (CounterSelect 0xffff, CounterSelect2 0x1); nothing sent\n" {
+		t.Fatalf("-R --dry-run: %+v", r)
+	}
+	if v := perfRead(t, f, "2", "1"); v["symbol_error_counter"] != 5.0 {
+		t.Fatalf("--dry-run reset SymbolErrorCounter: %v", v["symbol_error_counter"])
+	}
+	r = runSim(f, "", "perfquery", "--json", "-R", "--dry-run", "2", "1", "0x1")
+	if !strings.Contains(r.Stdout, `"dry_run": true`) {
+		t.Errorf("--json --dry-run: %s", r.Stdout)
+	}
+	r = runSim(f, "", "perfquery", "-R", "2", "1", "0x1")
+	if r.Code != 0 || r.Stderr != "perfquery: reset PortCounters of Lid 2 port 1 (CounterSelect 0x1, CounterSelect2 0x0)\n" {
+		t.Fatalf("-R 2 1 0x1: %+v", r)
+	}
+	if v := perfRead(t, f, "2", "1"); v["symbol_error_counter"] != 0.0 {
+		t.Fatalf("-R 2 1 0x1 left SymbolErrorCounter %v", v["symbol_error_counter"])
 	}
 }
 
