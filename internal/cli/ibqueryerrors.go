@@ -15,7 +15,10 @@ package cli
 // (AllPortSelect) or each port. --json reads every port (healthy ones
 // too) and prints every counter read.
 //
-// Deliberate differences: an unknown counter in -s, and a threshold file
+// Deliberate differences: PortCountersExtended is read only where the
+// text uses it (the PMA has its error counters, or --data), so a failed
+// read of it never hides a port's errors; an unknown counter in -s, and a
+// threshold file
 // line that is not "<counter>=<number>", are errors (the C tool ignores
 // the first and crashes on some of the second); without an SA to give the
 // SLs, the PMAs are asked on SL 0 (the C tool stops there without a word
@@ -167,11 +170,17 @@ func runIbqueryerrors(env *Env, opts *ibqueryerrorsOptions) error {
 
 	q := &qeRun{env: env, opts: opts, ctx: context.Background(), client: client, th: th,
 		names: opts.src.Names(env.IO.Err)}
+	// The SLs come from the SA while the fabric is walked or loaded.
+	sls := make(chan struct{})
+	go func() {
+		defer close(sls)
+		q.readSLs()
+	}()
 	nodes, err := q.fabricNodes()
+	<-sls
 	if err != nil || nodes == nil {
 		return err // nil nodes: the C tool stops without a summary
 	}
-	q.readSLs()
 	before, start := client.Engine().Stats(), time.Now()
 	q.check(nodes)
 	pma, took := client.Engine().Stats().Sent-before.Sent, time.Since(start)
@@ -291,7 +300,8 @@ func (q *qeRun) nodeAtDR(path []byte) ([]*discovery.Node, error) {
 
 // readSLs asks the SA for the paths from the local port (one PathRecord
 // table, as the C tool does) and keeps each destination LID's SL. Without
-// an SA the PMAs are asked on SL 0.
+// an SA the PMAs are asked on SL 0. It runs beside fabricNodes: it
+// touches only q.sl, and reads q.opts and q.client.
 func (q *qeRun) readSLs() {
 	q.sl = map[uint16]uint8{}
 	if q.opts.skipSL {
@@ -460,6 +470,12 @@ func (q *qeRun) check(nodes []*discovery.Node) {
 	}
 	caps := query.ReadCaps(q.ctx, q.client, capsPorts, 0)
 	readOpts := query.CounterOptions{Caps: caps, NoBasic: q.opts.countersOnly}
+	if !q.opts.JSON && !q.opts.data && !q.opts.countersOnly {
+		// The text judges PortCountersExtended's counters only where it
+		// has the error counters: elsewhere reading it is a MAD per port
+		// for nothing (the C tool reads it anyway).
+		readOpts.WantExtended = func(c *query.PMACaps) bool { return c.ExtendedErrors() }
+	}
 	if q.opts.JSON && q.opts.details && !q.opts.countersOnly {
 		readOpts.Groups = []*mad.StructDesc{mad.LookupStruct("PortXmitDiscardDetails"), mad.LookupStruct("PortRcvErrorDetails")}
 	}

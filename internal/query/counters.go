@@ -70,6 +70,10 @@ type CounterOptions struct {
 	NoBasic bool
 	// NoExtended skips PortCountersExtended.
 	NoExtended bool
+	// WantExtended, when not nil, says which PMAs that have
+	// PortCountersExtended it is read of (ibqueryerrors needs it only
+	// where it has the error counters, unless it prints data counters).
+	WantExtended func(*PMACaps) bool
 	// Groups are other counter attributes read of every port
 	// (PortXmitDiscardDetails, PortRcvErrorDetails, ...).
 	Groups []*mad.StructDesc
@@ -186,7 +190,7 @@ func ReadCounters(ctx context.Context, c *Client, ports []CounterPort, opts Coun
 	for i, p := range ports {
 		r := &res[i]
 		r.CounterPort, r.Caps = p, caps[p.NodeGUID]
-		ext := !opts.NoExtended && r.Caps.Extended()
+		ext := !opts.NoExtended && r.Caps.Extended() && (opts.WantExtended == nil || opts.WantExtended(r.Caps))
 		if !ext || !opts.NoBasic {
 			r.Basic = &mad.PortCounters{}
 			add(i, r.Basic)

@@ -164,6 +164,11 @@ func TestReadCountersOptions(t *testing.T) {
 	if res[0].Extended != nil || res[0].Basic == nil {
 		t.Errorf("NoExtended: %+v", res[0])
 	}
+	errorsOnly := func(c *PMACaps) bool { return c.ExtendedErrors() }
+	res = ReadCounters(ctx, f.c, ports[:4], CounterOptions{Caps: caps, WantExtended: errorsOnly})
+	if res[0].Extended == nil || res[3].Extended != nil || res[3].Basic == nil {
+		t.Errorf("WantExtended where the PMA has the extended error counters: switch %+v, CA a %+v", res[0].Extended, res[3].Extended)
+	}
 	if n := f.perfRequests(mad.AttrClassPortInfo, mad.MethodGet); n != 3 {
 		t.Errorf("%d ClassPortInfo Gets, want 3: the caps given must not be read again", n)
 	}
