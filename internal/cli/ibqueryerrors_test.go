@@ -56,6 +56,16 @@ func presetCounters(t *testing.T, f *simfabric.Fabric, topo string) {
 	}
 }
 
+// clearCounters resets every error and data counter of the fabric (other
+// tests leave errors behind: a route to nowhere counts a discard), so that
+// a test sees its presets alone.
+func clearCounters(t *testing.T, f *simfabric.Fabric) {
+	t.Helper()
+	if r := runSim(f, "", "ibqueryerrors", "-k", "-K", "--details"); r.Code > 1 {
+		t.Fatalf("clearing the counters: %s", r)
+	}
+}
+
 func clearPresets(t *testing.T, f *simfabric.Fabric, topo string) {
 	t.Cleanup(func() {
 		for _, cmd := range qePresets[topo] {
@@ -159,6 +169,7 @@ func TestIbqueryerrorsResets(t *testing.T) {
 	clearPresets(t, f, topo)
 	after := func() simfabric.Result { return runQEC(f, "--details") }
 	for _, args := range []string{"-k", "-K", "-k -K --details", "-K --counters"} {
+		clearCounters(t, f)
 		conformQE(t, f, topo, true, strings.Fields(args)...)
 		cAfter := after() // after ibtool's resets
 		presetCounters(t, f, topo)
@@ -166,6 +177,7 @@ func TestIbqueryerrorsResets(t *testing.T) {
 		simfabric.Compare(cFails(t, cAfter.Code != 0), "after ibqueryerrors "+args, after(), cAfter, simfabric.DropSimNoise, qeNoTraffic)
 	}
 
+	clearCounters(t, f)
 	presetCounters(t, f, topo)
 	before := after()
 	r := runSim(f, "", "ibqueryerrors", "-k", "-K", "--dry-run")
@@ -190,6 +202,7 @@ func TestIbqueryerrorsJSON(t *testing.T) {
 	const topo = "tiny.net"
 	f := sharedFabric(t, topo)
 	clearPresets(t, f, topo)
+	clearCounters(t, f)
 	presetCounters(t, f, topo)
 	r := runSim(f, "", "ibqueryerrors", "--json", "--details", "-s", "PortXmitWait")
 	if r.Code != 1 {
