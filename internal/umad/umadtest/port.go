@@ -15,7 +15,13 @@
 //   - SA: a subnet administrator answering Get and GetTable (in RMPP
 //     segments, or as one MAD as under ibsim) from records, and a Set
 //     with the record as sent;
+//   - Agent: a general services agent of any class (congestion control,
+//     vendor classes) answering Get and Set from stored attributes;
 //   - Echo: any request answered with its own data.
+//
+// SimServer serves a Func on ibsim's sockets, so that the C tools under
+// umad2sim get the same answers as ibtool, for classes ibsim does not
+// simulate.
 //
 // Classes sends each management class to its own Func; a test wraps a Func
 // in its own to lose, change or count what it wants (Fabric.Dest says which

@@ -25,15 +25,11 @@ const AnyMod = ^uint32(0)
 // that a tester matching on more than the low 32 bits fails.
 const tidSlot = 0x0001
 
-// dataOffset is where a class's attribute data starts: after the SA
-// header for SubnAdm (IBA 15.2.1.1), at 64 for SMPs (IBA 14.2.1) and
-// PerfMgt (IBA 16.1.1).
-func dataOffset(class uint8) int {
-	if class == mad.ClassSubnAdm {
-		return 56
-	}
-	return mad.SMPDataOffset
-}
+// dataOffset is where the attribute data of a request starts: after the
+// SA header for SubnAdm (IBA 15.2.1.1), at 24 for vendor classes of range
+// 1 (IBA 16.5.1), at 32 for CongestionLog (IBA A10.4.1), at 64 for SMPs
+// (IBA 14.2.1) and the other GMPs.
+func dataOffset(h mad.Header) int { return mad.AttrDataOffset(h.Class(), h.AttrID()) }
 
 // Reply returns the response an agent gives to req, carrying status and
 // data (the attribute as it is after the request; nil for none):
@@ -49,8 +45,9 @@ func dataOffset(class uint8) int {
 //     Fabric's to fill in;
 //   - the address is the request's: the reply comes from where it went.
 //
-// The data goes at the class's data offset (56 for SubnAdm, 64 for SMPs
-// and the other GMPs) and the rest of the data area is zeroed.
+// The data goes at the attribute's data offset (56 for SubnAdm, 24 for
+// vendor range 1, 64 for SMPs and most GMPs) and the rest of the data
+// area is zeroed.
 func Reply(req *umad.Packet, status uint16, data []byte) *umad.Packet {
 	h := append(mad.Header(nil), req.MAD...)
 	if len(h) < mad.Size {
@@ -67,7 +64,7 @@ func Reply(req *umad.Packet, status uint16, data []byte) *umad.Packet {
 	}
 	binary.BigEndian.PutUint16(h[4:], status)
 	h.SetTID(h.TID()&0x0000_FFFF_FFFF_FFFF | tidSlot<<48)
-	off := dataOffset(h.Class())
+	off := dataOffset(h)
 	area := h[off:]
 	if h.Class() == mad.ClassSubnDR || h.Class() == mad.ClassSubnLID {
 		area = h.SMPData() // the paths after it stay
@@ -94,7 +91,7 @@ func Echo(req *umad.Packet) []*umad.Packet {
 	if len(h) < mad.Size || h.IsResponse() {
 		return nil
 	}
-	off := dataOffset(h.Class())
+	off := dataOffset(h)
 	end := len(h)
 	if h.Class() == mad.ClassSubnDR || h.Class() == mad.ClassSubnLID {
 		end = off + mad.SMPDataSize
