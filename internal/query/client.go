@@ -41,6 +41,8 @@ type Options struct {
 	// Names is the node-name-map that node names on the command line are
 	// looked up in (besides NodeDescriptions); nil for none.
 	Names *nodename.Map
+	// CCKey is put in every congestion control MAD (IBA A10.4.1).
+	CCKey uint64
 	// Log, if set, receives one line per fabric write (-v).
 	Log func(format string, args ...any)
 }
@@ -228,6 +230,9 @@ func (c *Client) Request(d Dest, class, method uint8, attr uint16, mod uint32, d
 			oui := uint32(mad.OUIOpenIB)
 			m[37], m[38], m[39] = byte(oui>>16), byte(oui>>8), byte(oui)
 		}
+		if class == mad.ClassCongest {
+			binary.BigEndian.PutUint64(m[24:], c.opts.CCKey) // CC_Key (IBA A10.4.1)
+		}
 		copy(m[mad.AttrDataOffset(class, attr):], data)
 		req = &rpc.Request{Addr: d.GMP, MAD: m}
 	}
@@ -250,9 +255,10 @@ func (c *Client) smp(d Dest, method uint8, attr uint16, mod uint32) *rpc.Request
 	return req
 }
 
-// classVersion is the class version ibtool speaks for a class.
+// classVersion is the class version ibtool speaks for a class: 2 for the
+// SA (IBA 15.2.1.1) and congestion control (IBA A10.4.1), as libibmad.
 func classVersion(class uint8) uint8 {
-	if class == mad.ClassSubnAdm {
+	if class == mad.ClassSubnAdm || class == mad.ClassCongest {
 		return 2
 	}
 	return 1

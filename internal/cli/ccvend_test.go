@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
+)
+
+// ibsim answers neither congestion control (it takes class 0x21 for the
+// SMI class) nor the Mellanox vendor class, so ibccquery, ibccconfig and
+// vendstat are compared with the C tools on a fake: a small umadtest
+// fabric whose nodes answer those classes from recorded replies, served
+// on ibsim's sockets (umadtest.SimServer). The C tool runs under umad2sim
+// against it, ibtool through its ibsim transport: both get the same reply
+// bytes, and their output must be the same.
+
+// ccvendFake is that fabric: host (the local CA, LID 1), sw (an 8-port
+// switch, LID 2), hca (a CA, LID 3), big (a 50-port switch, LID 4, two
+// blocks of SwitchPortCongestionSetting) and is3 (an InfiniScale III, LID
+// 5, for vendstat -w). Each node has its own CC and vendor agents.
+type ccvendFake struct {
+	fab                *umadtest.Fabric
+	host, sw, hca, big *umadtest.Node
+	is3                *umadtest.Node
+	cc, mlnx           map[*umadtest.Node]*umadtest.Agent
+	srv                *umadtest.SimServer
+}
+
+var fakeSeq atomic.Int32
+
+func newCCVendFake(t *testing.T) *ccvendFake {
+	t.Helper()
+	f := &ccvendFake{fab: umadtest.NewFabric(), cc: map[*umadtest.Node]*umadtest.Agent{}, mlnx: map[*umadtest.Node]*umadtest.Agent{}}
+	f.host = f.fab.AddCA(0x100, 1, "host")
+	f.sw = f.fab.AddSwitch(0x200, 8, "sw")
+	f.hca = f.fab.AddCA(0x300, 1, "hca")
+	f.big = f.fab.AddSwitch(0x400, 50, "big")
+	f.is3 = f.fab.AddSwitch(0x500, 24, "is3")
+	f.fab.Link(f.host, 1, f.sw, 1)
+	f.fab.Link(f.hca, 1, f.sw, 2)
+	f.fab.Link(f.big, 1, f.sw, 3)
+	f.fab.Link(f.is3, 1, f.sw, 4)
+	for _, n := range f.fab.Nodes() {
+		f.cc[n] = umadtest.NewAgent(mad.ClassCongest)
+		f.mlnx[n] = umadtest.NewAgent(mad.ClassVendorMlnx)
+	}
+	f.recordCC()
+	f.recordVendor()
+	perNode := func(agents map[*umadtest.Node]*umadtest.Agent) umadtest.Func {
+		return func(req *umad.Packet) []*umad.Packet {
+			n, _ := f.fab.Dest(req)
+			if n == nil {
+				return []*umad.Packet{umadtest.Undelivered(req)}
+			}
+			return agents[n].Answer(req)
+		}
+	}
+	name := fmt.Sprintf("ibtool-ccvend-%d-%d", os.Getpid(), fakeSeq.Add(1))
+	srv, err := umadtest.NewSimServer(name, umadtest.Classes{
+		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer,
+		mad.ClassCongest: perNode(f.cc), mad.ClassVendorMlnx: perNode(f.mlnx),
+	}.Answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = srv
+	t.Cleanup(func() { srv.Close() })
+	return f
+}
+
+// recordCC stores the congestion control attributes the nodes answer.
+func (f *ccvendFake) recordCC() {
+	cpi := &mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 2, CapabilityMask: 0x0100, RespTimeValue: 18}
+	for _, n := range []*umadtest.Node{f.sw, f.hca, f.big} {
+		f.cc[n].Set(0, cpi)
+		f.cc[n].Set(0, &mad.Timestamp{Timestamp: 0x12345678})
+		f.cc[n].Set(0, &mad.CongestionKeyInfo{CCKey: 0x0123456789abcdef, CCKeyProtectBit: 1, CCKeyLeasePeriod: 60, CCKeyViolations: 3})
+	}
+	f.cc[f.sw].Set(0, &mad.CongestionInfo{CongestionInfo: 0x0001, ControlTableCap: 0})
+	f.cc[f.hca].Set(0, &mad.CongestionInfo{CongestionInfo: 0x0000, ControlTableCap: 2})
+
+	// A switch log: port 1 and 3 marked, two events (the second with a
+	// timestamp only, the others empty).
+	sw := mad.CongestionLogSwitch{LogType: mad.CCLogTypeSwitch, CongestionFlags: 0x80, LogEventsCounter: 2, CurrentTimeStamp: 1000}
+	sw.PortMap[31] = 0x0a
+	sw.Event[0] = mad.CongestionLogEventSwitch{SLID: 1, DLID: 3, SL: 2, Timestamp: 900}
+	sw.Event[4] = mad.CongestionLogEventSwitch{Timestamp: 950}
+	f.cc[f.sw].SetData(mad.AttrCongestionLog, 0, mad.Encode(&sw))
+	ca := mad.CongestionLogCA{LogType: mad.CCLogTypeCA, ThresholdEventCounter: 1, ThresholdCongestionEventMap: 0x0004, CurrentTimeStamp: 2000}
+	ca.Event[0] = mad.CongestionLogEventCA{LocalQP: 0x48, SL: 2, ServiceType: 1, RemoteQP: 0x49, LocalLID: 3, RemoteLID: 1, Timestamp: 1999}
+	f.cc[f.hca].SetData(mad.AttrCongestionLog, 0, mad.Encode(&ca))
+	f.cc[f.big].SetData(mad.AttrCongestionLog, 0, []byte{3}) // a log type ibccquery does not know
+
+	scs := &mad.SwitchCongestionSetting{ControlMap: 0xf, Threshold: 0xf, PacketSize: 8, CSThreshold: 2, CSReturnDelay: 0x4005, MarkingRate: 10}
+	scs.VictimMask[31], scs.CreditMask[30] = 0x1f, 0x01
+	f.cc[f.sw].Set(0, scs)
+	var block mad.SwitchPortCongestionSetting
+	for i := range block.Element {
+		block.Element[i] = mad.SwitchPortCongestionSettingElement{Valid: uint8(i % 2), ControlType: uint8(i / 3 % 2), Threshold: uint8(i % 16), PacketSize: uint8(i), MarkingRate: uint16(100 + i)}
+	}
+	f.cc[f.sw].Set(0, &block)
+	f.cc[f.big].Set(0, &block)
+	block.Element[1].MarkingRate = 7777
+	f.cc[f.big].Set(1, &block)
+
+	cas := &mad.CACongestionSetting{PortControl: 1, ControlMap: 0x0003}
+	cas.Entry[0] = mad.CACongestionEntry{CCTITimer: 150, CCTIIncrease: 1, TriggerThreshold: 2, CCTIMin: 0}
+	cas.Entry[1] = mad.CACongestionEntry{CCTITimer: 200, CCTIIncrease: 2, TriggerThreshold: 3, CCTIMin: 1}
+	f.cc[f.hca].Set(0, cas)
+	// 70 entries: block 0 whole, block 1 up to entry 70.
+	for b := uint32(0); b < 2; b++ {
+		cct := mad.CongestionControlTable{CCTILimit: 70}
+		for i := range cct.Entry {
+			cct.Entry[i] = mad.CCTEntry{Shift: uint8(i % 4), Multiplier: uint16(int(b)*64 + i)}
+		}
+		f.cc[f.hca].Set(b, &cct)
+	}
+	f.cc[f.sw].Set(0, &mad.CongestionControlTable{})
+}
+
+// recordVendor stores the Mellanox vendor attributes (recordVendor in
+// vendstat_test.go).
+func (f *ccvendFake) recordVendor() {}
+
+// runC runs an infiniband-diags tool against the fake, under umad2sim,
+// with a timeout (umad2sim never times a MAD out).
+func (f *ccvendFake) runC(t *testing.T, tool string, args ...string) simfabric.Result {
+	t.Helper()
+	simfabric.RequireTools(t, tool)
+	simfabric.RequireSim(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errOut strings.Builder
+	cmd := exec.CommandContext(ctx, "/usr/sbin/"+tool, args...)
+	cmd.Args[0] = tool    // as run from PATH: IBEXIT names argv[0]
+	cmd.Dir = t.TempDir() // umad2sim writes its sysfs there
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+simfabric.Umad2Sim, "IBSIM_SOCKNAME="+f.srv.SockName())
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	res := simfabric.Result{Stdout: out.String(), Stderr: errOut.String(), Code: -1, TimedOut: ctx.Err() != nil}
+	if cmd.ProcessState != nil {
+		res.Code = cmd.ProcessState.ExitCode()
+	} else if err != nil {
+		res.Stderr += err.Error()
+	}
+	return res
+}
+
+// run runs ibtool as the tool's symlink against the fake.
+func (f *ccvendFake) run(tool string, args ...string) simfabric.Result {
+	r := runWith(umad.NewSim(umad.SimConfig{SockName: f.srv.SockName()}), append([]string{tool}, args...)...)
+	return simfabric.Result{Stdout: r.stdout, Stderr: r.stderr, Code: r.code}
+}
+
+// conform compares the C tool and ibtool on one command line; fails says
+// the C tool is expected to fail.
+func (f *ccvendFake) conform(t *testing.T, fails bool, tool string, args ...string) {
+	t.Helper()
+	f.conformTail(t, fails, false, tool, args...)
+}
+
+// conformTail is conform for a command whose last paragraphs come from
+// the last 32 bytes of a MAD (the 14th and 15th events of a switch's
+// CongestionLog, the 12th and 13th of a CA's): under umad2sim the C tool
+// never gets those bytes (umad2sim copies 224 bytes of a 256-byte MAD
+// into libibumad's buffer, whose ib_user_mad header is 32 bytes shorter
+// than umad2sim's) and prints what its stack held there. With tail, the
+// C tool's output may have paragraphs more than ibtool's at its end;
+// everything before them must be the same.
+func (f *ccvendFake) conformTail(t *testing.T, fails, tail bool, tool string, args ...string) {
+	t.Helper()
+	c := f.runC(t, tool, args...)
+	ours := f.run(tool, args...)
+	if rest, ok := strings.CutPrefix(c.Stdout, ours.Stdout); tail && ok && (rest == "" || strings.HasSuffix(rest, "\n\n")) {
+		c.Stdout = ours.Stdout
+	}
+	simfabric.Compare(cFails(t, fails), tool+" "+strings.Join(args, " "), c, ours, simfabric.DropSimNoise, simfabric.PIDs)
+}
+
+func TestIbccqueryConformance(t *testing.T) {
+	f := newCCVendFake(t)
+	for _, tc := range []struct {
+		args        string
+		fails, tail bool
+	}{
+		{args: "ClassPortInfo 2"},
+		{args: "cp 3"},
+		{args: "CongestionInfo 2"},
+		{args: "CI 3"},
+		{args: "CongestionKeyInfo 2"},
+		{args: "-c 0x1234 CK 3"},
+		{args: "CongestionLog 2", tail: true},
+		{args: "CL 3", tail: true},
+		{args: "CL 4", fails: true}, // unrecognized log type
+		{args: "SwitchCongestionSetting 2"},
+		{args: "SwitchPortCongestionSetting 2"},
+		{args: "SP 2 5"},
+		{args: "SP 4 49"},
+		{args: "SP 2 9", fails: true}, // beyond the switch's ports
+		{args: "SP 3", fails: true},   // not a switch
+		{args: "CACongestionSetting 3"},
+		{args: "CongestionControlTable 3"},
+		{args: "ct 2"},
+		{args: "Timestamp 2"},
+		{args: "TI 3"},
+		{args: "CS 2", fails: true},        // nothing stored: status 0x1C
+		{args: "Timestamp 9", fails: true}, // no such LID
+		{args: "NoSuchOp 2", fails: true},  // unknown operation
+		{args: "-G CI 0x300", fails: true}, // no SA to resolve a GUID
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			f.conformTail(t, tc.fails, tc.tail, "ibccquery", strings.Fields(tc.args)...)
+		})
+	}
+}
