@@ -33,6 +33,7 @@ type ccvendFake struct {
 	host, sw, hca, big *umadtest.Node
 	is3                *umadtest.Node
 	cc, mlnx           map[*umadtest.Node]*umadtest.Agent
+	regs               map[*umadtest.Node]map[uint32]uint32 // config space
 	srv                *umadtest.SimServer
 }
 
@@ -68,7 +69,13 @@ func newCCVendFake(t *testing.T) *ccvendFake {
 	name := fmt.Sprintf("ibtool-ccvend-%d-%d", os.Getpid(), fakeSeq.Add(1))
 	srv, err := umadtest.NewSimServer(name, umadtest.Classes{
 		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer,
-		mad.ClassCongest: perNode(f.cc), mad.ClassVendorMlnx: perNode(f.mlnx),
+		mad.ClassCongest: perNode(f.cc),
+		mad.ClassVendorMlnx: func(req *umad.Packet) []*umad.Packet {
+			if n, _ := f.fab.Dest(req); n != nil {
+				return f.configSpace(n, req)
+			}
+			return []*umad.Packet{umadtest.Undelivered(req)}
+		},
 	}.Answer)
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +135,56 @@ func (f *ccvendFake) recordCC() {
 	f.cc[f.sw].Set(0, &mad.CongestionControlTable{})
 }
 
-// recordVendor stores the Mellanox vendor attributes (recordVendor in
-// vendstat_test.go).
-func (f *ccvendFake) recordVendor() {}
+// recordVendor stores the Mellanox vendor attributes: a Switch-IB (sw)
+// and a ConnectX-5 (hca) with the extended firmware version, an
+// InfiniScale III (is3) with the older layout and registers; big has no
+// vendor class.
+func (f *ccvendFake) recordVendor() {
+	cpi := &mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, RespTimeValue: 16}
+	psid := func(s string) (p [16]byte) { copy(p[:], s); return p }
+	f.mlnx[f.sw].Set(0, cpi)
+	f.mlnx[f.sw].Set(0, &mad.MlnxGeneralInfo{HWRevision: 0xa0, DeviceID: 0xcb20, Uptime: 0x0012d687,
+		FWMajor: 1, FWMinor: 2, FWSubMinor: 3, FWBuildID: 0x1b, FWMonth: 0x07, FWDay: 0x15, FWYear: 0x2020,
+		FWHour: 0x1230, FWPSID: psid("MT_1870110032"), FWIniFileVersion: 7,
+		FWExtMajor: 11, FWExtMinor: 2008, FWExtSubMinor: 2102, SWMajor: 1, SWMinor: 5, SWSubMinor: 0})
+	f.mlnx[f.hca].Set(0, cpi)
+	f.mlnx[f.hca].Set(0, &mad.MlnxGeneralInfo{HWRevision: 0x0, DeviceID: 0x1017, Uptime: 5,
+		FWBuildID: 0x12345, FWMonth: 0x12, FWDay: 0x31, FWYear: 0x2019, FWPSID: psid("MT_0000000008XYZW"), // 16 characters, no NUL
+		FWExtMajor: 16, FWExtMinor: 26, FWExtSubMinor: 4012})
+	f.mlnx[f.is3].Set(0, cpi)
+	f.mlnx[f.is3].SetData(mad.AttrMlnxGeneralInfo, 0, mad.Encode(&mad.MlnxGeneralInfoIS3{HWRevision: 0xa1, DeviceID: 0xb924,
+		Uptime: 0xdeadbeef, FWMajor: 1, FWMinor: 0, FWSubMinor: 5, FWBuildID: 0x9, FWMonth: 0x02, FWDay: 0x09, FWYear: 0x2008,
+		FWPSID: psid("MT_0C20110003"), FWIniFileVersion: 0x8000_0001, SWMajor: 2, SWMinor: 1, SWSubMinor: 0}))
+	f.mlnx[f.sw].Set(1, &mad.MlnxCounterGroupInfo{NumCounterGroups: 2, GroupMask: [2]uint32{0x3ff, 0}})
+	f.mlnx[f.hca].Set(1, &mad.MlnxCounterGroupInfo{NumCounterGroups: 3, GroupMask: [2]uint32{1, 2}})
+	f.mlnx[f.sw].Set(0, &mad.MlnxConfigCounterGroup{})
+	f.regs = map[*umadtest.Node]map[uint32]uint32{f.is3: {}, f.sw: {0x1234: 0xabcd}}
+	for p, wait := range map[uint32]uint32{1: 0x10, 2: 0, 5: 0xffffffff, 16: 3, 17: 0x44, 20: 0x55, 21: 0x66, 24: 0x77} {
+		f.regs[f.is3][0x10013C+p<<12] = wait
+	}
+}
+
+// configSpace answers ConfigSpaceAccess as a device's register file: a
+// Get gives each record asked for its register's value, a Set writes the
+// bits of its mask; others go to the node's vendor agent.
+func (f *ccvendFake) configSpace(n *umadtest.Node, req *umad.Packet) []*umad.Packet {
+	h := mad.Header(req.MAD)
+	regs := f.regs[n]
+	if h.AttrID() != mad.AttrMlnxConfigSpaceAccess || regs == nil {
+		return f.mlnx[n].Answer(req)
+	}
+	var cs mad.MlnxConfigSpaceAccess
+	_ = cs.Unmarshal(h[24:])
+	count := min(int(h.AttrMod()>>16&0x3f), len(cs.Record))
+	for i := range cs.Record[:count] {
+		r := &cs.Record[i]
+		if h.Method() == mad.MethodSet {
+			regs[r.Address] = regs[r.Address]&^r.Mask | r.Data&r.Mask
+		}
+		r.Data = regs[r.Address]
+	}
+	return []*umad.Packet{umadtest.Reply(req, 0, mad.Encode(&cs))}
+}
 
 // runC runs an infiniband-diags tool against the fake, under umad2sim,
 // with a timeout (umad2sim never times a MAD out).
@@ -221,5 +275,97 @@ func TestIbccqueryConformance(t *testing.T) {
 		t.Run(tc.args, func(t *testing.T) {
 			f.conformTail(t, tc.fails, tc.tail, "ibccquery", strings.Fields(tc.args)...)
 		})
+	}
+}
+
+func TestVendstatConformance(t *testing.T) {
+	f := newCCVendFake(t)
+	for _, tc := range []struct {
+		args  string
+		fails bool
+	}{
+		{args: "-N 2"},
+		{args: "--N 3"},
+		{args: "-N 5"},
+		{args: "-w 5"},
+		{args: "-N -w 5"},
+		{args: "-w 2", fails: true}, // not an InfiniScale III
+		{args: "-N 4", fails: true}, // no vendor class
+		{args: "-i 2 1"},
+		{args: "-i 3 1"},
+		{args: "-i 4 1"}, // fails on stderr, exit 0
+		{args: "-R 0x1234 2"},
+		{args: "-R 1234,ff00 -R 0x10113c 5"},
+		{args: "--Read 0x5555 2"},
+		{args: "-N 9", fails: true},        // no such LID
+		{args: "2", fails: true},           // neither -N nor -w
+		{args: "-c 1 2", fails: true},      // malformed
+		{args: "-R zz 2", fails: true},     // malformed
+		{args: "-G -N 0x200", fails: true}, // no SA to resolve a GUID
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			f.conform(t, tc.fails, "vendstat", strings.Fields(tc.args)...)
+		})
+	}
+}
+
+// sameSets runs a writing command with the C tool, then with ibtool, and
+// checks that both sent the same Sets (attribute, modifier and data, from
+// MAD byte 24: the data of vendor range 1, the CC_Key and data of CC).
+func (f *ccvendFake) sameSets(t *testing.T, agent *umadtest.Agent, tool string, args ...string) []*umad.Packet {
+	t.Helper()
+	before := len(agent.Sets())
+	if c := f.runC(t, tool, args...); c.Code != 0 {
+		t.Fatalf("C tool: %s", c)
+	}
+	mid := len(agent.Sets())
+	if r := f.run(tool, args...); r.Code != 0 {
+		t.Fatalf("ibtool: %s", r)
+	}
+	sets := agent.Sets()
+	c, ours := sets[before:mid], sets[mid:]
+	if len(c) == 0 || len(c) != len(ours) {
+		t.Fatalf("%s %v: the C tool sent %d Sets, ibtool %d", tool, args, len(c), len(ours))
+	}
+	for i := range c {
+		ch, oh := mad.Header(c[i].MAD), mad.Header(ours[i].MAD)
+		if ch.AttrID() != oh.AttrID() || ch.AttrMod() != oh.AttrMod() || ch.Class() != oh.Class() ||
+			ch[1] != oh[1] || string(ch[24:]) != string(oh[24:]) || c[i].Addr.LID != ours[i].Addr.LID {
+			t.Errorf("Set %d differs:\nC tool: %x\nibtool: %x", i, c[i].MAD, ours[i].MAD)
+		}
+	}
+	return ours
+}
+
+func TestVendstatWrites(t *testing.T) {
+	f := newCCVendFake(t)
+	sets := f.sameSets(t, f.mlnx[f.sw], "vendstat", "-c", "2,8", "2", "3")
+	if h := mad.Header(sets[0].MAD); h.AttrID() != mad.AttrMlnxConfigCounterGroup || h.AttrMod() != 3 || h[24+15] != 2 || h[24+19] != 8 {
+		t.Errorf("ConfigCounterGroup Set: %x", h)
+	}
+	// The config space is answered by the register file, not the agent.
+	f.runC(t, "vendstat", "-W", "1234,5,ff", "2")
+	f.run("vendstat", "-W", "1234,f0,f0", "2")
+	if got := f.regs[f.sw][0x1234]; got != 0xabf5 {
+		t.Errorf("register 0x1234 = %#x after two writes, want 0xabf5", got)
+	}
+
+	// -v logs each write with the flag that asked for it.
+	r := f.run("vendstat", "-v", "-c", "1,1", "2", "3")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "write: Set MlnxConfigCounterGroup (modifier 0x3) at Lid 2, asked by vendstat -c 1,1") {
+		t.Errorf("-v: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+
+	// Malformed values send nothing.
+	n := len(f.mlnx[f.sw].Sets())
+	for _, args := range [][]string{{"-c", "1", "2"}, {"-c", "a,b", "2"}, {"-c", "1,2,3", "2"}, {"-W", "1234", "2"},
+		{"-W", "1234,xyz", "2"}, {"-W", "1,2,3,4", "2"}, {"-W", "123456789,1", "2"}, {"-R", "", "2"}, {"-c", "1,1", "2", "port"}} {
+		r := f.run("vendstat", args...)
+		if r.Code != ExitUsage || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "vendstat: ") {
+			t.Errorf("vendstat %v: exit %d, stdout %q, stderr %q; want a usage error", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if len(f.mlnx[f.sw].Sets()) != n || f.regs[f.sw][0x1234] != 0xabf5 {
+		t.Error("a malformed value was sent")
 	}
 }
