@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -133,6 +134,7 @@ func (f *ccvendFake) recordCC() {
 		f.cc[f.hca].Set(b, &cct)
 	}
 	f.cc[f.sw].Set(0, &mad.CongestionControlTable{})
+	f.cc[f.sw].Fail(mad.AttrCACongestionSetting, umadtest.AnyMod, umadtest.StatusUnsupported)
 }
 
 // recordVendor stores the Mellanox vendor attributes: a Switch-IB (sw)
@@ -330,7 +332,7 @@ func (f *ccvendFake) sameSets(t *testing.T, agent *umadtest.Agent, tool string, 
 	for i := range c {
 		ch, oh := mad.Header(c[i].MAD), mad.Header(ours[i].MAD)
 		if ch.AttrID() != oh.AttrID() || ch.AttrMod() != oh.AttrMod() || ch.Class() != oh.Class() ||
-			ch[1] != oh[1] || string(ch[24:]) != string(oh[24:]) || c[i].Addr.LID != ours[i].Addr.LID {
+			string(ch[:4]) != string(oh[:4]) || string(ch[24:]) != string(oh[24:]) || c[i].Addr.LID != ours[i].Addr.LID {
 			t.Errorf("Set %d differs:\nC tool: %x\nibtool: %x", i, c[i].MAD, ours[i].MAD)
 		}
 	}
@@ -367,5 +369,143 @@ func TestVendstatWrites(t *testing.T) {
 	}
 	if len(f.mlnx[f.sw].Sets()) != n || f.regs[f.sw][0x1234] != 0xabf5 {
 		t.Error("a malformed value was sent")
+	}
+}
+
+// answer is the fake's Func, for an in-process transport.
+func (f *ccvendFake) opener() *umadtest.Opener {
+	return umadtest.NewOpener(umadtest.Classes{
+		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer,
+		mad.ClassCongest: func(req *umad.Packet) []*umad.Packet {
+			if n, _ := f.fab.Dest(req); n != nil {
+				return f.cc[n].Answer(req)
+			}
+			return []*umad.Packet{umadtest.Undelivered(req)}
+		},
+	}.Answer, umadtest.WithInfo(f.fab.LocalInfo()))
+}
+
+func TestIbccconfigConformance(t *testing.T) {
+	f := newCCVendFake(t)
+	for _, tc := range []struct {
+		args  string
+		fails bool
+	}{
+		{args: "CongestionKeyInfo 2 0x1234 1 100 0"},
+		{args: "-c 7 ck 3 0 0 0 1"},
+		{args: "SwitchCongestionSetting 2 0x1F 0x1FFFFFFFFF 0x0 0xF 8 0 0:0 1"},
+		{args: "SS 2 3 0xf0f0 f 8 255 3 3:16383 65535"},
+		{args: "SwitchPortCongestionSetting 2 5 1 0 7 64 1000"},
+		{args: "SP 4 31 1 1 15 255 65535"},
+		{args: "CACongestionSetting 3 1 0x3 150 1 0 0"},
+		{args: "CS 3 0 0x8001 200 2 3 4"},
+		{args: "CongestionControlTable 3 3 0 0:0 0:1 1:2 3:16383"},
+		{args: "CT 3 0 1 2:100"},
+		{args: "CT 3 66 1 0:64 0:65 1:66"},
+		// Failures the C tool has too.
+		{args: "NoSuchOp 2 1", fails: true},
+		{args: "CK 2 1 2 3", fails: true},       // too few values
+		{args: "CK 2 x 1 2 3", fails: true},     // not a number
+		{args: "CK 2 1 2 3 4", fails: true},     // protect bit
+		{args: "CK 2 1 1 65536 4", fails: true}, // lease period
+		{args: "CK 2 99999999999999999999 1 2 3", fails: true},
+		{args: "SS 2 1 0xg 0 0 0 0 0:0 0", fails: true},
+		{args: "SS 2 1 " + strings.Repeat("f", 65) + " 0 0 0 0 0:0 0", fails: true},
+		{args: "SS 2 1 0 0 0 0 0 5 0", fails: true}, // no shift:multiplier
+		{args: "SP 3 1 1 0 0 0 0", fails: true},     // not a switch
+		{args: "SP 2 9 1 0 0 0 0", fails: true},     // no port 9
+		{args: "CT 3 3 0 0:0 0:1", fails: true},     // entries and limit disagree
+		{args: "CT 3 0 0 1-2", fails: true},         // not shift:multiplier
+		{args: "CS 2 1 1 1 1 1 1", fails: true},     // no CA setting there: status
+		{args: "Timestamp 2", fails: true},          // not an ibccconfig operation
+		{args: "CK 9 1 0 0 0", fails: true},         // no such LID
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			f.conform(t, tc.fails, "ibccconfig", strings.Fields(tc.args)...)
+		})
+	}
+}
+
+func TestIbccconfigWrites(t *testing.T) {
+	f := newCCVendFake(t)
+	// The C tool and ibtool send the same Sets (and SP the same Get).
+	for _, tc := range []struct {
+		node *umadtest.Node
+		args string
+	}{
+		{f.sw, "-c 0x1122334455667788 CongestionKeyInfo 2 0x1234 1 100 0"},
+		{f.sw, "SwitchCongestionSetting 2 0x1F 0x1FFFFFFFFF 0x0 0xF 8 0 1:5 1"},
+		{f.sw, "SwitchPortCongestionSetting 2 5 1 0 7 64 1000"},
+		{f.hca, "CACongestionSetting 3 1 0x3 150 1 0 0"},
+		{f.hca, "CongestionControlTable 3 66 1 0:64 0:65 1:66"},
+	} {
+		f.sameSets(t, f.cc[tc.node], "ibccconfig", strings.Fields(tc.args)...)
+	}
+	// On sw: CK, SS, SP Sets, each from the C tool and ibtool.
+	sent := f.cc[f.sw].Sets()
+	if h := mad.Header(sent[1].MAD); h.Class() != mad.ClassCongest || h[2] != 2 || binary.BigEndian.Uint64(h[24:]) != 0x1122334455667788 {
+		t.Errorf("CongestionKeyInfo Set (class version 2, -c's CC_Key): %x", h[:72])
+	}
+	if h := mad.Header(sent[3].MAD); binary.BigEndian.Uint64(h[24:]) != 0 || binary.BigEndian.Uint32(h[64:]) != 0x1f {
+		t.Errorf("SwitchCongestionSetting Set: %x", h[:72])
+	}
+
+	// SwitchPortCongestionSetting: the other ports of the block stay as
+	// they were; port 40 is in block 1 (IBA's 32 ports per block), read
+	// and written there.
+	var block mad.SwitchPortCongestionSetting
+	_ = block.Unmarshal(sent[5].MAD[64:])
+	if block.Element[5] != (mad.SwitchPortCongestionSettingElement{Valid: 1, Threshold: 7, PacketSize: 64, MarkingRate: 1000}) ||
+		block.Element[4].MarkingRate != 104 || block.Element[6].MarkingRate != 106 {
+		t.Errorf("SP block 0 written: %+v", block.Element[3:8])
+	}
+	r := f.run("ibccconfig", "-v", "SP", "4", "40", "1", "0", "2", "3", "4")
+	sets := f.cc[f.big].Sets()
+	if r.Code != 0 || len(sets) != 1 || mad.Header(sets[0].MAD).AttrMod() != 1 ||
+		!strings.Contains(r.Stderr, "write: Set SwitchPortCongestionSetting (modifier 0x1) at Lid 4, asked by ibccconfig SP") {
+		t.Fatalf("SP port 40: %s, %d sets", r, len(sets))
+	}
+	_ = block.Unmarshal(sets[0].MAD[64:])
+	if block.Element[8].MarkingRate != 4 || block.Element[1].MarkingRate != 7777 {
+		t.Errorf("SP block 1 written: %+v", block.Element[:9])
+	}
+
+	// JSON says what was sent and what the reply has.
+	r = f.run("ibccconfig", "--json", "CK", "3", "5", "0", "1", "2")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"attribute": "CongestionKeyInfo"`) || !strings.Contains(r.Stdout, `"cc_key_lease_period": 1`) {
+		t.Errorf("--json: %s", r)
+	}
+}
+
+// A malformed value, an unknown operation or a missing value sends no MAD
+// at all: the values are checked before the port is opened.
+func TestIbccconfigBadInputSendsNothing(t *testing.T) {
+	f := newCCVendFake(t)
+	for _, args := range []string{
+		"CK 2 1 2 3", "CK 2 1 2 3 4", "CK 2 -1 0 0 0", "CK 2 0x 0 0 0", "CK 2 1_0 0 0 0", "CK 2 0b1 0 0 0",
+		"SS 2 0x100000000 0 0 0 0 0 0:0 0", "SS 2 1 0 0 16 0 0 0:0 0", "SS 2 1 0 0 0 256 0 0:0 0",
+		"SS 2 1 0 0 0 0 0 4:0 0", "SS 2 1 0 0 0 0 0 0:16384 0", "SS 2 1 '' 0 0 0 0 0:0 0",
+		"SP 2 5 2 0 0 0 0", "SP 2 5 1 2 0 0 0", "SP 2 256 1 0 0 0 0", "SP 2 5 1 0 16 0 0",
+		"CS 3 0x10000 0 0 0 0 0", "CS 3 0 0 0 256 0 0",
+		"CT 3 1", "CT 3 1 0 1:2 3:4 5:6", "CT 3 0 0 4:1", "CT 3 0 0 a:1",
+		"Nope 2 1", "SP 2",
+	} {
+		tr := f.opener()
+		r := runWith(tr, append([]string{"ibccconfig"}, strings.Fields(strings.ReplaceAll(args, "''", " "))...)...)
+		if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "ibccconfig") {
+			t.Errorf("ibccconfig %s: exit %d, stdout %q, stderr %q; want a failure", args, r.code, r.stdout, r.stderr)
+		}
+		if sent := tr.Requests(); len(sent) != 0 {
+			t.Errorf("ibccconfig %s sent %d MADs", args, len(sent))
+		}
+		// As "ibtool ibccconfig": one line naming the value, exit 2.
+		r = runWith(f.opener(), append([]string{"ibtool", "ibccconfig"}, strings.Fields(args)...)...)
+		if r.code != ExitUsage || r.stdout != "" {
+			t.Errorf("ibtool ibccconfig %s: exit %d, stdout %q, stderr %q; want a usage error", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runWith(f.opener(), "ibtool", "ibccconfig", "SS", "2", "1", "0", "0", "16", "0", "0", "0:0", "0")
+	if want := `ibccconfig: operation SS: threshold "16": value out of range (4 bits)`; !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}
 }
