@@ -372,13 +372,20 @@ func TestVendstatWrites(t *testing.T) {
 	}
 }
 
-// answer is the fake's Func, for an in-process transport.
+// opener is the fake as an in-process transport, which records what is
+// sent.
 func (f *ccvendFake) opener() *umadtest.Opener {
 	return umadtest.NewOpener(umadtest.Classes{
 		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer,
 		mad.ClassCongest: func(req *umad.Packet) []*umad.Packet {
 			if n, _ := f.fab.Dest(req); n != nil {
 				return f.cc[n].Answer(req)
+			}
+			return []*umad.Packet{umadtest.Undelivered(req)}
+		},
+		mad.ClassVendorMlnx: func(req *umad.Packet) []*umad.Packet {
+			if n, _ := f.fab.Dest(req); n != nil {
+				return f.configSpace(n, req)
 			}
 			return []*umad.Packet{umadtest.Undelivered(req)}
 		},
@@ -508,4 +515,16 @@ func TestIbccconfigBadInputSendsNothing(t *testing.T) {
 	if want := `ibccconfig: operation SS: threshold "16": value out of range (4 bits)`; !strings.HasPrefix(r.stderr, want) {
 		t.Errorf("stderr %q, want %q", r.stderr, want)
 	}
+}
+
+// ccvendVocab is a TestJSONVocabulary run of a command on the fake.
+func ccvendVocab(tool string, args ...string) vocabRun {
+	return vocabRun{args: strings.Join(args, " "), run: func(t *testing.T) []byte {
+		f := newCCVendFake(t)
+		r := runWith(f.opener(), append([]string{"ibtool", tool, "--json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		return vocabDoc(t, r.stdout)
+	}}
 }

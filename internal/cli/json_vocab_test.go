@@ -113,6 +113,15 @@ func TestJSONVocabulary(t *testing.T) {
 			}
 			return vocabDoc(t, "["+strings.Join(docs, ",")+"]")
 		}}},
+		"ibccquery": {ccvendVocab("ibccquery", "CP", "2"), ccvendVocab("ibccquery", "CI", "2"), ccvendVocab("ibccquery", "CK", "2"),
+			ccvendVocab("ibccquery", "CL", "2"), ccvendVocab("ibccquery", "CL", "3"), ccvendVocab("ibccquery", "SS", "2"),
+			ccvendVocab("ibccquery", "SP", "2"), ccvendVocab("ibccquery", "SP", "2", "1"), ccvendVocab("ibccquery", "CS", "3"),
+			ccvendVocab("ibccquery", "CT", "3"), ccvendVocab("ibccquery", "TI", "2")},
+		"ibccconfig": {ccvendVocab("ibccconfig", "CK", "2", "1", "0", "0", "0"), ccvendVocab("ibccconfig", "SS", "2", "1", "0xff", "0", "1", "2", "3", "1:2", "4"),
+			ccvendVocab("ibccconfig", "SP", "2", "1", "1", "0", "2", "3", "4"), ccvendVocab("ibccconfig", "CS", "3", "0", "1", "2", "3", "4", "5"),
+			ccvendVocab("ibccconfig", "CT", "3", "1", "0", "0:1", "1:2")},
+		"vendstat": {ccvendVocab("vendstat", "-N", "2"), ccvendVocab("vendstat", "-N", "-w", "5"), ccvendVocab("vendstat", "-i", "2", "1"),
+			ccvendVocab("vendstat", "-c", "1,2", "2", "1"), ccvendVocab("vendstat", "-R", "1234", "-W", "1234,1", "2")},
 		"subnet_diff": {{run: func(t *testing.T) []byte {
 			cache := filepath.Join(t.TempDir(), "x.cache")
 			if r := runSim(f, "", "ibnetdiscover", "--cache", cache); r.Code != 0 {
