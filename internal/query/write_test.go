@@ -2,9 +2,11 @@ package query
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/umad"
 )
 
 // A Raw sends back the bits the field table does not describe, with the
@@ -43,5 +45,29 @@ func TestDestString(t *testing.T) {
 		if got := tc.d.String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
 		}
+	}
+}
+
+// Congestion control MADs are class version 2 and carry the CC_Key (IBA
+// A10.4.1); CongestionLog's data starts at byte 32; a vendor class of
+// range 1 has its data at byte 24 (IBA 16.5.1).
+func TestRequestClassLayouts(t *testing.T) {
+	c := New(nil, Options{CCKey: 0x0102030405060708, MKey: 0xffff})
+	d := GMPAddr(umad.Address{LID: 2, QP: 1, QKey: umad.QP1QKey})
+	req, err := c.Request(d, mad.ClassCongest, mad.MethodSet, mad.AttrCongestionLog, 0, []byte{0xaa})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := req.MAD
+	if m[1] != mad.ClassCongest || m[2] != 2 || binary.BigEndian.Uint64(m[24:]) != 0x0102030405060708 || m[32] != 0xaa {
+		t.Errorf("CC request: % x", m[:40])
+	}
+	req, _ = c.Request(d, mad.ClassVendorMlnx, mad.MethodGet, mad.AttrMlnxGeneralInfo, 0, []byte{0xbb})
+	if m := req.MAD; m[2] != 1 || m[24] != 0xbb || binary.BigEndian.Uint64(m[24:])>>56 != 0xbb {
+		t.Errorf("vendor request: % x", m[:40])
+	}
+	req, _ = c.Request(d, mad.ClassPerf, mad.MethodGet, mad.AttrPortCounters, 0, nil)
+	if m := req.MAD; m[2] != 1 || binary.BigEndian.Uint64(m[24:]) != 0 {
+		t.Errorf("PerfMgt request: % x", m[:40])
 	}
 }
