@@ -154,6 +154,9 @@ func (f *ccvendFake) recordVendor() {
 	f.mlnx[f.hca].Set(0, &mad.MlnxGeneralInfo{HWRevision: 0x0, DeviceID: 0x1017, Uptime: 5,
 		FWBuildID: 0x12345, FWMonth: 0x12, FWDay: 0x31, FWYear: 0x2019, FWPSID: psid("MT_0000000008XYZW"), // 16 characters, no NUL
 		FWExtMajor: 16, FWExtMinor: 26, FWExtSubMinor: 4012})
+	f.mlnx[f.host].Set(0, cpi)
+	f.mlnx[f.host].Set(0, &mad.MlnxGeneralInfo{HWRevision: 1, DeviceID: 0x1003, FWExtMajor: 2, FWExtMinor: 42, FWExtSubMinor: 5000})
+	f.mlnx[f.host].Set(1, &mad.MlnxCounterGroupInfo{NumCounterGroups: 1, GroupMask: [2]uint32{0xf}})
 	f.mlnx[f.is3].Set(0, cpi)
 	f.mlnx[f.is3].SetData(mad.AttrMlnxGeneralInfo, 0, mad.Encode(&mad.MlnxGeneralInfoIS3{HWRevision: 0xa1, DeviceID: 0xb924,
 		Uptime: 0xdeadbeef, FWMajor: 1, FWMinor: 0, FWSubMinor: 5, FWBuildID: 0x9, FWMonth: 0x02, FWDay: 0x09, FWYear: 0x2008,
@@ -305,6 +308,9 @@ func TestVendstatConformance(t *testing.T) {
 		{args: "-c 1 2", fails: true},      // malformed
 		{args: "-R zz 2", fails: true},     // malformed
 		{args: "-G -N 0x200", fails: true}, // no SA to resolve a GUID
+		{args: "-G -N 0xzz", fails: true},  // a malformed GUID
+		{args: "-N"},                       // the local port
+		{args: "-i"},                       // the local port's port number: 1
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			f.conform(t, tc.fails, "vendstat", strings.Fields(tc.args)...)
