@@ -309,8 +309,9 @@ type vendFailure struct {
 	err   error
 }
 
+// Error is the last of the lines (the one saying what failed) and why.
 func (f *vendFailure) Error() string {
-	msg := strings.Join(f.lines, "; ")
+	msg := strings.TrimPrefix(f.lines[len(f.lines)-1], "vendstat: ")
 	if f.err != nil {
 		msg += ": " + f.err.Error()
 	}
