@@ -32,7 +32,8 @@ package cli
 // "sw_version"}, "xmit_wait" [{"port", "port_xmit_wait"}],
 // "counter_groups" {"count", "masks"}, "counter_group_config" {"group0",
 // "group1"}, "config_space_reads", "config_space_writes" [{"address",
-// "value"}] (value is data & mask as the reply has them), "errors"}.
+// "value"}] (value is data & mask as the reply has them)}. With --json a
+// failure of -i, -c, -R or -W fails the command (no JSON).
 
 import (
 	"context"
@@ -96,7 +97,6 @@ type vendstatResult struct {
 	GroupConfig  *vendGroupConfig   `json:"counter_group_config,omitempty"`
 	ConfigReads  []vendRecord       `json:"config_space_reads,omitempty"`
 	ConfigWrites []vendRecord       `json:"config_space_writes,omitempty"`
-	Errors       []string           `json:"errors,omitempty"`
 	text         strings.Builder
 }
 
@@ -321,13 +321,13 @@ func (f *vendFailure) Error() string {
 func (f *vendFailure) Unwrap() error { return f.err }
 
 // soft reports a failure of -i, -c, -R or -W: in compat use as the C tool,
-// its lines on stderr and exit 0; as "ibtool vendstat", an error.
+// its lines on stderr and exit 0; as "ibtool vendstat" or with --json, an
+// error.
 func (v *vendstat) soft(err error) error {
 	if err == nil {
 		return nil
 	}
 	if f, ok := err.(*vendFailure); ok {
-		v.res.Errors = append(v.res.Errors, f.Error())
 		if v.env.Compat && !v.opts.JSON {
 			for _, l := range f.lines {
 				fmt.Fprintln(v.env.IO.Err, l)
