@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ type ccvendFake struct {
 	host, sw, hca, big *umadtest.Node
 	is3                *umadtest.Node
 	cc, mlnx           map[*umadtest.Node]*umadtest.Agent
+	regsMu             sync.Mutex                           // the server's goroutines write regs
 	regs               map[*umadtest.Node]map[uint32]uint32 // config space
 	srv                *umadtest.SimServer
 }
@@ -175,6 +177,8 @@ func (f *ccvendFake) recordVendor() {
 // bits of its mask; others go to the node's vendor agent.
 func (f *ccvendFake) configSpace(n *umadtest.Node, req *umad.Packet) []*umad.Packet {
 	h := mad.Header(req.MAD)
+	f.regsMu.Lock()
+	defer f.regsMu.Unlock()
 	regs := f.regs[n]
 	if h.AttrID() != mad.AttrMlnxConfigSpaceAccess || regs == nil {
 		return f.mlnx[n].Answer(req)
@@ -190,6 +194,13 @@ func (f *ccvendFake) configSpace(n *umadtest.Node, req *umad.Packet) []*umad.Pac
 		r.Data = regs[r.Address]
 	}
 	return []*umad.Packet{umadtest.Reply(req, 0, mad.Encode(&cs))}
+}
+
+// reg reads a register of a node's config space.
+func (f *ccvendFake) reg(n *umadtest.Node, addr uint32) uint32 {
+	f.regsMu.Lock()
+	defer f.regsMu.Unlock()
+	return f.regs[n][addr]
 }
 
 // runC runs an infiniband-diags tool against the fake, under umad2sim,
@@ -355,7 +366,7 @@ func TestVendstatWrites(t *testing.T) {
 	// The config space is answered by the register file, not the agent.
 	f.runC(t, "vendstat", "-W", "1234,5,ff", "2")
 	f.run("vendstat", "-W", "1234,f0,f0", "2")
-	if got := f.regs[f.sw][0x1234]; got != 0xabf5 {
+	if got := f.reg(f.sw, 0x1234); got != 0xabf5 {
 		t.Errorf("register 0x1234 = %#x after two writes, want 0xabf5", got)
 	}
 
@@ -374,7 +385,7 @@ func TestVendstatWrites(t *testing.T) {
 			t.Errorf("vendstat %v: exit %d, stdout %q, stderr %q; want a usage error", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
-	if len(f.mlnx[f.sw].Sets()) != n || f.regs[f.sw][0x1234] != 0xabf5 {
+	if len(f.mlnx[f.sw].Sets()) != n || f.reg(f.sw, 0x1234) != 0xabf5 {
 		t.Error("a malformed value was sent")
 	}
 }
