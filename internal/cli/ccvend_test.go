@@ -494,6 +494,17 @@ func TestIbccconfigWrites(t *testing.T) {
 	if block.Element[8].MarkingRate != 4 || block.Element[1].MarkingRate != 7777 {
 		t.Errorf("SP block 1 written: %+v", block.Element[:9])
 	}
+	if want := "ibccconfig: Lid 4: SwitchPortCongestionSetting (modifier 1) set; the reply has:\n" +
+		"Port:............................40\nValid:...........................1\nControl_Type:....................0\n" +
+		"Threshold:.......................0x02\nPacket_Size:.....................3\nCong_Parm_Marking_Rate:..........4\n"; !strings.HasSuffix(r.Stderr, want) {
+		t.Errorf("-v: stderr %q, want it to end with %q", r.Stderr, want)
+	}
+	r = f.run("ibccconfig", "-v", "CT", "3", "0", "1", "1:2", "3:4")
+	if want := "CCTI_Limit:......................0\nEntry:...........................64\nCCT_Shift:.......................1\n" +
+		"CCT_Multiplier:..................2\nEntry:...........................65\nCCT_Shift:.......................3\n" +
+		"CCT_Multiplier:..................4\n"; r.Code != 0 || !strings.HasSuffix(r.Stderr, want) {
+		t.Errorf("-v CT: %s", r)
+	}
 
 	// JSON says what was sent and what the reply has.
 	r = f.run("ibccconfig", "--json", "CK", "3", "5", "0", "1", "2")

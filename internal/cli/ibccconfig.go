@@ -23,7 +23,8 @@ package cli
 //
 // The operation is the permission to write (query.Set, logged at -v:
 // "write: Set CongestionKeyInfo (modifier 0x0) at Lid 2, asked by
-// ibccconfig CK"). Every value is checked before the port is opened:
+// ibccconfig CK", then what the reply has of what was changed, on
+// stderr). Every value is checked before the port is opened:
 // a malformed one sends nothing.
 //
 // Deliberate differences, for a tool whose mistakes break a fabric:
@@ -100,11 +101,12 @@ func (r *ibccconfigResult) writeText(io.Writer) error { return nil }
 // ccWrite is a parsed operation: the attribute to set and its modifier;
 // SwitchPortCongestionSetting edits one element of the block it reads.
 type ccWrite struct {
-	set  mad.Struct
-	mod  uint32
-	port int // SwitchPortCongestionSetting: the port
-	elem mad.SwitchPortCongestionSettingElement
-	what string // the C tool's words for the Set ("ca congestion setting")
+	set     mad.Struct
+	mod     uint32
+	port    int // SwitchPortCongestionSetting: the port
+	entries int // CongestionControlTable: the entries given
+	elem    mad.SwitchPortCongestionSettingElement
+	what    string // the C tool's words for the Set ("ca congestion setting")
 }
 
 func runIbccconfig(env *Env, opts *ibccOptions, args []string) (result, error) {
@@ -141,7 +143,37 @@ func runIbccconfig(env *Env, opts *ibccOptions, args []string) (result, error) {
 	if raw, ok := sent.(*query.Raw); ok {
 		sent = raw.Struct
 	}
+	if opts.Verbose > 0 {
+		fmt.Fprintf(env.IO.Err, "ibccconfig: %s: %s (modifier %d) set; the reply has:\n%s", s.gmp, op.name, w.mod, ccChanged(w, reply))
+	}
 	return &ibccconfigResult{Target: target, Attribute: op.name, Modifier: w.mod, Sent: sent, Reply: reply}, nil
+}
+
+// ccChanged is the part of a Set's reply the operation changed, in
+// libibmad's dotted form: the port's element, the SLs of the control map,
+// the entries given, or the whole attribute.
+func ccChanged(w *ccWrite, reply mad.Struct) string {
+	var b strings.Builder
+	switch r := reply.(type) {
+	case *mad.SwitchPortCongestionSetting:
+		b.WriteString(mad.DottedLine("Port", fmt.Sprint(w.port)) + "\n")
+		b.WriteString(mad.Dotted(&r.Element[w.port%spcsConfigBlock], nil))
+	case *mad.CACongestionSetting:
+		b.WriteString(dottedFields(r, "PortControl", "ControlMap"))
+		for sl := range r.Entry {
+			if w.set.(*mad.CACongestionSetting).ControlMap&(1<<sl) != 0 {
+				b.WriteString(mad.DottedLine("SL", fmt.Sprint(sl)) + "\n" + mad.Dotted(&r.Entry[sl], nil))
+			}
+		}
+	case *mad.CongestionControlTable:
+		b.WriteString(dottedFields(r, "CCTILimit"))
+		for i := 0; i < w.entries; i++ {
+			b.WriteString(mad.DottedLine("Entry", fmt.Sprint(int(w.mod)*64+i)) + "\n" + mad.Dotted(&r.Entry[i], nil))
+		}
+	default:
+		b.WriteString(mad.Dotted(reply, nil))
+	}
+	return b.String()
 }
 
 // spcsConfigBlock is the number of ports of a SwitchPortCongestionSetting
@@ -391,5 +423,5 @@ func parseCTWrite(args []string) (*ccWrite, error) {
 		}
 		cct.Entry[i] = mad.CCTEntry{Shift: uint8(shift), Multiplier: uint16(mult)}
 	}
-	return &ccWrite{what: "congestion control table", set: cct, mod: uint32(index)}, nil
+	return &ccWrite{what: "congestion control table", set: cct, mod: uint32(index), entries: len(args) - 2}, nil
 }
