@@ -36,6 +36,7 @@ type ccvendFake struct {
 	host, sw, hca, big *umadtest.Node
 	is3                *umadtest.Node
 	cc, mlnx           map[*umadtest.Node]*umadtest.Agent
+	sa                 *umadtest.SA
 	regsMu             sync.Mutex                           // the server's goroutines write regs
 	regs               map[*umadtest.Node]map[uint32]uint32 // config space
 	srv                *umadtest.SimServer
@@ -61,6 +62,7 @@ func newCCVendFake(t *testing.T) *ccvendFake {
 	}
 	f.recordCC()
 	f.recordVendor()
+	f.sa = f.pathRecords()
 	perNode := func(agents map[*umadtest.Node]*umadtest.Agent) umadtest.Func {
 		return func(req *umad.Packet) []*umad.Packet {
 			n, _ := f.fab.Dest(req)
@@ -72,7 +74,7 @@ func newCCVendFake(t *testing.T) *ccvendFake {
 	}
 	name := fmt.Sprintf("ibtool-ccvend-%d-%d", os.Getpid(), fakeSeq.Add(1))
 	srv, err := umadtest.NewSimServer(name, umadtest.Classes{
-		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer,
+		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer, mad.ClassSubnAdm: f.sa.Answer,
 		mad.ClassCongest: perNode(f.cc),
 		mad.ClassVendorMlnx: func(req *umad.Packet) []*umad.Packet {
 			if n, _ := f.fab.Dest(req); n != nil {
@@ -87,6 +89,29 @@ func newCCVendFake(t *testing.T) *ccvendFake {
 	f.srv = srv
 	t.Cleanup(func() { srv.Close() })
 	return f
+}
+
+// pathRecords is an SA (at the local port's LID) with a path from the
+// local port to each port of the fabric, to resolve GUID targets.
+func (f *ccvendFake) pathRecords() *umadtest.SA {
+	f.fab.SMLID = 1
+	gid := func(n *umadtest.Node) (g mad.GID) {
+		binary.BigEndian.PutUint64(g[:], 0xfe80_0000_0000_0000)
+		binary.BigEndian.PutUint64(g[8:], n.PortGUID(1))
+		return g
+	}
+	// vendstat opens no SMP agent, so libibmad cannot read the local
+	// GID prefix: its PathRecord query has SGID ::101.
+	noPrefix := gid(f.host)
+	clear(noPrefix[:8])
+	sa := umadtest.NewSA()
+	for _, n := range f.fab.Nodes() {
+		for _, sgid := range []mad.GID{gid(f.host), noPrefix} {
+			sa.Add(&mad.PathRecord{DGID: gid(n), SGID: sgid, DLID: n.LID(1), SLID: 1, Reversible: 1, NumbPath: 1,
+				PKey: 0xffff, MTU: mad.MTU(4), Rate: mad.Rate(3), PacketLifeTime: 18})
+		}
+	}
+	return sa
 }
 
 // recordCC stores the congestion control attributes the nodes answer.
@@ -318,7 +343,8 @@ func TestVendstatConformance(t *testing.T) {
 		{args: "2", fails: true},           // neither -N nor -w
 		{args: "-c 1 2", fails: true},      // malformed
 		{args: "-R zz 2", fails: true},     // malformed
-		{args: "-G -N 0x200", fails: true}, // no SA to resolve a GUID
+		{args: "-G -N 0x200"},              // the SA's path to a port GUID
+		{args: "-G -N 0x999", fails: true}, // a GUID the SA does not know
 		{args: "-G -N 0xzz", fails: true},  // a malformed GUID
 		{args: "-N"},                       // the local port
 		{args: "-i"},                       // the local port's port number: 1
@@ -394,7 +420,7 @@ func TestVendstatWrites(t *testing.T) {
 // sent.
 func (f *ccvendFake) opener() *umadtest.Opener {
 	return umadtest.NewOpener(umadtest.Classes{
-		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer,
+		mad.ClassSubnLID: f.fab.Answer, mad.ClassSubnDR: f.fab.Answer, mad.ClassSubnAdm: f.sa.Answer,
 		mad.ClassCongest: func(req *umad.Packet) []*umad.Packet {
 			if n, _ := f.fab.Dest(req); n != nil {
 				return f.cc[n].Answer(req)
