@@ -383,6 +383,23 @@ func (f *ccvendFake) sameSets(t *testing.T, agent *umadtest.Agent, tool string, 
 	return ours
 }
 
+// --cpi is python-rdma's (no C counterpart): the vendor ClassPortInfo,
+// alone or before -N.
+func TestVendstatCPI(t *testing.T) {
+	f := newCCVendFake(t)
+	cpi := "# ClassPortInfo: Lid 2\n" + mad.Dotted(&mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, RespTimeValue: 16}, nil)
+	if r := f.run("vendstat", "--cpi", "2"); r.Code != 0 || r.Stdout != cpi {
+		t.Errorf("--cpi: %s", r)
+	}
+	n := f.run("vendstat", "-N", "2")
+	if r := f.run("vendstat", "--cpi", "-N", "2"); r.Code != 0 || r.Stdout != cpi+n.Stdout {
+		t.Errorf("--cpi -N: %s", r)
+	}
+	if r := f.run("vendstat", "--cpi", "4"); r.Code != ExitFailure || r.Stdout != "vendstat: iberror: failed: classportinfo query\n" {
+		t.Errorf("--cpi without the class: %s", r)
+	}
+}
+
 func TestVendstatWrites(t *testing.T) {
 	f := newCCVendFake(t)
 	sets := f.sameSets(t, f.mlnx[f.sw], "vendstat", "-c", "2,8", "2", "3")

@@ -120,7 +120,7 @@ func TestJSONVocabulary(t *testing.T) {
 		"ibccconfig": {ccvendVocab("ibccconfig", "CK", "2", "1", "0", "0", "0"), ccvendVocab("ibccconfig", "SS", "2", "1", "0xff", "0", "1", "2", "3", "1:2", "4"),
 			ccvendVocab("ibccconfig", "SP", "2", "1", "1", "0", "2", "3", "4"), ccvendVocab("ibccconfig", "CS", "3", "0", "1", "2", "3", "4", "5"),
 			ccvendVocab("ibccconfig", "CT", "3", "1", "0", "0:1", "1:2")},
-		"vendstat": {ccvendVocab("vendstat", "-N", "2"), ccvendVocab("vendstat", "-N", "-w", "5"), ccvendVocab("vendstat", "-i", "2", "1"),
+		"vendstat": {ccvendVocab("vendstat", "-N", "2"), ccvendVocab("vendstat", "--cpi", "2"), ccvendVocab("vendstat", "-N", "-w", "5"), ccvendVocab("vendstat", "-i", "2", "1"),
 			ccvendVocab("vendstat", "-c", "1,2", "2", "1"), ccvendVocab("vendstat", "-R", "1234", "-W", "1234,1", "2")},
 		"subnet_diff": {{run: func(t *testing.T) []byte {
 			cache := filepath.Join(t.TempDir(), "x.cache")

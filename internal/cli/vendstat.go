@@ -19,6 +19,10 @@ package cli
 //   - -R <addr[,mask]> (--Read), -W <addr,val[,mask]> (--Write): config
 //     space records (up to 18 each, hex), read then written.
 //
+// --cpi (python-rdma's vendstat, not in the C tool): the vendor class's
+// ClassPortInfo, "# ClassPortInfo: Lid N" and libibmad's dotted fields,
+// before what -N and -w print.
+//
 // Only -c and -W write to the device: they are the write flags (logged at
 // -v). -i, -c, -R and -W end the run after their MADs, in that order of
 // precedence, as the C tool; their failures are reported on stderr and
@@ -27,7 +31,7 @@ package cli
 // generalinfo query").
 //
 // JSON (--json): {"target" (docs/json.md's target; text portid2str),
-// "port", "general_info" {"hw_revision", "device_id", "uptime",
+// "port", "class_port_info" (mad's encoding), "general_info" {"hw_revision", "device_id", "uptime",
 // "fw_version", "fw_build_id", "fw_date", "fw_psid", "fw_ini_version",
 // "sw_version"}, "xmit_wait" [{"port", "port_xmit_wait"}],
 // "counter_groups" {"count", "masks"}, "counter_group_config" {"group0",
@@ -57,6 +61,7 @@ func init() { register(newVendstatCmd) }
 type vendstatOptions struct {
 	Common
 	generalInfo, xmitWait, groupInfo bool
+	cpi                              bool
 	groupConfig                      string
 	reads, writes                    []string
 }
@@ -79,6 +84,7 @@ func newVendstatCmd(env *Env) *cobra.Command {
 	fl.StringVarP(&opts.groupConfig, "c", "c", "", "configure IS4 counter groups (<num,num>)")
 	fl.StringArrayVarP(&opts.reads, "Read", "R", nil, "Read configuration space record at addr (<addr,mask>)")
 	fl.StringArrayVarP(&opts.writes, "Write", "W", nil, "Write configuration space record at addr (<addr,val,mask>)")
+	fl.BoolVar(&opts.cpi, "cpi", false, "show the vendor class's ClassPortInfo (python-rdma's vendstat)")
 	setupCommon(env, cmd, &opts.Common, "DKy")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		res, err := runVendstat(env, opts, args)
@@ -91,6 +97,7 @@ func newVendstatCmd(env *Env) *cobra.Command {
 type vendstatResult struct {
 	Target       jsonv.Target       `json:"target"`
 	Port         int                `json:"port"`
+	CPI          *mad.ClassPortInfo `json:"class_port_info,omitempty"`
 	GeneralInfo  *vendGeneralInfo   `json:"general_info,omitempty"`
 	XmitWait     []vendXmitWait     `json:"xmit_wait,omitempty"`
 	Groups       *vendCounterGroups `json:"counter_groups,omitempty"`
@@ -259,7 +266,7 @@ func runVendstat(env *Env, opts *vendstatOptions, args []string) (result, error)
 			}
 		}
 		return v.res, nil
-	case !opts.generalInfo && !opts.xmitWait:
+	case !opts.generalInfo && !opts.xmitWait && !opts.cpi:
 		return nil, &ibFailure{cmsg: "at least one of -N and -w must be specified", code: ExitUsage}
 	}
 	return v.res, v.generalInfo()
@@ -470,8 +477,16 @@ func (v *vendstat) generalInfo() error {
 		}
 		return &ibFailure{cmsg: cmsg, err: err, stderr: true}
 	}
-	if err := v.c.GetClass(v.ctx, mad.ClassVendorMlnx, v.dest, 0, nil, &mad.ClassPortInfo{}); err != nil {
+	var cpi mad.ClassPortInfo
+	if err := v.c.GetClass(v.ctx, mad.ClassVendorMlnx, v.dest, 0, nil, &cpi); err != nil {
 		return ibexit("classportinfo query", &vendFailure{lines: []string{"vendstat: method 1, attribute 1 failure"}, err: err})
+	}
+	if v.opts.cpi {
+		fmt.Fprintf(&v.res.text, "# ClassPortInfo: %s\n%s", v.dest, mad.Dotted(&cpi, nil))
+		v.res.CPI = &cpi
+		if !v.opts.generalInfo && !v.opts.xmitWait {
+			return nil
+		}
 	}
 	raw := &query.Raw{Struct: &mad.MlnxGeneralInfo{}}
 	if err := v.call(nil, 0, &mad.MlnxGeneralInfo{}, raw, ""); err != nil {
