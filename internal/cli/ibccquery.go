@@ -201,19 +201,18 @@ func (s *ccSession) switchPorts(what string) (int, error) {
 
 // ibccqueryResult is the text as printed so far and the JSON.
 type ibccqueryResult struct {
-	Target     jsonv.Target `json:"target"`
-	Attribute  string       `json:"attribute"`
-	CPI        any          `json:"class_port_info,omitempty"`
-	Info       any          `json:"congestion_info,omitempty"`
-	KeyInfo    any          `json:"congestion_key_info,omitempty"`
-	Log        any          `json:"congestion_log,omitempty"`
-	Switch     any          `json:"switch_congestion_setting,omitempty"`
-	Ports      []ccPortJSON `json:"ports,omitempty"`
-	CA         any          `json:"ca_congestion_setting,omitempty"`
-	Table      *ccTableJSON `json:"congestion_control_table,omitempty"`
-	Timestamp  any          `json:"timestamp,omitempty"`
-	text       strings.Builder
-	wantsPorts bool
+	Target    jsonv.Target `json:"target"`
+	Attribute string       `json:"attribute"`
+	CPI       any          `json:"class_port_info,omitempty"`
+	Info      any          `json:"congestion_info,omitempty"`
+	KeyInfo   any          `json:"congestion_key_info,omitempty"`
+	Log       any          `json:"congestion_log,omitempty"`
+	Switch    any          `json:"switch_congestion_setting,omitempty"`
+	Ports     []ccPortJSON `json:"ports,omitempty"`
+	CA        any          `json:"ca_congestion_setting,omitempty"`
+	Table     *ccTableJSON `json:"congestion_control_table,omitempty"`
+	Timestamp any          `json:"timestamp,omitempty"`
+	text      strings.Builder
 }
 
 type ccPortJSON struct {
@@ -277,14 +276,7 @@ func (s *ccSession) query(r *ibccqueryResult, name string, portnum int) error {
 	}
 	switch name {
 	case "ClassPortInfo":
-		var cpi mad.ClassPortInfo
-		if err := s.get(0, &cpi); err != nil {
-			return s.fail("class port info query failed", err)
-		}
-		s.header(r, name)
-		r.text.WriteString(mad.Dotted(&cpi, nil))
-		r.CPI = &cpi
-		return nil
+		return simple("class port info", &mad.ClassPortInfo{}, &r.CPI)
 	case "CongestionInfo":
 		return simple("congestion info", &mad.CongestionInfo{}, &r.Info)
 	case "CongestionKeyInfo":
