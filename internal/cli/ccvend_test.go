@@ -179,8 +179,8 @@ func (f *ccvendFake) recordVendor() {
 		FWExtMajor: 11, FWExtMinor: 2008, FWExtSubMinor: 2102, SWMajor: 1, SWMinor: 5, SWSubMinor: 0})
 	f.mlnx[f.hca].Set(0, cpi)
 	f.mlnx[f.hca].Set(0, &mad.MlnxGeneralInfo{HWRevision: 0x0, DeviceID: 0x1017, Uptime: 5,
-		FWBuildID: 0x12345, FWMonth: 0x12, FWDay: 0x31, FWYear: 0x2019, FWPSID: psid("MT_0000000008XYZW"), // 16 characters, no NUL
-		FWExtMajor: 16, FWExtMinor: 26, FWExtSubMinor: 4012})
+		FWBuildID: 0x12345, FWMonth: 0x12, FWDay: 0x31, FWYear: 0x2019, FWPSID: psid("MT_000000000XYZW0"), // 16 characters, no NUL: printf runs on into the ini version
+		FWIniFileVersion: 0x41424300, FWExtMajor: 16, FWExtMinor: 26, FWExtSubMinor: 4012})
 	f.mlnx[f.host].Set(0, cpi)
 	f.mlnx[f.host].Set(0, &mad.MlnxGeneralInfo{HWRevision: 1, DeviceID: 0x1003, FWExtMajor: 2, FWExtMinor: 42, FWExtSubMinor: 5000})
 	f.mlnx[f.host].Set(1, &mad.MlnxCounterGroupInfo{NumCounterGroups: 1, GroupMask: [2]uint32{0xf}})
