@@ -162,6 +162,10 @@ func (f *ccvendFake) recordCC() {
 		f.cc[f.hca].Set(b, &cct)
 	}
 	f.cc[f.sw].Set(0, &mad.CongestionControlTable{})
+	// big's table claims 131 entries, but has no block 2.
+	for b := uint32(0); b < 2; b++ {
+		f.cc[f.big].Set(b, &mad.CongestionControlTable{CCTILimit: 130, Entry: [64]mad.CCTEntry{{Shift: 1, Multiplier: uint16(b)}}})
+	}
 	f.cc[f.sw].Fail(mad.AttrCACongestionSetting, umadtest.AnyMod, umadtest.StatusUnsupported)
 }
 
@@ -307,6 +311,7 @@ func TestIbccqueryConformance(t *testing.T) {
 		{args: "CACongestionSetting 3"},
 		{args: "CongestionControlTable 3"},
 		{args: "ct 2"},
+		{args: "CT 4", fails: true}, // block 2 fails after 128 entries
 		{args: "Timestamp 2"},
 		{args: "TI 3"},
 		{args: "CS 2", fails: true},        // nothing stored: status 0x1C
