@@ -1489,8 +1489,10 @@ var descSwitchPortCongestionSettingElement = &StructDesc{
 	},
 }
 
-// SwitchPortCongestionSetting (IBA A10.4.3.7): AttrMod is a block of 48
-// ports (port 48*block+i in Element i), as ibccquery reads it.
+// SwitchPortCongestionSetting (IBA A10.4.3.7): AttrMod is a block of
+// ports. IBA's blocks have 32 ports (OpenSM, ibccconfig); infiniband-diags'
+// ibccquery reads 48 elements per block (port 48*block+i in Element i),
+// the whole data area.
 //
 // Wire: attribute 0x0015 of class cc, methods Get, Set; 192 bytes.
 type SwitchPortCongestionSetting struct {
