@@ -13,7 +13,9 @@ package cli
 // block up to CCTI_Limit), Timestamp (TI). -c puts the CC_Key in every MAD.
 // SwitchPortCongestionSetting first reads NodeInfo (an SMP) for the
 // number of ports, and reads blocks of 48 ports (AttributeModifier: the
-// block), as the C tool.
+// block), as the C tool. IBA's blocks have 32 ports (ibccconfig writes
+// them so): on a switch of more than 32 ports, ports 32..47 show block
+// 0's elements 32..47, as the C tool shows them.
 //
 // Failures as the C tool's IBEXIT ("operation CI: congestion info query
 // failed"); an unknown operation "operation 'X' not supported".
