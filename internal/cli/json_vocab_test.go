@@ -81,6 +81,7 @@ func TestJSONVocabulary(t *testing.T) {
 		"iblinkinfo":    {{args: ""}, {args: "-p"}, {args: "-d"}},
 		"ibqueryerrors": {{args: ""}, {args: "--details --data -r"}, {args: "--counters"}, {args: "-k -K --details --dry-run"}},
 		"ibhosts":       {{args: ""}},
+		"topology":      {{args: ""}, {args: "--format dot"}},
 		"ibswitches":    {{args: ""}},
 		"ibrouters":     {{args: ""}},
 		"ibnodes":       {{args: ""}},

@@ -220,3 +220,23 @@ func cmpInt(a, b int) int {
 	}
 	return 0
 }
+
+// Sorted returns names in the order Slurm sorts hosts (natural order of
+// the prefix, then the numeric suffix), without duplicates; never nil.
+func Sorted(names []string) []string {
+	s := append([]string{}, names...)
+	sort.SliceStable(s, func(i, j int) bool {
+		a, b := parse(s[i]), parse(s[j])
+		if less(a, b) != less(b, a) {
+			return less(a, b)
+		}
+		return s[i] < s[j]
+	})
+	out := s[:0]
+	for i, n := range s {
+		if i == 0 || n != s[i-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
