@@ -1,0 +1,309 @@
+// Package exporter is ibtool's Prometheus exporter: the counters of every
+// port of the fabric, read at each scrape in one fan-out through the
+// query layer's counter reader, with the link state, width and rate of
+// every port from one fabric discovery that is kept between scrapes and
+// refreshed on an interval. A counter read that fails is a metric of the
+// scrape (ib_port_scrape_error), never a failed scrape.
+package exporter
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
+	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/umad"
+)
+
+// Config is what an Exporter reads and how.
+type Config struct {
+	// Client sends the counter reads (and the walk, through Discover).
+	Client *query.Client
+	// Discover reads the fabric: a live walk or a cache.
+	Discover func(ctx context.Context) (*discovery.Fabric, error)
+	Names    *nodename.Map
+	// Timeout is each counter MAD's timeout per attempt; 0 for the
+	// engine's.
+	Timeout time.Duration
+}
+
+// Exporter is a prometheus.Collector of the fabric's ports.
+type Exporter struct {
+	cfg Config
+
+	scrapeMu sync.Mutex // one scrape at a time: two would double the fabric's load
+	mu       sync.Mutex // guards the fields below
+	fab      *fabricState
+	failures int // discoveries that failed
+}
+
+// fabricState is one discovery, prepared for scrapes.
+type fabricState struct {
+	fab      *discovery.Fabric
+	at       time.Time
+	took     time.Duration
+	ports    []query.CounterPort
+	labels   [][]string // the port labels of ports[i]
+	caps     map[uint64]*query.PMACaps
+	static   []prometheus.Metric // node and link metrics: they change only with a discovery
+	nodeKind map[string]int
+}
+
+// New returns an exporter; it has no fabric until Refresh.
+func New(cfg Config) *Exporter { return &Exporter{cfg: cfg} }
+
+// Refresh discovers the fabric again. On failure the previous discovery
+// stays in use and the failure is counted (ib_discovery_failures_total).
+func (e *Exporter) Refresh(ctx context.Context) error {
+	start := time.Now()
+	fab, err := e.cfg.Discover(ctx)
+	if err != nil {
+		e.mu.Lock()
+		e.failures++
+		e.mu.Unlock()
+		return err
+	}
+	st := prepare(fab, e.cfg.Names, e.cfg.Client.Options().PKeyIndex)
+	st.at, st.took = start, time.Since(start)
+	e.mu.Lock()
+	if e.fab != nil {
+		// Keep what the PMAs said they can do: capabilities do not change
+		// with a walk, and reading them again would cost a MAD per node.
+		for g, c := range e.fab.caps {
+			if _, ok := st.caps[g]; !ok && st.fab.Node(g) != nil {
+				st.caps[g] = c
+			}
+		}
+	}
+	e.fab = st
+	e.mu.Unlock()
+	return nil
+}
+
+// Run refreshes the discovery every interval until ctx ends; errors
+// reach report.
+func (e *Exporter) Run(ctx context.Context, interval time.Duration, report func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := e.Refresh(ctx); err != nil && report != nil {
+				report(err)
+			}
+		}
+	}
+}
+
+// Describe sends every metric's description.
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs() {
+		ch <- d
+	}
+}
+
+// Collect reads every port's counters and sends them with the link and
+// discovery metrics.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	e.scrapeMu.Lock()
+	defer e.scrapeMu.Unlock()
+	e.mu.Lock()
+	st, failures := e.fab, e.failures
+	e.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(discoveryFailDesc, prometheus.CounterValue, float64(failures))
+	defer func() { sendMADStats(ch, e.cfg.Client.Engine().Stats()) }()
+	if st == nil {
+		return
+	}
+	for _, m := range st.static {
+		ch <- m
+	}
+	ch <- prometheus.MustNewConstMetric(discoveryTimeDesc, prometheus.GaugeValue, float64(st.at.UnixNano())/1e9)
+	ch <- prometheus.MustNewConstMetric(discoveryDurDesc, prometheus.GaugeValue, st.took.Seconds())
+	ch <- prometheus.MustNewConstMetric(discoveryErrDesc, prometheus.GaugeValue, float64(len(st.fab.Errors)))
+	for _, kind := range []string{"ca", "switch", "router"} {
+		ch <- prometheus.MustNewConstMetric(discoveryNodesDesc, prometheus.GaugeValue, float64(st.nodeKind[kind]), kind)
+	}
+	e.collectCounters(ch, st)
+}
+
+func sendMADStats(ch chan<- prometheus.Metric, s rpc.Stats) {
+	ch <- prometheus.MustNewConstMetric(madsDesc, prometheus.CounterValue, float64(s.Sent), "sent")
+	ch <- prometheus.MustNewConstMetric(madsDesc, prometheus.CounterValue, float64(s.Retried), "retried")
+	ch <- prometheus.MustNewConstMetric(madsDesc, prometheus.CounterValue, float64(s.Lost), "lost")
+}
+
+// collectCounters reads the counters of every port in one fan-out.
+func (e *Exporter) collectCounters(ch chan<- prometheus.Metric, st *fabricState) {
+	start := time.Now()
+	e.mu.Lock()
+	caps := make(map[uint64]*query.PMACaps, len(st.caps))
+	for g, c := range st.caps {
+		if c.Err == nil { // a failed ClassPortInfo is asked again
+			caps[g] = c
+		}
+	}
+	e.mu.Unlock()
+	res := query.ReadCounters(context.Background(), e.cfg.Client, st.ports, query.CounterOptions{Caps: caps, Timeout: e.cfg.Timeout})
+	took := time.Since(start)
+	failed := 0
+	for i := range res {
+		r := &res[i]
+		caps[r.NodeGUID] = r.Caps
+		if r.Err != nil {
+			failed++
+			ch <- prometheus.MustNewConstMetric(portScrapeErrDesc, prometheus.GaugeValue, 1, append(st.labels[i], errAttr(r.Err), errReason(r.Err))...)
+		}
+		sendCounters(ch, r, st.labels[i])
+	}
+	e.mu.Lock()
+	st.caps = caps
+	e.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(scrapePortsDesc, prometheus.GaugeValue, float64(len(res)))
+	ch <- prometheus.MustNewConstMetric(scrapePortErrDesc, prometheus.GaugeValue, float64(failed))
+	ch <- prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, took.Seconds())
+}
+
+// portValues are one port's counter attributes, as read.
+type portValues struct {
+	basic *mad.PortCounters
+	ext   *mad.PortCountersExtended
+}
+
+// sendCounters sends what was read of one port: each counter from
+// PortCountersExtended when the PMA has it there (64 bits), else from
+// PortCounters; nothing for an attribute that was not read.
+func sendCounters(ch chan<- prometheus.Metric, r *query.PortCounters, labels []string) {
+	v := &portValues{basic: r.Basic, ext: r.Extended}
+	extErrors := r.Caps.ExtendedErrors()
+	ietf := r.Caps.Has(mad.PerfCapMaskExtWidth)
+	for _, f := range counterFields {
+		useExt := v.ext != nil && f.ext != nil && ((f.data && (!f.ietf || ietf)) || (!f.data && extErrors))
+		switch {
+		case useExt:
+			ch <- prometheus.MustNewConstMetric(f.desc, prometheus.CounterValue, float64(f.ext(v)), labels...)
+		case v.basic != nil && f.basic != nil:
+			ch <- prometheus.MustNewConstMetric(f.desc, prometheus.CounterValue, float64(f.basic(v)), labels...)
+		}
+	}
+	switch {
+	case v.ext != nil && extErrors:
+		ch <- prometheus.MustNewConstMetric(xmitWaitDesc, prometheus.CounterValue, float64(v.ext.PortXmitWait), labels...)
+	case v.basic != nil && r.Caps.Has(mad.PerfCapMaskXmitWait):
+		ch <- prometheus.MustNewConstMetric(xmitWaitDesc, prometheus.CounterValue, float64(v.basic.PortXmitWait), labels...)
+	}
+}
+
+func errAttr(err error) string {
+	var ce *query.CounterError
+	if errors.As(err, &ce) {
+		return ce.Attr
+	}
+	return ""
+}
+
+// errReason is a failure in one word: timeout (no reply after the
+// retries), status (the PMA refused), or other.
+func errReason(err error) string {
+	var te *rpc.TimeoutError
+	var se *rpc.StatusError
+	switch {
+	case errors.As(err, &te) || errors.Is(err, umad.ErrTimeout):
+		return "timeout"
+	case errors.As(err, &se):
+		return "status"
+	}
+	return "other"
+}
+
+// prepare turns a discovery into what scrapes need: the ports to read
+// with their labels, and the node and link metrics.
+func prepare(f *discovery.Fabric, names *nodename.Map, pkeyIndex uint16) *fabricState {
+	st := &fabricState{fab: f, caps: map[uint64]*query.PMACaps{}, nodeKind: map[string]int{}}
+	for _, n := range f.SortedByGUID() {
+		guid := mad.GUID(n.GUID).String()
+		name := names.Name(n.GUID, n.Desc())
+		kind := string(jsonv.NodeTypeOf(mad.NodeType(n.Type)))
+		st.nodeKind[kind]++
+		st.static = append(st.static, prometheus.MustNewConstMetric(nodeInfoDesc, prometheus.GaugeValue, 1, guid, name, kind, strconv.Itoa(n.NumPorts)))
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.PortInfo == nil {
+				continue
+			}
+			labels := []string{guid, name, strconv.Itoa(p.Num)}
+			st.static = append(st.static, linkMetrics(p, labels, names)...)
+			lid := p.BaseLID
+			if n.Type == discovery.NodeSwitch {
+				lid = n.SMALID // a switch's PMA answers for all its ports at port 0's LID
+			}
+			if p.Remote == nil || lid == 0 {
+				continue
+			}
+			st.ports = append(st.ports, query.CounterPort{
+				NodeGUID: n.GUID, NodeType: mad.NodeType(n.Type), Port: p.Num,
+				Dest: query.GMPAddr(umad.Address{LID: lid, QP: 1, QKey: umad.QP1QKey, PKeyIndex: pkeyIndex}),
+			})
+			st.labels = append(st.labels, labels)
+		}
+	}
+	return st
+}
+
+// linkMetrics are a port's state, and for a port with a link its width,
+// rate and the link's far end.
+func linkMetrics(p *discovery.Port, labels []string, names *nodename.Map) []prometheus.Metric {
+	pi := p.Info()
+	ms := []prometheus.Metric{
+		prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, float64(pi.PortState), labels...),
+		prometheus.MustNewConstMetric(physStateDesc, prometheus.GaugeValue, float64(pi.PortPhysicalState), labels...),
+	}
+	if p.Remote == nil {
+		return ms
+	}
+	rate := linkRate(p, pi)
+	if lanes, err := strconv.Atoi(string(rate.Width[:max(len(rate.Width)-1, 0)])); err == nil {
+		ms = append(ms, prometheus.MustNewConstMetric(widthDesc, prometheus.GaugeValue, float64(lanes), labels...))
+	}
+	if rate.RateGbps > 0 {
+		ms = append(ms, prometheus.MustNewConstMetric(rateDesc, prometheus.GaugeValue, rate.RateGbps*1e9/8, labels...))
+	}
+	r := p.Remote
+	info := append(append([]string{}, labels...), strconv.Itoa(int(p.BaseLID)), string(rate.Width), rate.SpeedText,
+		mad.GUID(r.Node.GUID).String(), names.Name(r.Node.GUID, r.Node.Desc()), strconv.Itoa(r.Num))
+	return append(ms, prometheus.MustNewConstMetric(linkInfoDesc, prometheus.GaugeValue, 1, info...))
+}
+
+// linkRate is the width and speed of p's active link, named as
+// ibnetdiscover names them (the capability mask that counts is port 0's
+// on a switch).
+func linkRate(p *discovery.Port, pi *mad.PortInfo) jsonv.Rate {
+	ci := pi
+	if p.Node.Type == discovery.NodeSwitch {
+		ci = nil
+		if p0 := p.Node.Port(0); p0 != nil && p0.PortInfo != nil {
+			ci = p0.Info()
+		}
+	}
+	if ci == nil {
+		return jsonv.Rate{}
+	}
+	var fdr10 bool
+	if len(p.MlnxExtPortInfo) >= mad.MlnxExtPortInfoSize {
+		var x mad.MlnxExtPortInfo
+		_ = x.Unmarshal(p.MlnxExtPortInfo)
+		fdr10 = x.LinkSpeedActive&uint8(mad.MlnxLinkSpeedFDR10) != 0
+	}
+	speed := pi.LinkSpeedActive
+	return jsonv.RateOf(jsonv.WidthOf(pi.LinkWidthActive), mad.SpeedCompatName(mad.AggregateExtSpeed(pi, ci), speed, speed == mad.LinkSpeedQDR && fdr10))
+}
