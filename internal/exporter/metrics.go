@@ -90,15 +90,15 @@ var (
 
 // Scrape and discovery metrics.
 var (
-	scrapePortsDesc     = prometheus.NewDesc("ib_scrape_ports", "Ports whose counters this scrape read.", nil, nil)
-	scrapePortErrDesc   = prometheus.NewDesc("ib_scrape_port_errors", "Ports whose counter read failed in this scrape (a lost or refused MAD).", nil, nil)
-	scrapeDurationDesc  = prometheus.NewDesc("ib_scrape_duration_seconds", "Time this scrape took to read the counters.", nil, nil)
-	madsDesc            = prometheus.NewDesc("ib_exporter_mads_total", "MADs the exporter has sent, retried and lost (no reply after the retries).", []string{"result"}, nil)
-	discoveryNodesDesc  = prometheus.NewDesc("ib_discovery_nodes", "Nodes in the cached fabric discovery.", []string{"node_type"}, nil)
-	discoveryErrDesc    = prometheus.NewDesc("ib_discovery_walk_errors", "Queries that failed during the last discovery (the fabric is missing what they would have found).", nil, nil)
-	discoveryFailDesc   = prometheus.NewDesc("ib_discovery_failures_total", "Discoveries that failed altogether (the previous fabric was kept).", nil, nil)
-	discoveryTimeDesc   = prometheus.NewDesc("ib_discovery_last_success_timestamp_seconds", "When the cached fabric was discovered (Unix time).", nil, nil)
-	discoveryDurDesc    = prometheus.NewDesc("ib_discovery_duration_seconds", "How long the last successful discovery took.", nil, nil)
+	scrapePortsDesc    = prometheus.NewDesc("ib_scrape_ports", "Ports whose counters this scrape read.", nil, nil)
+	scrapePortErrDesc  = prometheus.NewDesc("ib_scrape_port_errors", "Ports whose counter read failed in this scrape (a lost or refused MAD).", nil, nil)
+	scrapeDurationDesc = prometheus.NewDesc("ib_scrape_duration_seconds", "Time this scrape took to read the counters.", nil, nil)
+	madsDesc           = prometheus.NewDesc("ib_exporter_mads_total", "MADs the exporter has sent, retried and lost (no reply after the retries).", []string{"result"}, nil)
+	discoveryNodesDesc = prometheus.NewDesc("ib_discovery_nodes", "Nodes in the cached fabric discovery.", []string{"node_type"}, nil)
+	discoveryErrDesc   = prometheus.NewDesc("ib_discovery_walk_errors", "Queries that failed during the last discovery (the fabric is missing what they would have found).", nil, nil)
+	discoveryFailDesc  = prometheus.NewDesc("ib_discovery_failures_total", "Discoveries that failed altogether (the previous fabric was kept).", nil, nil)
+	discoveryTimeDesc  = prometheus.NewDesc("ib_discovery_last_success_timestamp_seconds", "When the cached fabric was discovered (Unix time).", nil, nil)
+	discoveryDurDesc   = prometheus.NewDesc("ib_discovery_duration_seconds", "How long the last successful discovery took.", nil, nil)
 )
 
 func allDescs() []*prometheus.Desc {
