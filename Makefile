@@ -20,13 +20,14 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # The simulated fabric the tests and the demo need (Debian/Ubuntu packages),
 # the verbs header the layout tests check ibtool's structures against (also
 # as the AArch64 cross compiler sees it), qemu-user, which runs the arm64
-# build on the simulated fabric, groff, which checks the man pages, and
-# dpkg-deb for make deb.
+# build on the simulated fabric, groff, which checks the man pages,
+# dpkg-deb for make deb, and Prometheus, whose promtool and server the
+# exporter's tests run.
 SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h \
 	/usr/bin/aarch64-linux-gnu-gcc /usr/aarch64-linux-gnu/include/pthread.h /usr/bin/qemu-aarch64 \
-	/usr/bin/groff /usr/bin/dpkg-deb
+	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/promtool /usr/bin/prometheus
 SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-	qemu-user groff-base dpkg
+	qemu-user groff-base dpkg prometheus
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench
