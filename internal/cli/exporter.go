@@ -106,8 +106,6 @@ func runExporter(ctx context.Context, env *Env, o *exporterOptions) error {
 			return o.src.Fabric(ctx, client, query.Walk{})
 		},
 	})
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(exp)
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -119,22 +117,22 @@ func runExporter(ctx context.Context, env *Env, o *exporterOptions) error {
 		if err != nil {
 			return err
 		}
-		return writeOnce(env, reg, o.textfile)
+		return writeOnce(env, exp, o.textfile)
 	}
 	if err != nil {
 		// Serve anyway: the failure is a metric, and the next refresh may
 		// find the fabric (an SM that is not up yet).
 		fmt.Fprintf(env.IO.Err, "exporter: %v; serving without a fabric until the next refresh\n", err)
 	}
-	return serveMetrics(ctx, env, o, exp, reg)
+	return serveMetrics(ctx, env, o, exp)
 }
 
 // writeOnce writes one scrape to file (atomically), or to stdout.
-func writeOnce(env *Env, reg *prometheus.Registry, file string) error {
+func writeOnce(env *Env, exp *exporter.Exporter, file string) error {
 	if file != "" {
-		return prometheus.WriteToTextfile(file, reg)
+		return prometheus.WriteToTextfile(file, exp)
 	}
-	mfs, err := reg.Gather()
+	mfs, err := exp.Gather()
 	if err != nil {
 		return err
 	}
@@ -147,13 +145,13 @@ func writeOnce(env *Env, reg *prometheus.Registry, file string) error {
 	return nil
 }
 
-func serveMetrics(ctx context.Context, env *Env, o *exporterOptions, exp *exporter.Exporter, reg *prometheus.Registry) error {
+func serveMetrics(ctx context.Context, env *Env, o *exporterOptions, exp *exporter.Exporter) error {
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(o.path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.Handle(o.path, promhttp.HandlerFor(exp, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)

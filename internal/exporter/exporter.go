@@ -4,17 +4,23 @@
 // every port from one fabric discovery that is kept between scrapes and
 // refreshed on an interval. A counter read that fails is a metric of the
 // scrape (ib_port_scrape_error), never a failed scrape.
+//
+// The exporter is a prometheus.Gatherer: it builds the metric families
+// itself, for client_golang's promhttp handler and textfile writer. A
+// 2000-node fabric has some 300 000 series; a Collector's series would
+// each go through the registry's per-metric checks and sort, which cost
+// more than reading the counters. Here the families are consistent by
+// construction (one series per port and metric, label names sorted), and
+// the tests check them with client_golang's own checks and promtool.
 package exporter
 
 import (
 	"context"
 	"errors"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibtool/ibtool/internal/discovery"
@@ -38,7 +44,7 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// Exporter is a prometheus.Collector of the fabric's ports.
+// Exporter gathers the fabric's metrics.
 type Exporter struct {
 	cfg Config
 
@@ -50,14 +56,16 @@ type Exporter struct {
 
 // fabricState is one discovery, prepared for scrapes.
 type fabricState struct {
-	fab      *discovery.Fabric
-	at       time.Time
-	took     time.Duration
-	ports    []query.CounterPort
-	labels   [][]string         // the port labels of ports[i]
-	pairs    [][]*dto.LabelPair // the same, made once for every scrape's series
-	caps     map[uint64]*query.PMACaps
-	static   []prometheus.Metric // node and link metrics: they change only with a discovery
+	fab    *discovery.Fabric
+	at     time.Time
+	took   time.Duration
+	ports  []query.CounterPort
+	labels [][]string         // the port label values of ports[i]
+	pairs  [][]*dto.LabelPair // the same as label pairs, shared by all the port's series
+	caps   map[uint64]*query.PMACaps
+	// static are the node and link series: they change only with a
+	// discovery.
+	static   families
 	nodeKind map[string]int
 }
 
@@ -82,7 +90,7 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 		// Keep what the PMAs said they can do: capabilities do not change
 		// with a walk, and reading them again would cost a MAD per node.
 		for g, c := range e.fab.caps {
-			if _, ok := st.caps[g]; !ok && st.fab.Node(g) != nil {
+			if st.fab.Node(g) != nil {
 				st.caps[g] = c
 			}
 		}
@@ -109,46 +117,38 @@ func (e *Exporter) Run(ctx context.Context, interval time.Duration, report func(
 	}
 }
 
-// Describe sends every metric's description.
-func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescs() {
-		ch <- d
-	}
-}
-
-// Collect reads every port's counters and sends them with the link and
-// discovery metrics.
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+// Gather reads every port's counters and returns them with the link and
+// discovery metrics (prometheus.Gatherer). Failed reads are metrics; the
+// error is always nil.
+func (e *Exporter) Gather() ([]*dto.MetricFamily, error) {
 	e.scrapeMu.Lock()
 	defer e.scrapeMu.Unlock()
 	e.mu.Lock()
 	st, failures := e.fab, e.failures
 	e.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(discoveryFailDesc, prometheus.CounterValue, float64(failures))
-	defer func() { sendMADStats(ch, e.cfg.Client.Engine().Stats()) }()
-	if st == nil {
-		return
+	fs := families{}
+	fs.value(discoveryFailDef, float64(failures))
+	if st != nil {
+		for def, mf := range st.static {
+			fs[def] = mf
+		}
+		fs.value(discoveryTimeDef, float64(st.at.UnixNano())/1e9)
+		fs.value(discoveryDurDef, st.took.Seconds())
+		fs.value(discoveryErrDef, float64(len(st.fab.Errors)))
+		for _, kind := range []string{"ca", "router", "switch"} {
+			fs.value(discoveryNodesDef, float64(st.nodeKind[kind]), kind)
+		}
+		e.gatherCounters(fs, st)
 	}
-	for _, m := range st.static {
-		ch <- m
-	}
-	ch <- prometheus.MustNewConstMetric(discoveryTimeDesc, prometheus.GaugeValue, float64(st.at.UnixNano())/1e9)
-	ch <- prometheus.MustNewConstMetric(discoveryDurDesc, prometheus.GaugeValue, st.took.Seconds())
-	ch <- prometheus.MustNewConstMetric(discoveryErrDesc, prometheus.GaugeValue, float64(len(st.fab.Errors)))
-	for _, kind := range []string{"ca", "switch", "router"} {
-		ch <- prometheus.MustNewConstMetric(discoveryNodesDesc, prometheus.GaugeValue, float64(st.nodeKind[kind]), kind)
-	}
-	e.collectCounters(ch, st)
+	s := e.cfg.Client.Engine().Stats()
+	fs.value(madsDef, float64(s.Lost), "lost")
+	fs.value(madsDef, float64(s.Retried), "retried")
+	fs.value(madsDef, float64(s.Sent), "sent")
+	return fs.sorted(), nil
 }
 
-func sendMADStats(ch chan<- prometheus.Metric, s rpc.Stats) {
-	ch <- prometheus.MustNewConstMetric(madsDesc, prometheus.CounterValue, float64(s.Sent), "sent")
-	ch <- prometheus.MustNewConstMetric(madsDesc, prometheus.CounterValue, float64(s.Retried), "retried")
-	ch <- prometheus.MustNewConstMetric(madsDesc, prometheus.CounterValue, float64(s.Lost), "lost")
-}
-
-// collectCounters reads the counters of every port in one fan-out.
-func (e *Exporter) collectCounters(ch chan<- prometheus.Metric, st *fabricState) {
+// gatherCounters reads the counters of every port in one fan-out.
+func (e *Exporter) gatherCounters(fs families, st *fabricState) {
 	start := time.Now()
 	e.mu.Lock()
 	caps := make(map[uint64]*query.PMACaps, len(st.caps))
@@ -166,16 +166,17 @@ func (e *Exporter) collectCounters(ch chan<- prometheus.Metric, st *fabricState)
 		caps[r.NodeGUID] = r.Caps
 		if r.Err != nil {
 			failed++
-			ch <- prometheus.MustNewConstMetric(portScrapeErrDesc, prometheus.GaugeValue, 1, append(st.labels[i], errAttr(r.Err), errReason(r.Err))...)
+			l := st.labels[i]
+			fs.value(portScrapeErrDef, 1, errAttr(r.Err), l[0], l[1], l[2], errReason(r.Err))
 		}
-		sendCounters(ch, r, st.pairs[i])
+		addCounters(fs, r, st.pairs[i])
 	}
 	e.mu.Lock()
 	st.caps = caps
 	e.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(scrapePortsDesc, prometheus.GaugeValue, float64(len(res)))
-	ch <- prometheus.MustNewConstMetric(scrapePortErrDesc, prometheus.GaugeValue, float64(failed))
-	ch <- prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, took.Seconds())
+	fs.value(scrapePortsDef, float64(len(res)))
+	fs.value(scrapePortErrDef, float64(failed))
+	fs.value(scrapeDurationDef, took.Seconds())
 }
 
 // readCounters reads the counters of ports in one fan-out. A port whose
@@ -216,45 +217,16 @@ func (e *Exporter) readCounters(ports []query.CounterPort, caps map[uint64]*quer
 	return res
 }
 
-// portMetric is one series of a port: its labels are made once per
-// discovery and shared by all its series (a scrape of a big fabric has
-// hundreds of thousands; prometheus.MustNewConstMetric would make them
-// anew for each).
-type portMetric struct {
-	desc   *prometheus.Desc
-	labels []*dto.LabelPair
-	value  float64
-}
-
-func (m *portMetric) Desc() *prometheus.Desc { return m.desc }
-
-func (m *portMetric) Write(out *dto.Metric) error {
-	v := m.value
-	out.Label = m.labels
-	out.Counter = &dto.Counter{Value: &v}
-	return nil
-}
-
-// labelPairs are the label pairs of a port's series, sorted by name as
-// the exposition wants them (portLabels is sorted).
-func labelPairs(values []string) []*dto.LabelPair {
-	pairs := make([]*dto.LabelPair, len(portLabels))
-	for i, name := range portLabels {
-		pairs[i] = &dto.LabelPair{Name: &name, Value: &values[i]}
-	}
-	return pairs
-}
-
 // portValues are one port's counter attributes, as read.
 type portValues struct {
 	basic *mad.PortCounters
 	ext   *mad.PortCountersExtended
 }
 
-// sendCounters sends what was read of one port: each counter from
+// addCounters adds what was read of one port: each counter from
 // PortCountersExtended when the PMA has it there (64 bits), else from
 // PortCounters; nothing for an attribute that was not read.
-func sendCounters(ch chan<- prometheus.Metric, r *query.PortCounters, labels []*dto.LabelPair) {
+func addCounters(fs families, r *query.PortCounters, labels []*dto.LabelPair) {
 	v := &portValues{basic: r.Basic, ext: r.Extended}
 	extErrors := r.Caps.ExtendedErrors()
 	ietf := r.Caps.Has(mad.PerfCapMaskExtWidth)
@@ -262,16 +234,16 @@ func sendCounters(ch chan<- prometheus.Metric, r *query.PortCounters, labels []*
 		useExt := v.ext != nil && f.ext != nil && ((f.data && (!f.ietf || ietf)) || (!f.data && extErrors))
 		switch {
 		case useExt:
-			ch <- &portMetric{f.desc, labels, float64(f.ext(v))}
+			fs.add(f.def, f.def.sample(labels, float64(f.ext(v))))
 		case v.basic != nil && f.basic != nil:
-			ch <- &portMetric{f.desc, labels, float64(f.basic(v))}
+			fs.add(f.def, f.def.sample(labels, float64(f.basic(v))))
 		}
 	}
 	switch {
 	case v.ext != nil && extErrors:
-		ch <- &portMetric{xmitWaitDesc, labels, float64(v.ext.PortXmitWait)}
+		fs.add(xmitWaitDef, xmitWaitDef.sample(labels, float64(v.ext.PortXmitWait)))
 	case v.basic != nil && r.Caps.Has(mad.PerfCapMaskXmitWait):
-		ch <- &portMetric{xmitWaitDesc, labels, float64(v.basic.PortXmitWait)}
+		fs.add(xmitWaitDef, xmitWaitDef.sample(labels, float64(v.basic.PortXmitWait)))
 	}
 }
 
@@ -300,19 +272,20 @@ func errReason(err error) string {
 // prepare turns a discovery into what scrapes need: the ports to read
 // with their labels, and the node and link metrics.
 func prepare(f *discovery.Fabric, names *nodename.Map, pkeyIndex uint16) *fabricState {
-	st := &fabricState{fab: f, caps: map[uint64]*query.PMACaps{}, nodeKind: map[string]int{}}
+	st := &fabricState{fab: f, caps: map[uint64]*query.PMACaps{}, nodeKind: map[string]int{}, static: families{}}
 	for _, n := range f.SortedByGUID() {
 		guid := mad.GUID(n.GUID).String()
 		name := names.Name(n.GUID, n.Desc())
 		kind := string(jsonv.NodeTypeOf(mad.NodeType(n.Type)))
 		st.nodeKind[kind]++
-		st.static = append(st.static, prometheus.MustNewConstMetric(nodeInfoDesc, prometheus.GaugeValue, 1, guid, name, kind, strconv.Itoa(n.NumPorts)))
-		for _, p := range lexicalOrder(n.Ports) {
-			if p.Num == 0 || p.PortInfo == nil {
+		st.static.value(nodeInfoDef, 1, guid, name, kind, strconv.Itoa(n.NumPorts))
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.PortInfo == nil {
 				continue
 			}
 			labels := []string{guid, name, strconv.Itoa(p.Num)}
-			st.static = append(st.static, linkMetrics(p, labels, names)...)
+			pairs := stateDef.labelPairs(labels...)
+			addLinkMetrics(st.static, p, labels, pairs, names)
 			lid := p.BaseLID
 			if n.Type == discovery.NodeSwitch {
 				lid = n.SMALID // a switch's PMA answers for all its ports at port 0's LID
@@ -325,49 +298,31 @@ func prepare(f *discovery.Fabric, names *nodename.Map, pkeyIndex uint16) *fabric
 				Dest: query.GMPAddr(umad.Address{LID: lid, QP: 1, QKey: umad.QP1QKey, PKeyIndex: pkeyIndex}),
 			})
 			st.labels = append(st.labels, labels)
-			st.pairs = append(st.pairs, labelPairs(labels))
+			st.pairs = append(st.pairs, pairs)
 		}
 	}
 	return st
 }
 
-// lexicalOrder is the ports that are there ordered by their numbers as
-// text ("1", "10", "11", ..., "2"): the order in which the registry sorts
-// a family's series by their port label. Sent in that order, the sort
-// finds them sorted, which saves a good part of a big scrape.
-func lexicalOrder(ports []*discovery.Port) []*discovery.Port {
-	var out []*discovery.Port
-	for _, p := range ports {
-		if p != nil {
-			out = append(out, p)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return strconv.Itoa(out[i].Num) < strconv.Itoa(out[j].Num) })
-	return out
-}
-
-// linkMetrics are a port's state, and for a port with a link its width,
-// rate and the link's far end.
-func linkMetrics(p *discovery.Port, labels []string, names *nodename.Map) []prometheus.Metric {
+// addLinkMetrics adds a port's state, and for a port with a link its
+// width, rate and the link's far end.
+func addLinkMetrics(fs families, p *discovery.Port, labels []string, pairs []*dto.LabelPair, names *nodename.Map) {
 	pi := p.Info()
-	ms := []prometheus.Metric{
-		prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, float64(pi.PortState), labels...),
-		prometheus.MustNewConstMetric(physStateDesc, prometheus.GaugeValue, float64(pi.PortPhysicalState), labels...),
-	}
+	fs.add(stateDef, stateDef.sample(pairs, float64(pi.PortState)))
+	fs.add(physStateDef, physStateDef.sample(pairs, float64(pi.PortPhysicalState)))
 	if p.Remote == nil {
-		return ms
+		return
 	}
 	rate := linkRate(p, pi)
 	if lanes, err := strconv.Atoi(string(rate.Width[:max(len(rate.Width)-1, 0)])); err == nil {
-		ms = append(ms, prometheus.MustNewConstMetric(widthDesc, prometheus.GaugeValue, float64(lanes), labels...))
+		fs.add(widthDef, widthDef.sample(pairs, float64(lanes)))
 	}
 	if rate.RateGbps > 0 {
-		ms = append(ms, prometheus.MustNewConstMetric(rateDesc, prometheus.GaugeValue, rate.RateGbps*1e9/8, labels...))
+		fs.add(rateDef, rateDef.sample(pairs, rate.RateGbps*1e9/8))
 	}
 	r := p.Remote
-	info := append(append([]string{}, labels...), strconv.Itoa(int(p.BaseLID)), string(rate.Width), rate.SpeedText,
-		mad.GUID(r.Node.GUID).String(), names.Name(r.Node.GUID, r.Node.Desc()), strconv.Itoa(r.Num))
-	return append(ms, prometheus.MustNewConstMetric(linkInfoDesc, prometheus.GaugeValue, 1, info...))
+	fs.value(linkInfoDef, 1, strconv.Itoa(int(p.BaseLID)), labels[0], labels[1], labels[2],
+		mad.GUID(r.Node.GUID).String(), names.Name(r.Node.GUID, r.Node.Desc()), strconv.Itoa(r.Num), rate.SpeedText, string(rate.Width))
 }
 
 // linkRate is the width and speed of p's active link, named as

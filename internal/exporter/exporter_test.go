@@ -83,11 +83,12 @@ func (f *testFabric) exporter() *Exporter {
 }
 
 // scrape gathers e as Prometheus would and returns the text format.
+// prometheus.Gatherers checks the families as a registry checks its
+// collectors' metrics: one type per family, valid and sorted label names,
+// no series twice.
 func scrape(t *testing.T, e *Exporter) string {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(e)
-	mfs, err := reg.Gather()
+	mfs, err := prometheus.Gatherers{e}.Gather()
 	if err != nil {
 		t.Fatalf("gather: %v", err)
 	}
