@@ -19,7 +19,9 @@ func (b builder) node(guid uint64, typ int, desc string, ports int) *discovery.N
 	return n
 }
 
-func link(a *discovery.Node, pa int, b *discovery.Node, pb int) { discovery.Link(a.Ports[pa], b.Ports[pb]) }
+func link(a *discovery.Node, pa int, b *discovery.Node, pb int) {
+	discovery.Link(a.Ports[pa], b.Ports[pb])
+}
 
 // A three-level tree: core above two spines, each above two leaves with
 // hosts; a leaf carries a CA with no description (left out) and a host
