@@ -74,7 +74,8 @@ textfile collector (run it from cron or a timer).`,
 	fs.StringVar(&o.textfile, "textfile", "", "write one scrape to this file (atomically) and exit")
 	o.src.AddFlags(fs, query.AllSourceFlags)
 	setupCommon(env, cmd, &o.Common, "DGLsKe")
-	cmd.Flags().MarkHidden("json") // the exporter speaks Prometheus' format, not ibtool's JSON
+	// Every command lists --json; the exporter's output is Prometheus' format.
+	fs.Lookup("json").Usage = "not for the exporter: it writes Prometheus' text format (a usage error)"
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		return ibFail(env, &o.Common, "exporter", runExporter(c.Context(), env, o))
 	}
