@@ -4,13 +4,30 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/debug"
 
 	"github.com/ibtool/ibtool/internal/cli"
+	"github.com/ibtool/ibtool/internal/exitclean"
+	"github.com/ibtool/ibtool/internal/umad"
 )
 
+// exitPanic is the exit code of a command that panicked (Go's own).
+const exitPanic = 2
+
 func main() {
+	umad.LingerMain() // a helper finishing an abandoned simulator CONNECT
+	// Before anything is acquired: a signal, an error or a panic all end
+	// through exitclean, which disconnects simulator ports and removes
+	// temporary files.
+	exitclean.Install()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "ibtool: internal error: %v\n%s", r, debug.Stack())
+			exitclean.Exit(exitPanic)
+		}
+	}()
 	// A run lives for a second or less and keeps most of what it
 	// allocates (the fabric); collecting half as often saves about a
 	// tenth of a big walk's CPU for a third more peak memory (measured
@@ -19,5 +36,5 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
-	os.Exit(cli.Main(os.Args, cli.StdIO()))
+	exitclean.Exit(cli.Main(os.Args, cli.StdIO()))
 }

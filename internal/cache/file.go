@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/exitclean"
 )
 
 // Read loads the cache at path, and its companion file when there is one
@@ -64,13 +65,17 @@ func WriteWith(path string, f *discovery.Fabric, opts WriteOptions) error {
 	}
 
 	dir := filepath.Dir(path)
-	mainTmp, err := writeTemp(dir, main.Bytes())
+	mainTmp, forgetMain, err := writeTemp(dir, main.Bytes())
+	defer forgetMain()
 	if err != nil {
 		return fmt.Errorf("cache: writing %s: %w", path, err)
 	}
 	extraTmp := ""
 	if extra != nil {
-		if extraTmp, err = writeTemp(dir, extra); err != nil {
+		var forgetExtra func()
+		extraTmp, forgetExtra, err = writeTemp(dir, extra)
+		defer forgetExtra()
+		if err != nil {
 			os.Remove(mainTmp)
 			return fmt.Errorf("cache: writing %s: %w", path+CompanionSuffix, err)
 		}
@@ -97,17 +102,23 @@ func WriteWith(path string, f *discovery.Fabric, opts WriteOptions) error {
 }
 
 // writeTemp writes data to a new temporary file in dir, synced to disk and
-// with the cache's permissions; it returns the file's name.
-func writeTemp(dir string, data []byte) (string, error) {
+// with the cache's permissions; it returns the file's name, and a func to
+// call once the file is renamed or removed. Until then any exit of the
+// process (a signal included: see exitclean) removes the file.
+func writeTemp(dir string, data []byte) (string, func(), error) {
+	hold := exitclean.Hold()
 	t, err := os.CreateTemp(dir, tempPattern)
 	if err != nil {
-		return "", err
+		hold()
+		return "", func() {}, err
 	}
 	name := t.Name()
-	fail := func(err error) (string, error) {
+	forget := exitclean.Add(func() { os.Remove(name) })
+	hold()
+	fail := func(err error) (string, func(), error) {
 		t.Close()
 		os.Remove(name)
-		return "", err
+		return "", forget, err
 	}
 	if err := t.Chmod(filePerm &^ umask()); err != nil {
 		return fail(err)
@@ -120,9 +131,9 @@ func writeTemp(dir string, data []byte) (string, error) {
 	}
 	if err := t.Close(); err != nil {
 		os.Remove(name)
-		return "", err
+		return "", forget, err
 	}
-	return name, nil
+	return name, forget, nil
 }
 
 // syncDir makes the renames durable; file systems that cannot sync a

@@ -24,6 +24,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	umad.LingerMain() // the helper for a CONNECT given up on (see umad)
 	code := m.Run()
 	for _, f := range fabrics {
 		f.Stop()

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/umad"
 	"github.com/ibtool/ibtool/internal/verbs"
 	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
 )
@@ -84,8 +83,19 @@ func checkRdmaBwOptions(c *rdmabw.Config) error {
 }
 
 func runRdmaBw(env *Env, opts *rdmaBwOptions) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGINT and SIGTERM end the test (it reports what it measured)
+	// instead of the process; exitclean decides which handler gets them.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	defer umad.HandleSignals(sigs)()
+	go func() {
+		select {
+		case <-sigs:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	cfg := opts.cfg
 	if !opts.JSON {
 		cfg.Logf = func(format string, args ...any) { fmt.Fprintf(env.IO.Out, format+"\n", args...) }

@@ -19,6 +19,7 @@ import (
 var tiny *simfabric.Fabric
 
 func TestMain(m *testing.M) {
+	umad.LingerMain() // the helper for a CONNECT given up on (see umad)
 	code := m.Run()
 	if tiny != nil {
 		tiny.Stop()

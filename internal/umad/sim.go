@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ibtool/ibtool/internal/exitclean"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,6 +42,20 @@ const (
 	simDefaultSock = "sim"
 	simDefaultPort = 7070
 	simCtlTimeout  = 2 * time.Second
+
+	// simConnectPatience is how long a CONNECT waits before saying so:
+	// ibsim serves its control socket only between MADs and console
+	// commands, so a busy or paused simulator answers late, and the C
+	// clients wait for it without limit.
+	simConnectPatience = 2 * time.Second
+	// simPoll bounds each blocking read of the control socket, so that
+	// Close can interrupt a wait.
+	simPoll = 250 * time.Millisecond
+
+	// SimConnectTimeoutEnv sets a limit on the wait for ibsim to answer
+	// CONNECT (seconds, or a Go duration such as 90s); unset or 0 waits
+	// as long as it takes, as the C tools do.
+	SimConnectTimeoutEnv = "IBTOOL_SIM_CONNECT_TIMEOUT"
 )
 
 // SimConfig says how to reach ibsim; SimConfigFromEnv reads the variables
@@ -51,6 +67,13 @@ type SimConfig struct {
 	Host       string // SIM_HOST: node id or description to attach to
 	IsSM       bool   // SIM_SET_ISSM: connect as an SM, receiving unsolicited requests
 	QP         uint32 // a private QP number (>1) to receive requests sent to it
+
+	// ConnectLimit bounds the wait for ibsim to answer CONNECT; 0 waits
+	// as long as it takes. A CONNECT given up on is never left to ibsim:
+	// see (*simConn).Close.
+	ConnectLimit time.Duration
+	// Progress receives one line when CONNECT has waited 2 s (nil: none).
+	Progress io.Writer
 }
 
 // SimConfigFromEnv builds a SimConfig from ibsim's environment variables.
@@ -68,7 +91,24 @@ func SimConfigFromEnv(getenv func(string) string) SimConfig {
 	if p, err := strconv.Atoi(getenv("IBSIM_SERVER_PORT")); err == nil && p > 0 {
 		c.ServerPort = p
 	}
+	c.ConnectLimit = parseConnectLimit(getenv(SimConnectTimeoutEnv))
+	c.Progress = os.Stderr
 	return c
+}
+
+// parseConnectLimit reads IBTOOL_SIM_CONNECT_TIMEOUT: seconds or a Go
+// duration; anything else (or nothing) means no limit.
+func parseConnectLimit(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d
+	}
+	return 0
 }
 
 func (c SimConfig) describe() string {
@@ -155,10 +195,13 @@ type simConn struct {
 	node     string
 	portNum  int
 
-	ctlMu     sync.Mutex
-	closeOnce sync.Once
-	closed    chan struct{}
-	release   func()
+	ctlMu       sync.Mutex
+	connectSent bool // a CONNECT went out (under ctlMu)
+	attached    bool // ibsim answered it: slot is ours (under ctlMu)
+	closing     atomic.Bool
+	closeOnce   sync.Once
+	closed      chan struct{}
+	release     func()
 
 	recvMu  sync.Mutex
 	recvBuf []byte        // Recv's frame buffer: one reader at a time
@@ -174,15 +217,23 @@ var simClientSeq atomic.Uint32
 
 func (o simOpener) open() (*simConn, error) {
 	p := &simConn{cfg: o.cfg, closed: make(chan struct{})}
+	// From here on every way out of the process closes p: a slot left
+	// connected, or a CONNECT left for ibsim to serve to a client that
+	// is gone, would cost the simulator a slot or its life.
+	exitclean.Install()
+	hold := exitclean.Hold()
+	p.release = exitclean.Add(func() { p.Close() })
 	id, err := p.dial()
 	if err != nil {
+		hold()
+		p.Close()
 		return nil, err
 	}
-	if err := p.connect(id); err != nil {
-		p.closeSockets()
+	err = p.connect(id, hold)
+	if err != nil {
+		p.Close()
 		return nil, err
 	}
-	p.release = trackForSignals(p)
 	if o.cfg.IsSM {
 		if _, err := p.ctlRequest(simCtlSetISSM, le32(1)); err != nil {
 			p.Close()
@@ -246,7 +297,9 @@ func (p *simConn) dialUDP() (uint32, error) {
 	return uint32(data.LocalAddr().(*net.UDPAddr).Port), nil
 }
 
-func (p *simConn) connect(id uint32) error {
+// connect sends CONNECT, calls sent once it is out, and waits for the
+// answer as long as the C clients do (or ConnectLimit).
+func (p *simConn) connect(id uint32, sent func()) error {
 	info := make([]byte, 44)
 	binary.LittleEndian.PutUint32(info[0:], id)
 	binary.LittleEndian.PutUint32(info[4:], p.cfg.QP)
@@ -254,9 +307,25 @@ func (p *simConn) connect(id uint32) error {
 		binary.LittleEndian.PutUint32(info[8:], 1)
 	}
 	copy(info[12:43], p.cfg.Host)
-	reply, err := p.ctlExchange(simCtlConnect, 0, info)
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	err := p.ctlSend(simCtlConnect, 0, info)
+	if err == nil {
+		p.connectSent = true
+	}
+	sent()
 	if err != nil {
 		return fmt.Errorf("cannot connect to ibsim at %s: %w (is ibsim running with -s and the same IBSIM_SOCKNAME?)", p.cfg.describe(), err)
+	}
+	reply, err := p.ctlAwait(simCtlConnect, p.cfg.ConnectLimit, p.connectProgress)
+	if err == nil {
+		p.connectSent = false // answered: nothing left pending at ibsim
+	}
+	if err != nil {
+		if errors.Is(err, errSimNoAnswer) {
+			return fmt.Errorf("ibsim at %s has not answered CONNECT within %v (%s); its slot is released once it does", p.cfg.describe(), p.cfg.ConnectLimit, SimConnectTimeoutEnv)
+		}
+		return fmt.Errorf("cannot connect to ibsim at %s: %w", p.cfg.describe(), err)
 	}
 	if reply == nil {
 		what := "all 10 client slots may be taken"
@@ -270,6 +339,7 @@ func (p *simConn) connect(id uint32) error {
 	if p.slot >= simMaxClients {
 		return fmt.Errorf("ibsim gave an invalid client slot %d", p.slot)
 	}
+	p.attached = true
 	if p.cfg.ServerName != "" {
 		server := p.ctlPeer.(*net.UDPAddr)
 		p.dataPeer = &net.UDPAddr{IP: server.IP, Port: p.cfg.ServerPort + 1 + int(p.slot)}
@@ -322,30 +392,76 @@ func (p *simConn) ctlRequest(typ uint32, payload []byte) ([]byte, error) {
 	return reply, nil
 }
 
+// connectProgress says, once, that CONNECT is waiting.
+func (p *simConn) connectProgress() {
+	if p.cfg.Progress == nil {
+		return
+	}
+	limit := "no limit; " + SimConnectTimeoutEnv + " sets one"
+	if p.cfg.ConnectLimit > 0 {
+		limit = fmt.Sprintf("limit %v", p.cfg.ConnectLimit)
+	}
+	fmt.Fprintf(p.cfg.Progress, "ibtool: waiting for ibsim at %s to accept the connection (no answer for %v; %s)\n",
+		p.cfg.describe(), simConnectPatience, limit)
+}
+
+var (
+	errSimNoAnswer    = errors.New("no answer from the simulator")
+	errSimInterrupted = errors.New("interrupted: the port is closing")
+)
+
 // ctlExchange sends one control message and waits for its echo. A nil
 // payload with a nil error means ibsim replied with type ERROR.
 func (p *simConn) ctlExchange(typ, client uint32, payload []byte) ([]byte, error) {
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
+	return p.ctlExchangeLocked(typ, client, payload)
+}
+
+func (p *simConn) ctlExchangeLocked(typ, client uint32, payload []byte) ([]byte, error) {
+	if err := p.ctlSend(typ, client, payload); err != nil {
+		return nil, err
+	}
+	return p.ctlAwait(typ, simCtlTimeout, nil)
+}
+
+func (p *simConn) ctlSend(typ, client uint32, payload []byte) error {
 	msg := make([]byte, simCtlSize)
 	binary.LittleEndian.PutUint32(msg[0:], simCtlMagic)
 	binary.LittleEndian.PutUint32(msg[4:], client)
 	binary.LittleEndian.PutUint32(msg[8:], typ)
 	binary.LittleEndian.PutUint32(msg[12:], uint32(len(payload)))
 	copy(msg[16:], payload)
-	if _, err := p.ctl.WriteTo(msg, p.ctlPeer); err != nil {
-		return nil, err
-	}
+	_, err := p.ctl.WriteTo(msg, p.ctlPeer)
+	return err
+}
+
+// ctlAwait waits up to limit (0: without limit) for the answer to a
+// control message of type typ, calling progress once after
+// simConnectPatience. Reads are short, so that Close, which sets closing,
+// interrupts the wait within simPoll: unless Close itself is asking.
+func (p *simConn) ctlAwait(typ uint32, limit time.Duration, progress func()) ([]byte, error) {
 	buf := make([]byte, simCtlSize+16)
-	deadline := time.Now().Add(simCtlTimeout)
+	start := time.Now()
 	for {
-		if err := p.ctl.SetReadDeadline(deadline); err != nil {
+		if typ != simCtlDisconnect && typ != simCtlSetISSM && p.closing.Load() {
+			return nil, errSimInterrupted
+		}
+		waited := time.Since(start)
+		if limit > 0 && waited >= limit {
+			return nil, errSimNoAnswer
+		}
+		if progress != nil && waited >= simConnectPatience {
+			progress()
+			progress = nil
+		}
+		if err := p.ctl.SetReadDeadline(time.Now().Add(simPoll)); err != nil {
 			return nil, err
 		}
 		n, _, err := p.ctl.ReadFrom(buf)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, errors.New("no answer from the simulator")
+				continue
 			}
 			return nil, err
 		}
@@ -484,14 +600,28 @@ func (p *simConn) describeCA() ([]CA, error) {
 }
 
 // Close disconnects from ibsim (its client slots are never reclaimed
-// otherwise) and closes the sockets. It is safe to call more than once.
+// otherwise) and closes the sockets. It is safe to call more than once,
+// from any goroutine, also while the CONNECT is waiting: then, since
+// ibsim would crash serving it once our sockets are gone, the sockets go
+// to a helper process that waits for the answer and disconnects (see
+// lingerHandOff).
 func (p *simConn) Close() error {
 	var err error
 	p.closeOnce.Do(func() {
-		if p.cfg.IsSM {
-			_, _ = p.ctlRequest(simCtlSetISSM, le32(0))
+		p.closing.Store(true) // a waiting exchange gives up within simPoll
+		p.ctlMu.Lock()
+		defer p.ctlMu.Unlock()
+		switch {
+		case p.attached:
+			if p.cfg.IsSM {
+				_, _ = p.ctlExchangeLocked(simCtlSetISSM, p.slot, le32(0))
+			}
+			if _, err = p.ctlExchangeLocked(simCtlDisconnect, p.slot, nil); err != nil {
+				err = fmt.Errorf("ibsim control request %d: %w", simCtlDisconnect, err)
+			}
+		case p.connectSent:
+			p.lingerHandOff()
 		}
-		_, err = p.ctlRequest(simCtlDisconnect, nil)
 		close(p.closed)
 		p.closeSockets()
 		if p.release != nil {
