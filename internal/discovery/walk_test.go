@@ -352,6 +352,32 @@ func TestDiscoverSurvivesRandomLoss(t *testing.T) {
 	}
 }
 
+// TestDiscoverAdaptsRetriesToLoss: with discovery's own 3 resends (4
+// attempts lose about one request in 40 at 40% loss per attempt, so a
+// walk of a few hundred would lose some), the engine gives the requests
+// that run out more attempts on a lossy fabric, and every seed finds the
+// whole fabric, as on a perfect one.
+func TestDiscoverAdaptsRetriesToLoss(t *testing.T) {
+	want := dumpFabric(discover(t, fatTreeFake(4, 2, 4, 2), 1, Options{}))
+	for seed := uint64(1); seed <= 5; seed++ {
+		f := fatTreeFake(4, 2, 4, 2)
+		f.delay, f.seed, f.loss = time.Millisecond, seed, 0.4
+		eng := rpc.New(f.port(), rpc.Options{Timeout: 20 * time.Millisecond, Retries: 3, Window: 16, DestWindow: 4})
+		fab, err := Discover(context.Background(), eng, Options{})
+		st := eng.Stats()
+		eng.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dumpFabric(fab); got != want {
+			t.Fatalf("seed %d, %d MADs sent, %d retried, %d lost: %s", seed, st.Sent, st.Retried, st.Lost, diffLines(want, got))
+		}
+		if st.Retried < st.Sent/5 {
+			t.Errorf("seed %d: %d of %d MADs retried: the loss did not happen", seed, st.Retried, st.Sent)
+		}
+	}
+}
+
 // TestDiscoverFallsBackToDR: LID-routed SMPs are lost (no routes), the
 // walk asks again over directed routes, once per node.
 func TestDiscoverFallsBackToDR(t *testing.T) {

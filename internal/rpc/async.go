@@ -173,6 +173,10 @@ func (e *Engine) finish(c *call, reply *Reply, err error) {
 	}
 	c.finished = true
 	delete(e.calls, c.tid)
+	if reply != nil {
+		e.answered[c.dest]++ // (noteAnswer, under the lock finish holds)
+		e.loss.note(reply.Attempts)
+	}
 	e.unwatchLocked(c.ctx)
 	var next []*waiter
 	if c.waiter != nil && !c.waiter.taken {
@@ -210,9 +214,14 @@ func (e *Engine) timedOut(c *call, attempt int) {
 		e.finish(c, nil, err)
 		return
 	}
-	if attempt > c.retries {
+	if !e.moreAttempts(c.dest, attempt, c.retries) {
 		e.stats.lost.Add(1)
 		e.finish(c, nil, &TimeoutError{What: Describe(c.req.Addr, c.msg), Attempts: attempt, Timeout: c.timeout, Addr: c.req.Addr, Req: c.msg})
+		return
+	}
+	if d := backoff(attempt, c.retries, c.timeout); d > 0 {
+		// Only this request waits; the walk goes on in the windows.
+		time.AfterFunc(d, func() { e.transmit(c, attempt) })
 		return
 	}
 	e.transmit(c, attempt)

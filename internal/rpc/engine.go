@@ -33,8 +33,11 @@ const (
 
 // Options configure an Engine. Zero values take the defaults.
 type Options struct {
-	Timeout    time.Duration
-	Retries    int // resends; negative means none
+	Timeout time.Duration
+	Retries int // resends; negative means none
+	// MaxRetries bounds the extra resends a request with Retries > 0 may
+	// get on a lossy fabric (retry.go); 0 means 4*(Retries+1)-1.
+	MaxRetries int
 	Window     int // requests in flight in total
 	DestWindow int // requests in flight to one destination
 	// Trace, if set, is called for every send, receive, timeout and
@@ -88,10 +91,12 @@ type Engine struct {
 	outbox, outboxSpare           []*umad.Packet
 	outboxCalls, outboxCallsSpare []*call
 
-	nextTID atomic.Uint32
-	stats   counters
-	done    chan struct{}
-	readErr error
+	nextTID  atomic.Uint32
+	stats    counters
+	loss     lossCounts
+	answered map[*destSlot]uint32 // replies per destination (retry.go)
+	done     chan struct{}
+	readErr  error
 }
 
 // New starts an engine on port. Close stops it and closes the port.
@@ -122,6 +127,7 @@ func New(port umad.Port, opt Options) *Engine {
 		watches:  map[context.Context]*ctxWatch{},
 		dests:    map[string]*destSlot{},
 		handlers: map[uint8]Handler{},
+		answered: map[*destSlot]uint32{},
 		done:     make(chan struct{}),
 	}
 	e.nextTID.Store(rand.Uint32())
@@ -188,13 +194,23 @@ func (e *Engine) Do(ctx context.Context, req *Request) (*Reply, error) {
 			return nil, fmt.Errorf("send %s: %w", Describe(req.Addr, msg), err)
 		}
 		reply, err := e.awaitReply(ctx, req, msg, ch, timeout, attempt)
+		if reply != nil {
+			e.noteAnswer(slot, attempt)
+		}
 		if reply != nil || err != nil {
 			return reply, err
 		}
 		e.trace(Event{Kind: EventTimeout, Addr: req.Addr, MAD: msg, Attempt: attempt})
-		if attempt > retries {
+		if !e.moreAttempts(slot, attempt, retries) {
 			e.stats.lost.Add(1)
 			return nil, &TimeoutError{What: Describe(req.Addr, msg), Attempts: attempt, Timeout: timeout, Addr: req.Addr, Req: msg}
+		}
+		if d := backoff(attempt, retries, timeout); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 	}
 }
