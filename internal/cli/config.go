@@ -16,6 +16,7 @@ const DefaultConfigPath = "/etc/infiniband-diags/ibdiag.conf"
 // diagConfig is what ibdiag.conf can set.
 type diagConfig struct {
 	CA, Port, Timeout, MKey, SAKey string
+	Retries                        string // ibtool's own key: the C tools ignore it
 	MlxEPI                         bool
 }
 
@@ -50,6 +51,8 @@ func readDiagConfig(path string) (diagConfig, error) {
 			cfg.Port = val
 		case strings.HasPrefix(key, "timeout"):
 			cfg.Timeout = val
+		case strings.HasPrefix(key, "retries"):
+			cfg.Retries = val
 		case strings.HasPrefix(key, "MLX_EPI"):
 			cfg.MlxEPI = val == "true" || val == "TRUE"
 		case strings.HasPrefix(key, "m_key"):
@@ -85,6 +88,7 @@ func applyDiagConfig(fs *pflag.FlagSet, c *Common) error {
 	fill("Ca", &c.CA, cfg.CA)
 	fill("Port", &c.Port, cfg.Port)
 	fill("timeout", &c.Timeout, cfg.Timeout)
+	fill("retries", &c.Retries, cfg.Retries)
 	fill("m_key", &c.MKey, cfg.MKey)
 	c.SAKey = cfg.SAKey
 	c.MlxEPI = cfg.MlxEPI

@@ -35,3 +35,42 @@ func TestDiagConfigMissing(t *testing.T) {
 		t.Fatalf("an unreadable config must be an error: %v", err)
 	}
 }
+
+// retries= in ibdiag.conf (ibtool's own key) and --retries set the
+// resends of every MAD; the command line wins; 0 means none.
+func TestRetriesFromConfigAndFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ibdiag.conf")
+	os.WriteFile(path, []byte("retries=7\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want int
+		err  string
+	}{
+		{[]string{"-z", path}, 7, ""},
+		{[]string{"-z", path, "--retries", "9"}, 9, ""},
+		{[]string{"-z", path, "--retries", "0"}, -1, ""},
+		{[]string{"-z", "/nonexistent"}, 3, ""}, // the command's default
+		{[]string{"-z", path, "--retries", "101"}, 0, `invalid --retries "101": want a number of resends from 0 to 100`},
+		{[]string{"-z", path, "--retries", "x"}, 0, `invalid --retries "x"`},
+	} {
+		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+		var c Common
+		addCommonFlags(fs, &c, "")
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := applyDiagConfig(fs, &c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.retries(3)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || exitCodeOf(err) != ExitUsage {
+				t.Errorf("%v: %v, want usage error %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %d, %v; want %d", tc.args, got, err, tc.want)
+		}
+	}
+}

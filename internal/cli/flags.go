@@ -30,6 +30,12 @@ type Common struct {
 	Version  bool
 	JSON     bool
 	Stats    bool
+	// Retries is --retries (or ibdiag.conf's retries=): the resends of
+	// each MAD, in place of the command's default.
+	Retries string
+	// FailIncomplete makes a tool run through its symlink exit
+	// ExitIncomplete, as `ibtool <cmd>` does, when its walk missed some.
+	FailIncomplete bool
 
 	// From ibdiag.conf only.
 	SAKey  string
@@ -102,7 +108,29 @@ func addCommonFlags(fs *pflag.FlagSet, c *Common, exclude string) {
 	}
 	fs.BoolVar(&c.JSON, "json", false, "print the result as JSON")
 	fs.BoolVar(&c.Stats, "stats", false, "print how many MADs were sent, retried and lost to stderr at the end")
+	fs.StringVar(&c.Retries, "retries", "", "resends of a MAD that gets no reply (default: the command's, as in infiniband-diags; more on a lossy fabric)")
+	fs.BoolVar(&c.FailIncomplete, "fail-incomplete", false, "through a tool's symlink, exit 3 as 'ibtool <cmd>' does when the fabric walk missed something")
 	fs.SortFlags = false
+}
+
+// maxRetries bounds --retries: beyond it a dead destination stalls a
+// command for minutes.
+const maxRetries = 100
+
+// retries returns the command's resends: --retries if given, else def
+// (negative for none).
+func (c *Common) retries(def int) (int, error) {
+	if c.Retries == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(c.Retries)
+	if err != nil || n < 0 || n > maxRetries {
+		return 0, usageErrorf("invalid --retries %q: want a number of resends from 0 to %d", c.Retries, maxRetries)
+	}
+	if n == 0 {
+		return -1, nil // the engine's "none"
+	}
+	return n, nil
 }
 
 // DefaultTimeoutMS is libibmad's default MAD timeout.

@@ -29,9 +29,10 @@ type ftsOptions struct {
 
 // ftsResult is what ibroute and dump_fts print: one table per switch.
 type ftsResult struct {
-	Switches  []*ftsSwitch `json:"switches"`
-	multicast bool
-	fabric    *discovery.Fabric // dump_fts: the fabric the tables are of
+	Switches   []*ftsSwitch `json:"switches"`
+	multicast  bool
+	fabric     *discovery.Fabric // dump_fts: the fabric the tables are of
+	incomplete error             // dump_fts: the walk missed some (walkIncomplete)
 }
 
 // ftsSwitch is one switch's table.

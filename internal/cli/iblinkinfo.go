@@ -197,8 +197,7 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 	if err := finish(env, c, "iblinkinfo", res, nil); err != nil {
 		return err
 	}
-	reportWalkErrors(env, "iblinkinfo", fab, c.Verbose)
-	return nil
+	return walkIncomplete(env, c, "iblinkinfo", fab)
 }
 
 // linkReport is iblinkinfo's result: the node headers and port lines
@@ -764,8 +763,9 @@ func (lp *linkPrinter) renderPort(w *bufio.Writer, ev linkEvent) {
 
 // The JSON form (docs/json.md, "iblinkinfo").
 type linkInfoDoc struct {
-	Nodes  []linkNodeDoc `json:"nodes"`
-	Errors []walkErrDoc  `json:"errors"`
+	Nodes    []linkNodeDoc `json:"nodes"`
+	Complete bool          `json:"complete"`
+	Errors   []walkErrDoc  `json:"errors"`
 }
 
 type linkNodeDoc struct {
@@ -868,8 +868,6 @@ func (lp *linkPrinter) document(f *discovery.Fabric) linkInfoDoc {
 		}
 		cur.Ports = append(cur.Ports, pd)
 	}
-	for _, e := range f.Errors {
-		doc.Errors = append(doc.Errors, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
-	}
+	doc.Complete, doc.Errors = walkErrorsDoc(f)
 	return doc
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -208,22 +209,58 @@ func progressLine(env *Env) func(discovery.Progress) {
 	}
 }
 
-// reportWalkErrors summarises on stderr what the walk could not read. The
-// output was printed without it; the exit status stays 0, as with the C
-// tool, which skips whatever does not answer.
-func reportWalkErrors(env *Env, tool string, f *discovery.Fabric, verbose int) {
-	if len(f.Errors) == 0 {
-		return
+// ExitIncomplete is the exit status of a fabric-wide command whose walk
+// could not read everything (docs/exit-codes.md).
+const ExitIncomplete = 3
+
+// walkIncomplete reports on stderr what the walk could not read (the
+// output was printed without it), ending with a line that counts it. As
+// `ibtool <cmd>` the command then exits ExitIncomplete, so that a script
+// can tell; through a tool's symlink it exits 0 as the C tool does (it
+// skips whatever does not answer), unless --fail-incomplete.
+func walkIncomplete(env *Env, c *Common, tool string, f *discovery.Fabric) error {
+	if f == nil || len(f.Errors) == 0 {
+		return nil
 	}
 	fmt.Fprintf(env.IO.Err, "%s: warning: %d queries failed; the output leaves out what they would have found:\n", tool, len(f.Errors))
 	const shown = 10
 	for i, e := range f.Errors {
-		if i == shown && verbose == 0 {
+		if i == shown && c.Verbose == 0 {
 			fmt.Fprintf(env.IO.Err, "  ... and %d more (-v lists them all)\n", len(f.Errors)-shown)
 			break
 		}
 		fmt.Fprintf(env.IO.Err, "  %v\n", e)
 	}
+	fmt.Fprintf(env.IO.Err, "%s: incomplete: %d queries failed (%s)\n", tool, len(f.Errors), countWalkErrors(f.Errors))
+	if env.Compat && !c.FailIncomplete {
+		return nil
+	}
+	return &ExitError{Code: ExitIncomplete, Err: errSilent}
+}
+
+// countWalkErrors counts failed queries by attribute: "3 PortInfo, 1
+// NodeInfo", most first.
+func countWalkErrors(errs []*discovery.WalkError) string {
+	counts := map[string]int{}
+	for _, e := range errs {
+		attr, _, _ := strings.Cut(e.What, " ")
+		counts[attr]++
+	}
+	attrs := make([]string, 0, len(counts))
+	for a := range counts {
+		attrs = append(attrs, a)
+	}
+	sort.Slice(attrs, func(i, j int) bool {
+		if counts[attrs[i]] != counts[attrs[j]] {
+			return counts[attrs[i]] > counts[attrs[j]]
+		}
+		return attrs[i] < attrs[j]
+	})
+	parts := make([]string, len(attrs))
+	for i, a := range attrs {
+		parts[i] = fmt.Sprintf("%d %s", counts[a], a)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error {
@@ -253,8 +290,7 @@ func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error
 			return ibFail(env, c, "ibnetdiscover", netdiscFailure("caching ibnetdiscover data failed", err, false))
 		}
 	}
-	reportWalkErrors(env, "ibnetdiscover", res.fab, c.Verbose)
-	return nil
+	return walkIncomplete(env, c, "ibnetdiscover", res.fab)
 }
 
 // topologyResult is ibnetdiscover's result: the fabric, as the report the
@@ -846,6 +882,7 @@ type fabricDoc struct {
 	MADs         int          `json:"mads"`
 	Nodes        []nodeDoc    `json:"nodes"`
 	Links        []linkDoc    `json:"links,omitempty"`
+	Complete     bool         `json:"complete"` // no query failed: errors is empty
 	Errors       []walkErrDoc `json:"errors"`
 }
 
@@ -952,8 +989,16 @@ func fabricJSON(f *discovery.Fabric, names *nodename.Map, list int) fabricDoc {
 			doc.Links = append(doc.Links, linkDoc{A: linkEndOf(p, names), B: linkEndOf(p.Remote, names)})
 		}
 	}
-	for _, e := range f.Errors {
-		doc.Errors = append(doc.Errors, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
-	}
+	doc.Complete, doc.Errors = walkErrorsDoc(f)
 	return doc
+}
+
+// walkErrorsDoc is a fabric's "complete" and "errors" in JSON: what the
+// walk could not read.
+func walkErrorsDoc(f *discovery.Fabric) (complete bool, errs []walkErrDoc) {
+	errs = []walkErrDoc{}
+	for _, e := range f.Errors {
+		errs = append(errs, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
+	}
+	return len(errs) == 0, errs
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/umad"
 )
 
 // discoveryTopologies are the shared topologies with the nodes the tools
@@ -156,21 +157,27 @@ func TestIbnetdiscoverJSON(t *testing.T) {
 
 // TestIbnetdiscoverGoesOnWhenPartsDoNotAnswer breaks the link to Switch2
 // (ibsim drops every MAD through it): the rest is printed, the failures
-// are summarised on stderr, and the exit status is 0 as with the C tool
-// (which, on a real fabric, logs a timeout for the SMP and goes on).
+// are summarised on stderr, and the exit status is ExitIncomplete; through
+// the symlink it is 0 as with the C tool (which, on a real fabric, logs a
+// timeout for the SMP and goes on).
 func TestIbnetdiscoverGoesOnWhenPartsDoNotAnswer(t *testing.T) {
 	f := simfabric.StartT(t, "tiny.net")
 	if _, err := f.Console(`Error "Switch1"[8] 100`); err != nil {
 		t.Fatal(err)
 	}
 	r := runSim(f, "", "ibnetdiscover", "-t", "50")
-	if r.Code != 0 || !strings.Contains(r.Stdout, `"Switch1" base port 0 lid 1`) || strings.Contains(r.Stdout, "sw2 desc") ||
-		!strings.Contains(r.Stderr, "1 queries failed") || !strings.Contains(r.Stderr, "DR path 0,8: NodeInfo: no reply") {
+	if r.Code != ExitIncomplete || !strings.Contains(r.Stdout, `"Switch1" base port 0 lid 1`) || strings.Contains(r.Stdout, "sw2 desc") ||
+		!strings.Contains(r.Stderr, "1 queries failed") || !strings.Contains(r.Stderr, "DR path 0,8: NodeInfo: no reply") ||
+		!strings.HasSuffix(r.Stderr, "ibnetdiscover: incomplete: 1 queries failed (1 NodeInfo)\n") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	compat := runWith(umad.NewSim(umad.SimConfig{SockName: f.SockName()}), "ibnetdiscover", "-t", "50")
+	if compat.code != 0 || compat.stdout != r.Stdout {
+		t.Errorf("through the symlink: exit %d", compat.code)
 	}
 	r = runSim(f, "", "ibnetdiscover", "-t", "50", "--json")
 	var doc fabricDoc
-	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Errors) != 1 || doc.Errors[0].DRPath != "0,8" || len(doc.Nodes) != 3 {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Complete || len(doc.Errors) != 1 || doc.Errors[0].DRPath != "0,8" || len(doc.Nodes) != 3 {
 		t.Errorf("--json: %v %+v", err, doc)
 	}
 	// Switch2 answers again: everything is back.

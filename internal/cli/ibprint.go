@@ -120,7 +120,7 @@ func runIbprint(env *Env, k ibprintKind, opts *ibprintOptions, args []string) er
 		return err
 	}
 	if opts.src.Live() {
-		reportWalkErrors(env, k.name, res.fab, c.Verbose)
+		return walkIncomplete(env, c, k.name, res.fab)
 	}
 	return nil
 }

@@ -399,6 +399,9 @@ func newDumpFtsCmd(env *Env, name string, multicast bool, replacedBy string) *co
 		}
 		res, err := runDumpFts(env, o, args)
 		err = finish(env, &o.Common, name, res, err)
+		if err == nil && res != nil {
+			err = res.incomplete
+		}
 		if replacedBy != "" && !o.JSON {
 			// The script's echo lines, whatever dump_fts did; the
 			// script's status is the last echo's.
@@ -468,7 +471,7 @@ func runDumpFts(env *Env, o *ftsOptions, args []string) (*ftsResult, error) {
 	}
 	printFtsWarnings(env, res)
 	if walker != nil {
-		reportWalkErrors(env, "dump_fts", fab, c.Verbose)
+		res.incomplete = walkIncomplete(env, c, "dump_fts", fab)
 	}
 	return res, nil
 }

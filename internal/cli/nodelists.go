@@ -174,8 +174,7 @@ func runNodeLists(env *Env, cmd *cobra.Command, name string, lists []nodeList, a
 	if err := finish(env, c, name, res, nil); err != nil {
 		return err
 	}
-	reportWalkErrors(env, name, res.fab, c.Verbose)
-	return nil
+	return walkIncomplete(env, c, name, res.fab)
 }
 
 // nodeListResult is the node lines of the fabric for one or more node

@@ -29,6 +29,10 @@ func openEngine(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	retries, err := c.retries(cfg.retries)
+	if err != nil {
+		return nil, err
+	}
 	local, err := selectLocal(env, c)
 	if err != nil {
 		return nil, err
@@ -37,7 +41,7 @@ func openEngine(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("can't open UMAD port (%s:%d): %w", orDefault(local.CA), max(local.Port, 0), err)
 	}
-	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: cfg.retries, Window: cfg.window}
+	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: retries, Window: cfg.window}
 	if c.Debug > 0 {
 		opt.Trace = traceTo(env.IO.Err, c.Debug)
 	}

@@ -61,13 +61,14 @@ func runSubnetDiff(env *Env, opts *subnetDiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	var incomplete error
 	if len(args) == 1 {
-		reportWalkErrors(env, "subnet_diff", r.cur, c.Verbose)
+		incomplete = walkIncomplete(env, c, "subnet_diff", r.cur)
 	}
 	if !r.d.Same() {
 		return &ExitError{Code: ExitDifferent, Err: errSilent}
 	}
-	return nil
+	return incomplete
 }
 
 // compare reads the reference cache and the current fabric (a cache, or
@@ -219,6 +220,7 @@ type subnetDiffDoc struct {
 	Links     linkSetDiffDoc  `json:"links"`
 	Rates     []rateChangeDoc `json:"rate_changes"`
 	LIDs      []lidChangeDoc  `json:"lid_changes"`
+	Complete  bool            `json:"complete"`
 	Errors    []walkErrDoc    `json:"errors"`
 }
 
@@ -330,8 +332,6 @@ func (r *diffReport) document() subnetDiffDoc {
 		}
 		doc.LIDs = append(doc.LIDs, lc)
 	}
-	for _, e := range r.cur.Errors {
-		doc.Errors = append(doc.Errors, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
-	}
+	doc.Complete, doc.Errors = walkErrorsDoc(r.cur)
 	return doc
 }
