@@ -127,6 +127,20 @@ func parseCDRPath(s string) ([]byte, bool) {
 	return path, true
 }
 
+// checkHopsFit refuses, as `ibtool iblinkinfo`, a -D hop that is no port
+// number: libibmad cuts it to a byte (257 becomes port 1, 300 port 44),
+// and the scan would start somewhere else than asked. smpquery and
+// smpdump refuse such a hop the same way; the symlink keeps the C tool's
+// reading.
+func checkHopsFit(s string) error {
+	for i, item := range strings.Split(s, ",") {
+		if v, _ := cStrtoul(atoiPrefix(item)); v > 254 {
+			return usageErrorf("invalid directed route %q: hop %d %q is not a port number 0..254", s, i, item)
+		}
+	}
+	return nil
+}
+
 // atoiPrefix keeps what atoi reads of s: blanks, a sign and decimal digits.
 func atoiPrefix(s string) string {
 	i := 0
@@ -157,6 +171,11 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 	}
 	if opts.drSet && !opts.src.Live() {
 		return exitWith(1, "Cannot specify cache and direct route path")
+	}
+	if opts.drSet && !env.Compat {
+		if err := checkHopsFit(opts.drPath); err != nil {
+			return err
+		}
 	}
 	// The MAD port: the C tool opens it first, even to read a cache; we
 	// need it only to talk to the fabric.

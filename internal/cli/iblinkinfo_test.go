@@ -477,3 +477,18 @@ func TestIblinkinfoWithoutSM(t *testing.T) {
 		t.Errorf("ports are not in Init:\n%s", r.Stdout)
 	}
 }
+
+// A -D hop that is no port number: the C tool cuts it to a byte (264 is
+// port 8), and so does the symlink; `ibtool iblinkinfo` refuses it, as
+// smpquery and smpdump do.
+func TestIblinkinfoRefusesAHopBeyondAByte(t *testing.T) {
+	for _, path := range []string{"0,257", "0,300", "0,8,-1"} {
+		r := runWith(nil, "ibtool", "iblinkinfo", "-D", path)
+		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, `iblinkinfo: invalid directed route "`+path+`": hop`) ||
+			!strings.Contains(r.stderr, "is not a port number 0..254") {
+			t.Errorf("-D %s: exit %d, stderr %q", path, r.code, r.stderr)
+		}
+	}
+	f := sharedFabric(t, "tiny.net")
+	conformLinksCompat(t, f, "", "iblinkinfo", "-D", "0,264")
+}
