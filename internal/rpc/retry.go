@@ -33,7 +33,7 @@ const lossTarget = 1e-6
 
 // minLossSample is how many replies the engine needs before it trusts its
 // loss rate for a destination that never answered.
-const minLossSample = 16
+const minLossSample = 4
 
 // lossCounts measures the loss per attempt on the requests that were
 // answered in the end: a dead destination, which answers nothing, does not
