@@ -89,7 +89,7 @@ func makeCompanion(f *discovery.Fabric, main []byte) *companion {
 		}
 		we := companionWalkError{DRPath: mad.FormatDRPath(e.DRPath), What: e.What}
 		if e.Err != nil {
-			we.Error = e.Err.Error()
+			we.Error = e.Reason()
 		}
 		c.WalkErrors = append(c.WalkErrors, we)
 	}

@@ -998,7 +998,7 @@ func fabricJSON(f *discovery.Fabric, names *nodename.Map, list int) fabricDoc {
 func walkErrorsDoc(f *discovery.Fabric) (complete bool, errs []walkErrDoc) {
 	errs = []walkErrDoc{}
 	for _, e := range f.Errors {
-		errs = append(errs, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Err.Error()})
+		errs = append(errs, walkErrDoc{DRPath: mad.FormatDRPath(e.DRPath), What: e.What, Error: e.Reason()})
 	}
 	return len(errs) == 0, errs
 }

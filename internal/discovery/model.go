@@ -6,9 +6,12 @@ package discovery
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/rpc"
 )
 
 // Node types (IBA 14.2.5.3, NodeInfo.NodeType).
@@ -97,8 +100,32 @@ type WalkError struct {
 }
 
 func (e *WalkError) Error() string {
-	return "DR path " + mad.FormatDRPath(e.DRPath) + ": " + e.What + ": " + e.Err.Error()
+	return "DR path " + mad.FormatDRPath(e.DRPath) + ": " + e.What + ": " + e.Reason()
 }
+
+// Reason is why the query failed, without the route it went by: the walk
+// names a query by its node's route as the output shows it (the replay's,
+// libibnetdisc's), which may not be the route the parallel walk sent it
+// by, and one query must not show two routes. -v still shows the route
+// used (the rpc errors' Detail).
+func (e *WalkError) Reason() string {
+	var te *rpc.TimeoutError
+	var se *rpc.StatusError
+	switch {
+	case errors.As(e.Err, &te):
+		tries := "attempts"
+		if te.Attempts == 1 {
+			tries = "attempt"
+		}
+		return fmt.Sprintf("no reply (%d %s, timeout %v)", te.Attempts, tries, te.Timeout)
+	case errors.As(e.Err, &se):
+		return fmt.Sprintf("MAD status 0x%04x (%s)", se.Reply.Status(), mad.StatusText(se.Reply.Class(), se.Reply.Status()))
+	}
+	return e.Err.Error()
+}
+
+// Unwrap gives the query's error, for errors.As.
+func (e *WalkError) Unwrap() error { return e.Err }
 
 // NewFabric returns an empty fabric.
 func NewFabric() *Fabric { return &Fabric{byGUID: map[uint64]*Node{}} }

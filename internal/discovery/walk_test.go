@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/rpc"
+	"github.com/ibtool/ibtool/internal/umad"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
@@ -383,7 +384,9 @@ func TestDiscoverAdaptsRetriesToLoss(t *testing.T) {
 func TestDiscoverFallsBackToDR(t *testing.T) {
 	f := fatTreeFake(2, 1, 2, 1)
 	f.dropLID = true
-	eng := rpc.New(f.port(), rpc.Options{Timeout: 10 * time.Millisecond, Retries: 1, Window: 8, DestWindow: 4})
+	// MaxRetries: no extra resends should a slow machine make the fabric
+	// look lossy (a timeout of 10 ms): this counts the walk's fallbacks.
+	eng := rpc.New(f.port(), rpc.Options{Timeout: 10 * time.Millisecond, Retries: 1, MaxRetries: 1, Window: 8, DestWindow: 4})
 	defer eng.Close()
 	fab, err := Discover(context.Background(), eng, Options{Mode: ModeLID})
 	if err != nil {
@@ -396,5 +399,26 @@ func TestDiscoverFallsBackToDR(t *testing.T) {
 	lidLost := len(f.requests(mad.ClassSubnLID))
 	if lidLost == 0 || lidLost > 2*len(f.Nodes()) {
 		t.Errorf("%d LID-routed SMPs lost for %d nodes", lidLost, len(f.Nodes()))
+	}
+}
+
+// A failed query shows one route: its node's, as the output names it
+// (the replay's), not also the route the parallel walk sent it by.
+func TestWalkErrorShowsOneRoute(t *testing.T) {
+	req := mad.NewDRSMP(mad.MethodGet, mad.AttrPortInfo, 3, []byte{0, 4, 5})
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&rpc.TimeoutError{What: rpc.Describe(umad.Address{LID: umad.PermissiveLID}, req), Attempts: 4, Timeout: time.Second, Req: req},
+			"DR path 0,1,2: PortInfo port 3: no reply (4 attempts, timeout 1s)"},
+		{&rpc.TimeoutError{Attempts: 1, Timeout: 50 * time.Millisecond, Req: req},
+			"DR path 0,1,2: PortInfo port 3: no reply (1 attempt, timeout 50ms)"},
+		{errors.New("reply too short"), "DR path 0,1,2: PortInfo port 3: reply too short"},
+	} {
+		e := &WalkError{DRPath: []byte{0, 1, 2}, What: "PortInfo port 3", Err: tc.err}
+		if got := e.Error(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
 	}
 }
