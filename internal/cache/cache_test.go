@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -652,4 +653,66 @@ func TestExpandName(t *testing.T) {
 			t.Errorf("ExpandName(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// A companion that belongs to its cache but is not a sound document is
+// refused, one line naming what is wrong: not an object (null as much as
+// []), a route longer than IBA's 63 hops, a node listed twice, two nodes
+// at the end of one route.
+func TestCompanionRefusesWhatCannotBe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c")
+	f := testFabric()
+	f.Errors = []*discovery.WalkError{{DRPath: []byte{0, 3}, What: "PortInfo port 2", Err: errors.New("timeout")}}
+	if err := Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path + CompanionSuffix)
+	long := "0" + strings.Repeat(",1", 101)
+	for _, tc := range []struct {
+		name string
+		edit func(doc map[string]any) any
+		want string
+	}{
+		{"null", func(map[string]any) any { return nil }, "not a JSON object"},
+		{"[]", func(map[string]any) any { return []any{} }, "not a JSON object"},
+		{"101 hops", func(doc map[string]any) any {
+			nodes(doc)[1]["dr_path"] = long
+			return doc
+		}, "node 2 (0x0002c90000000200): bad DR path of 101 hops: at most 63"},
+		{"walk error of 101 hops", func(doc map[string]any) any {
+			doc["walk_errors"].([]any)[0].(map[string]any)["dr_path"] = long
+			return doc
+		}, "bad DR path of 101 hops"},
+		{"twice", func(doc map[string]any) any {
+			doc["nodes"] = append(doc["nodes"].([]any), nodes(doc)[1])
+			return doc
+		}, "node 4 (0x0002c90000000200): listed twice (also node 2)"},
+		{"shared route", func(doc map[string]any) any {
+			nodes(doc)[2]["dr_path"] = nodes(doc)[1]["dr_path"]
+			return doc
+		}, "node 3 (0x0002c90000000300): DR path 0,1 leads to node 2 too"},
+	} {
+		var doc map[string]any
+		if err := json.Unmarshal(good, &doc); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(tc.edit(doc))
+		os.WriteFile(path+CompanionSuffix, b, 0o644)
+		_, err := Read(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
+		}
+	}
+	os.WriteFile(path+CompanionSuffix, good, 0o644)
+	if _, err := Read(path); err != nil {
+		t.Fatalf("the companion as written: %v", err)
+	}
+}
+
+func nodes(doc map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, n := range doc["nodes"].([]any) {
+		out = append(out, n.(map[string]any))
+	}
+	return out
 }

@@ -121,6 +121,11 @@ func applyCompanion(f *discovery.Fabric, main, data []byte, name string) (bool, 
 		CacheSize   int    `json:"cache_size"`
 		CacheSHA256 string `json:"cache_sha256"`
 	}
+	var object map[string]json.RawMessage
+	if err := json.Unmarshal(data, &object); err != nil || object == nil {
+		// null, [] or 3 are JSON, but no companion of any version.
+		return false, fmt.Errorf("cache companion %s: not a JSON object (remove it to load the cache without DR paths)", name)
+	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return false, fmt.Errorf("cache companion %s: %v (remove it to load the cache without DR paths)", name, err)
 	}
@@ -144,6 +149,8 @@ func applyCompanion(f *discovery.Fabric, main, data []byte, name string) (bool, 
 		cn   *companionNode
 	}
 	var changes []change
+	listed := map[uint64]int{} // node GUID -> its place in the list
+	routes := map[string]int{} // DR path -> the node it leads to
 	for i := range c.Nodes {
 		cn := &c.Nodes[i]
 		fail := func(format string, args ...any) (bool, error) {
@@ -157,10 +164,18 @@ func applyCompanion(f *discovery.Fabric, main, data []byte, name string) (bool, 
 		if n == nil {
 			return fail("no such node in the cache")
 		}
+		if j, dup := listed[guid]; dup {
+			return fail("listed twice (also node %d)", j)
+		}
+		listed[guid] = i + 1
 		path, err := parseDRPath(cn.DRPath)
 		if err != nil {
 			return fail("%v", err)
 		}
+		if j, dup := routes[cn.DRPath]; dup && cn.DRPath != "" {
+			return fail("DR path %s leads to node %d too; a route leads to one node", cn.DRPath, j)
+		}
+		routes[cn.DRPath] = i + 1
 		for _, a := range cn.Missing {
 			if a != attrNodeInfo && a != attrNodeDesc && a != attrSwitchInfo {
 				return fail("unknown attribute %q", a)
@@ -201,16 +216,24 @@ func applyCompanion(f *discovery.Fabric, main, data []byte, name string) (bool, 
 
 func guidString(g uint64) string { return fmt.Sprintf("0x%016x", g) }
 
-// parseDRPath reads mad.FormatDRPath's "0,1,4" ("" is no path).
+// maxDRHops is the longest directed route (IBA 14.2.1.2).
+const maxDRHops = 63
+
+// parseDRPath reads mad.FormatDRPath's "0,1,4" ("" is no path): the local
+// port 0, then at most 63 hops of ports 0..254 (the walk's route of the
+// local switch is "0,0").
 func parseDRPath(s string) ([]byte, error) {
 	if s == "" {
 		return nil, nil
 	}
 	parts := strings.Split(s, ",")
+	if len(parts)-1 > maxDRHops {
+		return nil, fmt.Errorf("bad DR path of %d hops: at most %d", len(parts)-1, maxDRHops)
+	}
 	path := make([]byte, len(parts))
 	for i, p := range parts {
 		v, err := strconv.ParseUint(p, 10, 8)
-		if err != nil {
+		if err != nil || (i == 0 && v != 0) || v == 255 {
 			return nil, fmt.Errorf("bad DR path %q", s)
 		}
 		path[i] = byte(v)
