@@ -34,6 +34,8 @@ type Env struct {
 	engines []*rpc.Engine
 	// compatHelp is set when -h printed a tool's usage in compat use.
 	compatHelp bool
+	// args are the command line, to shorten long ones in messages.
+	args []string
 }
 
 // commandBuilders is filled by each command file's init function.
@@ -65,6 +67,7 @@ func run(args []string, env *Env) int {
 		argv = append([]string{name}, argv...)
 	}
 	root.SetArgs(argv)
+	env.args = argv
 	cmd, err := root.ExecuteC()
 	printStats(env)
 	if env.compatHelp {
@@ -91,6 +94,7 @@ func reportError(env *Env, cmd *cobra.Command, err error, code int) {
 	if cmd != nil && cmd.HasParent() {
 		name = cmd.Name()
 	}
+	err = shortArgsError{err, env.args}
 	if code == ExitUsage {
 		fmt.Fprintf(env.IO.Err, "%s: %v\n", name, err)
 		if cmd != nil {
@@ -108,6 +112,36 @@ func reportError(env *Env, cmd *cobra.Command, err error, code int) {
 	if errors.As(err, &d) {
 		fmt.Fprint(env.IO.Err, d.Detail(env.verbosity))
 	}
+}
+
+// longArg is the length beyond which an argument is shortened in
+// messages: a 100,000-character argument echoed by each layer that adds
+// its context made one error line of 400 KB.
+const longArg = 64
+
+// shortArgsError prints err with every argument longer than longArg
+// shortened to its start, its end and its length.
+type shortArgsError struct {
+	err  error
+	args []string
+}
+
+func (e shortArgsError) Error() string { return shortenArgs(e.err.Error(), e.args) }
+func (e shortArgsError) Unwrap() error { return e.err }
+
+func shortenArgs(msg string, args []string) string {
+	for _, a := range args {
+		if len(a) <= longArg || !strings.Contains(msg, a) {
+			continue
+		}
+		r := []rune(a)
+		if len(r) <= longArg { // long in bytes only
+			continue
+		}
+		short := fmt.Sprintf("%s...%s (%d characters)", string(r[:24]), string(r[len(r)-8:]), len(r))
+		msg = strings.ReplaceAll(msg, a, short)
+	}
+	return msg
 }
 
 func newRoot(env *Env) *cobra.Command {

@@ -125,3 +125,26 @@ func TestInstallLinksGoesOnAfterAFailure(t *testing.T) {
 		t.Errorf("sminfo: %v", err)
 	}
 }
+
+// A huge argument is not echoed whole, once per layer of context: each
+// occurrence is shortened to its ends and its length.
+func TestLongArgumentsAreShortenedInMessages(t *testing.T) {
+	f := sharedFabric(t, "tiny.net")
+	long := strings.Repeat("1", 100000)
+	short := "111111111111111111111111...11111111 (100000 characters)"
+	for _, args := range [][]string{
+		{"smpquery", "nodeinfo", long}, {"perfquery", long}, {"ibaddr", long}, {"sminfo", long},
+		{"ibportstate", long, "1"}, {"smpdump", long, "0x11"}, {"iblinkinfo", "-D", long}, {"subnet_diff", long},
+	} {
+		r := runSim(f, "", args...)
+		if r.Code == 0 || len(r.Stderr) > 2000 || !strings.Contains(r.Stderr, short) {
+			t.Errorf("%s: exit %d, %d bytes of stderr: %.200q", args[0], r.Code, len(r.Stderr), r.Stderr)
+		}
+	}
+	if got := shortenArgs("bad \"é"+strings.Repeat("é", 70)+"x\"", []string{"é" + strings.Repeat("é", 70) + "x"}); got != "bad \""+strings.Repeat("é", 24)+"...éééééééx (72 characters)\"" {
+		t.Errorf("runes: %q", got)
+	}
+	if got := shortenArgs("bad "+strings.Repeat("é", 40), []string{strings.Repeat("é", 40)}); got != "bad "+strings.Repeat("é", 40) {
+		t.Errorf("long in bytes only: %q", got)
+	}
+}
