@@ -30,7 +30,7 @@ SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-l
 	qemu-user groff-base dpkg prometheus
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench
+.PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz
 
 all: build
 
@@ -79,6 +79,16 @@ test-vm:
 bench: deps build
 	@[ -x /usr/bin/time ] || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y time; }
 	$(GO) run ./cmd/ibbench -ibtool bin/ibtool -update docs/performance.md
+
+# Discovery under MAD loss on a simulated 1008-node fat tree (ibsim's Error
+# injection): docs/reliability.md records its figures.
+lossbench: deps build
+	$(GO) run ./cmd/iblossbench -ibtool bin/ibtool -rates 0,3,4,5 -runs 10
+
+# Fuzzes every decoder and loader, FUZZTIME (10s) each, and records the
+# execs per target in docs/reliability.md. Nightly-style: not in make test.
+fuzz:
+	FUZZTIME=$${FUZZTIME:-10s} scripts/fuzz.sh
 
 demo: deps build
 	scripts/demo.sh

@@ -47,3 +47,33 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompanion: any companion next to a cache loads or fails with one
+// line, never a panic, and a failure leaves the fabric as the main file
+// has it.
+//
+//	go test ./internal/cache -run XXX -fuzz FuzzCompanion -fuzztime 30s
+func FuzzCompanion(f *testing.F) {
+	fab := testFabric()
+	main := encode(f, fab)
+	c := makeCompanion(fab, main)
+	if c == nil {
+		c = &companion{}
+	}
+	c.WalkErrors = []companionWalkError{{DRPath: "0,3", What: "PortInfo port 2", Error: "no reply"}}
+	f.Add(c.marshal())
+	f.Add([]byte(`{"format": "ibtool-cache-companion", "version": 1}`))
+	f.Add([]byte("null"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Decode(bytes.NewReader(main))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(g.Errors)
+		if _, err := applyCompanion(g, main, data, "x.ibtool"); err != nil {
+			if strings.Contains(err.Error(), "\n") || len(g.Errors) != before {
+				t.Fatalf("error %q, %d walk errors after it", err, len(g.Errors))
+			}
+		}
+	})
+}

@@ -74,3 +74,30 @@ func TestRetriesFromConfigAndFlag(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDiagConfig: any ibdiag.conf reads without a panic, and what it sets
+// is what its lines say.
+//
+//	go test ./internal/cli -run XXX -fuzz FuzzDiagConfig -fuzztime 30s
+func FuzzDiagConfig(f *testing.F) {
+	f.Add([]byte("#CA=commented\nCA=mlx5_1\nPortNumber=2\ntimeout=250\nretries=5\nMLX_EPI=false\nsa_key=0x5\n"))
+	f.Add([]byte("CA"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "ibdiag.conf")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := readDiagConfig(path)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		for _, v := range []string{cfg.CA, cfg.Port, cfg.Timeout, cfg.Retries, cfg.MKey, cfg.SAKey} {
+			if strings.Contains(v, "\n") {
+				t.Fatalf("a value spans lines: %q", v)
+			}
+		}
+	})
+}

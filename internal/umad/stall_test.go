@@ -159,3 +159,28 @@ func openAndCloseWhileWaiting(o simOpener) error {
 	}
 	return nil
 }
+
+// FuzzDecodeSimFrame: any 288-byte frame from ibsim decodes without a
+// panic into a 256-byte MAD whose valid length is at most 256, with the
+// bytes beyond that length zeroed.
+//
+//	go test ./internal/umad -run XXX -fuzz FuzzDecodeSimFrame -fuzztime 30s
+func FuzzDecodeSimFrame(f *testing.F) {
+	frame := make([]byte, simFrameSize)
+	(&simConn{}).encodeSimFrame(frame, &Packet{Addr: Address{LID: 3, QP: 1}, MAD: nodeInfoDR0(9)})
+	f.Add(frame)
+	f.Add(make([]byte, simFrameSize))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		frame := make([]byte, simFrameSize)
+		copy(frame, b)
+		p := decodeSimFrame(frame)
+		if len(p.MAD) != MADSize || p.Length > MADSize || p.Length < 0 {
+			t.Fatalf("MAD of %d bytes, length %d", len(p.MAD), p.Length)
+		}
+		for _, c := range p.MAD[p.Length:] {
+			if c != 0 {
+				t.Fatalf("bytes beyond the length %d are not zero", p.Length)
+			}
+		}
+	})
+}
