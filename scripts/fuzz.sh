@@ -22,11 +22,18 @@ for pkg in $($GO list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{e
 		status=$?
 		execs=$(grep -o 'execs: [0-9]*' "$results.log" | tail -1 | cut -d' ' -f2)
 		short=${pkg#github.com/ibtool/ibtool/}
-		if [ $status -ne 0 ]; then
+		if [ $status -ne 0 ] && grep -q 'Failing input written to' "$results.log"; then
 			failed=$((failed + 1))
-			echo "| $short | $target | ${execs:-0} | FAILED |" >>"$results"
-			echo "fuzz: $short $target FAILED:" >&2
+			echo "| $short | $target | ${execs:-0} | CRASHER |" >>"$results"
+			echo "fuzz: $short $target found a crasher:" >&2
 			tail -20 "$results.log" >&2
+		elif [ $status -ne 0 ]; then
+			# No input failed: the fuzzer itself gave up, e.g. "context
+			# deadline exceeded" when a loaded machine makes it miss its
+			# own deadline. Reported, not counted as a crasher.
+			reason=$(grep -v '^\(fuzz:\|FAIL\|exit status\|---\)' "$results.log" | head -1 | sed 's/^[[:space:]]*//; s/|/\\|/g')
+			echo "| $short | $target | ${execs:-0} | fuzzer stopped: $reason |" >>"$results"
+			total=$((total + ${execs:-0}))
 		else
 			echo "| $short | $target | ${execs:-0} | ok |" >>"$results"
 			total=$((total + ${execs:-0}))
