@@ -198,10 +198,13 @@ func runIbqueryerrors(env *Env, opts *ibqueryerrorsOptions) error {
 		return err
 	}
 	q.reportFailures()
-	reportWalkErrors(env, "ibqueryerrors", q.fab, c.Verbose)
+	incomplete := walkIncomplete(env, c, "ibqueryerrors", q.fab)
 	if c.Stats {
 		fmt.Fprintf(env.IO.Err, "ibqueryerrors: PMA phase: %d MADs in %.1f ms, %.0f MADs/s\n",
 			pma, float64(took.Microseconds())/1000, float64(pma)/took.Seconds())
+	}
+	if exit == nil {
+		exit = incomplete // ports beyond thresholds (1) say more than a walk that missed some (3)
 	}
 	return exit
 }
