@@ -57,7 +57,10 @@ in a tree and are written as comments.
 	setupCommon(env, cmd, &o.Common, "DGLsKe")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		res, err := runTopology(env, o)
-		return finish(env, &o.Common, "topology", res, err)
+		if err := finish(env, &o.Common, "topology", res, err); err != nil || res == nil {
+			return err
+		}
+		return walkIncomplete(env, &o.Common, "topology", res.fab)
 	}
 	return cmd
 }
@@ -99,7 +102,6 @@ func runTopology(env *Env, o *topologyOptions) (*topoExport, error) {
 	if err != nil {
 		return nil, err
 	}
-	reportWalkErrors(env, "topology", fab, c.Verbose)
 	names := o.src.Names(env.IO.Err)
 	return &topoExport{Tree: topology.Build(fab, names), format: o.format, fab: fab, names: names}, nil
 }
