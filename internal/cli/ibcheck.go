@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/sa"
+)
+
+// The ibcheck family (python-rdma's libibtool/errors.py): checks of one
+// node or port (ibchecknode, ibcheckport, ibcheckportstate,
+// ibcheckportwidth) and of every end port of the fabric (ibcheckstate,
+// ibcheckwidth). checks.go holds what they share.
+
+// ExitCheckFailed is python-rdma's exit code for a failed check.
+const ExitCheckFailed = 100
+
+// checkOptions are the flags of every ibcheck command.
+type checkOptions struct {
+	Common
+	src      query.Source
+	noColour bool
+}
+
+// checkCommand describes one command of the family.
+type checkCommand struct {
+	name, short, long string
+	kinds             checkKind
+	ports             []portCheckFunc // the port checks, in order
+	fabric            bool            // every end port of the fabric, not one target
+}
+
+var (
+	portStateChecks = []portCheckFunc{checkPortState}
+	portWidthChecks = []portCheckFunc{checkPortWidth}
+	allPortChecks   = []portCheckFunc{checkPortState, checkPortWidth, checkPortLink}
+)
+
+func init() {
+	for _, k := range []checkCommand{
+		{name: "ibchecknode", short: "Check one node: its NodeInfo agrees with the SA's, which has a path to it",
+			kinds: kindNode},
+		{name: "ibcheckport", short: "Check one port's state, width, speed, LID and SM",
+			kinds: kindPort, ports: allPortChecks},
+		{name: "ibcheckportstate", short: "Check that one port's link is up and Active",
+			kinds: kindPort, ports: portStateChecks},
+		{name: "ibcheckportwidth", short: "Check that one port runs at the best width both ends support",
+			kinds: kindPort, ports: portWidthChecks},
+		{name: "ibcheckstate", short: "Check every node and the state of every port", fabric: true,
+			kinds: kindNode | kindPort, ports: portStateChecks},
+		{name: "ibcheckwidth", short: "Check every node and the width of every port", fabric: true,
+			kinds: kindNode | kindPort, ports: portWidthChecks},
+	} {
+		register(func(env *Env) *cobra.Command { return newCheckCmd(env, k) })
+	}
+}
+
+func newCheckCmd(env *Env, k checkCommand) *cobra.Command {
+	opts := &checkOptions{}
+	var cmd *cobra.Command
+	fs := func() { cmd.Flags().BoolVarP(&opts.noColour, "nocolor", "N", false, "do not colour the verdicts") }
+	if k.fabric {
+		cmd = toolCommand(k.name+" [options]", k.short)
+		cmd.Long = k.short + `, as python-rdma's ` + k.name + ` does: the fabric
+is discovered (or read with --load-cache), then each end port is checked in
+parallel. A line is printed for each node or port with something wrong (every
+one with -v), then a summary. Verdicts are coloured on a terminal (-N: never).`
+		cmd.Args = argsBetween(0, 0)
+		fs()
+		opts.src.AddFlags(cmd.Flags(), query.AllSourceFlags)
+		setupCommon(env, cmd, &opts.Common, "DGL")
+		cmd.RunE = func(_ *cobra.Command, _ []string) error { return runFabricCheck(env, k, opts) }
+		return cmd
+	}
+	use, n := k.name+" [options] TARGET PORT", 2
+	if k.kinds == kindNode {
+		use, n = k.name+" [options] TARGET", 1
+	}
+	cmd = toolCommand(use, k.short)
+	cmd.Long = k.short + `, as python-rdma's ` + k.name + ` does. TARGET is a LID, a
+GUID (-G), a directed route (-D) or a node's name. A line with the verdict is
+printed when something is wrong (always with -v); a failed check exits 100.`
+	cmd.Args = argsBetween(n, n)
+	fs()
+	setupCommon(env, cmd, &opts.Common, "")
+	cmd.RunE = func(_ *cobra.Command, args []string) error { return runSingleCheck(env, k, opts, args) }
+	return cmd
+}
+
+// singleCheckResult is a single-target check's result: its records.
+type singleCheckResult struct {
+	Records []*checkRecord `json:"checks"`
+	style   checkStyle
+}
+
+func (r *singleCheckResult) writeText(w io.Writer) error {
+	for _, rec := range r.Records {
+		rec.write(w, r.style)
+	}
+	return nil
+}
+
+func runSingleCheck(env *Env, k checkCommand, opts *checkOptions, args []string) error {
+	c := &opts.Common
+	port := 0
+	if len(args) > 1 {
+		n, err := strconv.ParseUint(args[1], 0, 8)
+		if err != nil {
+			return usageErrorf("invalid port %q: a number from 0 to 255", args[1])
+		}
+		port = int(n)
+	}
+	client, err := ibOpenClient(env, c, engineConfig{timeout: DefaultTimeoutMS * 1e6})
+	if err != nil {
+		return err
+	}
+	defer client.Engine().Close()
+	ctx := context.Background()
+	d, err := ibResolve(ctx, client, c, args[0])
+	if err != nil {
+		return ibFail(env, c, k.name, err)
+	}
+	cp, err := readCheckPort(ctx, client, d, port, k.kinds&kindPort != 0)
+	if err != nil {
+		return err
+	}
+	res := &singleCheckResult{style: checkStyle{verbose: c.Verbose > 0, colour: colourOut(env.IO.Out, opts.noColour)}}
+	if k.kinds&kindNode != 0 {
+		rec := nodeRecord(ctx, client, cp, d.Kind == query.ByDR)
+		res.Records = append(res.Records, rec)
+	}
+	if k.kinds&kindPort != 0 {
+		res.Records = append(res.Records, runPortChecks(cp, k.ports))
+	}
+	if err := finish(env, c, k.name, res, nil); err != nil {
+		return err
+	}
+	for _, rec := range res.Records {
+		if rec.err != nil {
+			return &ExitError{Code: ExitCheckFailed, Err: rec.err}
+		}
+	}
+	return nil
+}
+
+// readCheckPort reads what the checks of port (onPort) or of the node at
+// d look at: NodeInfo, NodeDescription and the port's PortInfo (the
+// port the SMPs arrive on when not onPort).
+func readCheckPort(ctx context.Context, client *query.Client, d query.Dest, port int, onPort bool) (*checkPort, error) {
+	var ni mad.NodeInfo
+	var nd mad.NodeDescription
+	var pi mad.PortInfo
+	if err := client.Get(ctx, d, 0, nil, &ni); err != nil {
+		return nil, fmt.Errorf("reading NodeInfo of %s: %w", d, err)
+	}
+	if err := client.Get(ctx, d, 0, nil, &nd); err != nil {
+		return nil, fmt.Errorf("reading NodeDescription of %s: %w", d, err)
+	}
+	if !onPort {
+		port = int(ni.LocalPortNum)
+	}
+	mod := uint32(port)
+	if !onPort {
+		mod = 0
+	}
+	if err := client.Get(ctx, d, mod, nil, &pi); err != nil {
+		return nil, fmt.Errorf("reading PortInfo of %s port %d: %w", d, port, err)
+	}
+	cp := &checkPort{node: &ni, desc: nd.String(), num: port, info: &pi, endLID: pi.LID}
+	if ni.NodeType == mad.NodeTypeSwitch && mod != 0 {
+		// An external port has no LID of its own: the switch's is port 0's.
+		var p0 mad.PortInfo
+		if err := client.Get(ctx, d, 0, nil, &p0); err != nil {
+			return nil, fmt.Errorf("reading PortInfo of %s port 0: %w", d, err)
+		}
+		cp.endLID = p0.LID
+	}
+	cp.where = fmt.Sprintf("lid %d port %d", cp.endLID, port)
+	return cp, nil
+}
+
+// nodeRecord checks a node as python-rdma's do_check_node does: the SA's
+// NodeRecord of the end port (by its LID, or by port GUID when the node
+// was reached by directed route) names the port GUID the node's own
+// NodeInfo gives, and the SA has a path to that port.
+func nodeRecord(ctx context.Context, client *query.Client, p *checkPort, byGUID bool) *checkRecord {
+	err := checkNodeSA(ctx, client, p, byGUID)
+	return newRecord(kindNode, p, &checkOutcome{}, err)
+}
+
+func checkNodeSA(ctx context.Context, client *query.Client, p *checkPort, byGUID bool) error {
+	r, err := client.Resolver()
+	if err != nil {
+		return err
+	}
+	if r.SA == nil {
+		return errors.New("no subnet manager to ask")
+	}
+	guid := uint64(p.node.PortGUID)
+	var q mad.NodeRecord
+	field := "LID"
+	q.LID = p.endLID
+	if byGUID {
+		field, q.NodeInfo.PortGUID = "NodeInfo.PortGUID", p.node.PortGUID
+	}
+	mask, err := mad.CompMask(q.Desc(), field)
+	if err != nil {
+		return err
+	}
+	rec, err := r.SA.Get(ctx, mad.AttrNodeRecord, mad.Encode(&q), mask)
+	if err != nil {
+		return fmt.Errorf("NodeRecord of %s: %w", p.where, err)
+	}
+	var nr mad.NodeRecord
+	if err := nr.Unmarshal(rec); err != nil {
+		return err
+	}
+	if uint64(nr.NodeInfo.PortGUID) != guid {
+		return &checkError{fmt.Sprintf("SA and SMP NodeInfo's differ %s != %s", pyGUID(guid), pyGUID(uint64(nr.NodeInfo.PortGUID)))}
+	}
+	var gid mad.GID
+	binary.BigEndian.PutUint64(gid[:], 0xfe80000000000000)
+	binary.BigEndian.PutUint64(gid[8:], guid)
+	if _, err := r.PathTo(ctx, 0, &gid); err != nil {
+		if errors.Is(err, sa.ErrNoRecords) || isNoPath(err) {
+			return &checkError{"SA could not find a path for " + pyGUID(guid)}
+		}
+		return err
+	}
+	return nil
+}
+
+// isNoPath reports whether err is the resolver's "no path": an empty
+// PathRecord table.
+func isNoPath(err error) bool { return strings.Contains(err.Error(), "knows no path") }
+
+// runFabricCheck runs a fabric-wide check: every end port's node check,
+// then the port checks of its ports, in fabric order.
+func runFabricCheck(env *Env, k checkCommand, opts *checkOptions) error {
+	c := &opts.Common
+	res := &fabricCheckResult{
+		kinds: k.kinds,
+		style: checkStyle{verbose: c.Verbose > 0, colour: colourOut(env.IO.Out, opts.noColour), errLine: true},
+	}
+	err := res.check(env, k, opts)
+	return finish(env, c, k.name, res, err)
+}
+
+func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions) error {
+	c := &opts.Common
+	if _, _, err := opts.src.Mode(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	client, err := openSourceClient(env, c, &opts.src)
+	if err == nil && client == nil && k.kinds&(kindNode|kindPerf|kindClear) != 0 {
+		client, err = openClient(env, c, engineConfig{timeout: DefaultTimeoutMS * 1e6})
+	}
+	if err != nil {
+		return err
+	}
+	if client != nil {
+		defer client.Engine().Close()
+	}
+	ctx := context.Background()
+	f, err := opts.src.Fabric(ctx, client, query.Walk{Progress: progressLine(env)})
+	if err != nil {
+		return err
+	}
+	eps := endPorts(f)
+	nodes := make([]*checkRecord, len(eps))
+	if k.kinds&kindNode != 0 {
+		parallel(len(eps), func(i int) {
+			cp := fabricCheckPort(eps[i], eps[i].port)
+			nodes[i] = nodeRecord(ctx, client, cp, false)
+		})
+	}
+	for i, ep := range eps {
+		if nodes[i] != nil {
+			res.Records = append(res.Records, nodes[i])
+		}
+		if k.kinds&kindPort != 0 {
+			for _, p := range portsOf(ep) {
+				res.Records = append(res.Records, runPortChecks(fabricCheckPort(ep, p), k.ports))
+			}
+		}
+	}
+	res.finish()
+	return nil
+}
