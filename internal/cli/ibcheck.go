@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/sa"
@@ -27,8 +29,11 @@ const ExitCheckFailed = 100
 // checkOptions are the flags of every ibcheck command.
 type checkOptions struct {
 	Common
-	src      query.Source
-	noColour bool
+	src            query.Source
+	noColour       bool
+	thresholdFile  string // -T
+	showThresholds bool   // -s
+	dryRun         bool   // the resets: list them, send nothing
 }
 
 // checkCommand describes one command of the family.
@@ -37,6 +42,8 @@ type checkCommand struct {
 	kinds             checkKind
 	ports             []portCheckFunc // the port checks, in order
 	fabric            bool            // every end port of the fabric, not one target
+	dataCounts        bool            // kindPerf prints the data counters, no thresholds
+	clearSelect       uint32          // kindClear: the PortCounters CounterSelect reset
 }
 
 var (
@@ -59,6 +66,20 @@ func init() {
 			kinds: kindNode | kindPort, ports: portStateChecks},
 		{name: "ibcheckwidth", short: "Check every node and the width of every port", fabric: true,
 			kinds: kindNode | kindPort, ports: portWidthChecks},
+		{name: "ibcheckerrs", short: "Check one port's error counters (all of a switch's by default) against thresholds",
+			kinds: kindPerf},
+		{name: "ibdatacounts", short: "Show one port's data counters (all of a switch's by default)",
+			kinds: kindPerf, dataCounts: true},
+		{name: "ibchecknet", short: "Check every node, every port's state, width and speed, and every port's error counters", fabric: true,
+			kinds: kindNode | kindPort | kindPerf, ports: allPortChecks},
+		{name: "ibcheckerrors", short: "Check every node, every port's state and every port's error counters", fabric: true,
+			kinds: kindNode | kindPort | kindPerf, ports: portStateChecks},
+		{name: "ibdatacounters", short: "Show every port's data counters", fabric: true,
+			kinds: kindPerf, dataCounts: true},
+		{name: "ibclearcounters", short: "Reset every counter of PortCounters on every port", fabric: true,
+			kinds: kindClear, clearSelect: 0xFFFF},
+		{name: "ibclearerrors", short: "Reset the error counters of PortCounters on every port", fabric: true,
+			kinds: kindClear, clearSelect: query.SelectErrors},
 	} {
 		register(func(env *Env) *cobra.Command { return newCheckCmd(env, k) })
 	}
@@ -67,7 +88,19 @@ func init() {
 func newCheckCmd(env *Env, k checkCommand) *cobra.Command {
 	opts := &checkOptions{}
 	var cmd *cobra.Command
-	fs := func() { cmd.Flags().BoolVarP(&opts.noColour, "nocolor", "N", false, "do not colour the verdicts") }
+	fs := func() {
+		f := cmd.Flags()
+		f.BoolVarP(&opts.noColour, "nocolor", "N", false, "do not colour the verdicts")
+		if k.kinds&kindPerf != 0 && !k.dataCounts {
+			f.StringVarP(&opts.thresholdFile, "thresholds", "T", "", "load threshold values from this file (name=value lines)")
+			if !k.fabric {
+				f.BoolVarP(&opts.showThresholds, "show_thresholds", "s", false, "only show the thresholds in use")
+			}
+		}
+		if k.kinds&kindClear != 0 {
+			f.BoolVar(&opts.dryRun, "dry-run", false, "list what would be reset; send nothing")
+		}
+	}
 	if k.fabric {
 		cmd = toolCommand(k.name+" [options]", k.short)
 		cmd.Long = k.short + `, as python-rdma's ` + k.name + ` does: the fabric
@@ -81,17 +114,24 @@ one with -v), then a summary. Verdicts are coloured on a terminal (-N: never).`
 		cmd.RunE = func(_ *cobra.Command, _ []string) error { return runFabricCheck(env, k, opts) }
 		return cmd
 	}
-	use, n := k.name+" [options] TARGET PORT", 2
-	if k.kinds == kindNode {
-		use, n = k.name+" [options] TARGET", 1
+	use, lo, hi := k.name+" [options] TARGET PORT", 2, 2
+	switch {
+	case k.kinds == kindNode:
+		use, lo, hi = k.name+" [options] TARGET", 1, 1
+	case k.kinds == kindPerf:
+		use, lo, hi = k.name+" [options] TARGET [PORT]", 0, 2
 	}
 	cmd = toolCommand(use, k.short)
 	cmd.Long = k.short + `, as python-rdma's ` + k.name + ` does. TARGET is a LID, a
 GUID (-G), a directed route (-D) or a node's name. A line with the verdict is
 printed when something is wrong (always with -v); a failed check exits 100.`
-	cmd.Args = argsBetween(n, n)
+	cmd.Args = argsBetween(lo, hi)
 	fs()
-	setupCommon(env, cmd, &opts.Common, "")
+	exclude := ""
+	if k.kinds == kindPerf {
+		exclude = "s"
+	}
+	setupCommon(env, cmd, &opts.Common, exclude)
 	cmd.RunE = func(_ *cobra.Command, args []string) error { return runSingleCheck(env, k, opts, args) }
 	return cmd
 }
@@ -111,7 +151,20 @@ func (r *singleCheckResult) writeText(w io.Writer) error {
 
 func runSingleCheck(env *Env, k checkCommand, opts *checkOptions, args []string) error {
 	c := &opts.Common
+	th, err := loadThresholds(opts.thresholdFile)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if opts.showThresholds {
+		return finish(env, c, k.name, thresholdsResult(th), nil)
+	}
+	if len(args) == 0 {
+		return usageErrorf("a TARGET is needed")
+	}
 	port := 0
+	if k.kinds == kindPerf {
+		port = allPorts
+	}
 	if len(args) > 1 {
 		n, err := strconv.ParseUint(args[1], 0, 8)
 		if err != nil {
@@ -140,6 +193,13 @@ func runSingleCheck(env *Env, k checkCommand, opts *checkOptions, args []string)
 	}
 	if k.kinds&kindPort != 0 {
 		res.Records = append(res.Records, runPortChecks(cp, k.ports))
+	}
+	if k.kinds&kindPerf != 0 {
+		cp.num = port
+		cp.where = fmt.Sprintf("lid %d %s", cp.endLID, selectText(port))
+		cr := &counterReader{ctx: ctx, client: client, ext: c.JSON}
+		t := counterTarget{uint64(cp.node.NodeGUID), cp.node.NodeType, int(cp.node.NumPorts), cp.endLID, port}
+		res.Records = append(res.Records, counterRecord(k, cp, &cr.read([]counterTarget{t})[0], th))
 	}
 	if err := finish(env, c, k.name, res, nil); err != nil {
 		return err
@@ -276,23 +336,164 @@ func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions
 		return err
 	}
 	eps := endPorts(f)
-	nodes := make([]*checkRecord, len(eps))
+	recs := make([][]*checkRecord, len(eps))
 	if k.kinds&kindNode != 0 {
 		parallel(len(eps), func(i int) {
 			cp := fabricCheckPort(eps[i], eps[i].port)
-			nodes[i] = nodeRecord(ctx, client, cp, false)
+			recs[i] = append(recs[i], nodeRecord(ctx, client, cp, false))
 		})
 	}
-	for i, ep := range eps {
-		if nodes[i] != nil {
-			res.Records = append(res.Records, nodes[i])
-		}
-		if k.kinds&kindPort != 0 {
+	if k.kinds&kindPort != 0 {
+		for i, ep := range eps {
 			for _, p := range portsOf(ep) {
-				res.Records = append(res.Records, runPortChecks(fabricCheckPort(ep, p), k.ports))
+				recs[i] = append(recs[i], runPortChecks(fabricCheckPort(ep, p), k.ports))
 			}
 		}
 	}
+	cr := &counterReader{ctx: ctx, client: client, ext: c.JSON}
+	if k.kinds&kindPerf != 0 {
+		th, err := loadThresholds(opts.thresholdFile)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		res.counterPhase(k, cr, eps, recs, th)
+	}
+	if k.kinds&kindClear != 0 {
+		if err := res.clearPhase(k, cr, eps, recs, opts.dryRun); err != nil {
+			return err
+		}
+	}
+	for _, r := range recs {
+		res.Records = append(res.Records, r...)
+	}
 	res.finish()
 	return nil
+}
+
+// endTarget is the counterTarget of an end port: a switch's sum over all
+// its ports, a CA's port.
+func endTarget(ep endPort) (counterTarget, *checkPort) {
+	cp := fabricCheckPort(ep, ep.port)
+	t := counterTarget{ep.node.GUID, mad.NodeType(ep.node.Type), ep.node.NumPorts, ep.port.BaseLID, ep.port.Num}
+	if ep.node.Type == discovery.NodeSwitch {
+		t.port, cp.num = allPorts, allPorts
+		cp.where = fmt.Sprintf("lid %d all ports", cp.endLID)
+	}
+	return t, cp
+}
+
+// switchPortTargets are the ports 1..N of a switch, for a second look
+// when its all-ports check was not clean (python-rdma's scan).
+func switchPortTargets(ep endPort) ([]counterTarget, []*checkPort) {
+	var ts []counterTarget
+	var cps []*checkPort
+	for n := 1; n <= ep.node.NumPorts; n++ {
+		p := ep.node.Port(n)
+		if p == nil {
+			p = &discovery.Port{Node: ep.node, Num: n}
+		}
+		cp := fabricCheckPort(ep, p)
+		ts = append(ts, counterTarget{ep.node.GUID, mad.NodeTypeSwitch, ep.node.NumPorts, ep.port.BaseLID, n})
+		cps = append(cps, cp)
+	}
+	return ts, cps
+}
+
+// counterRecord is a counter check's record: the thresholds checked, or
+// (ibdatacounts) the data counters shown.
+func counterRecord(k checkCommand, cp *checkPort, read *portRead, th thresholds) *checkRecord {
+	if !k.dataCounts || read.err != nil {
+		return perfRecord(cp, read, th)
+	}
+	r := newRecord(kindPerf, cp, &checkOutcome{}, nil)
+	r.dataCounts = read.basic
+	r.setCounters(read)
+	return r
+}
+
+// counterPhase checks every end port's counters at once, then the single
+// ports of the switches whose sum was not clean.
+func (res *fabricCheckResult) counterPhase(k checkCommand, cr *counterReader, eps []endPort, recs [][]*checkRecord, th thresholds) {
+	targets := make([]counterTarget, len(eps))
+	cps := make([]*checkPort, len(eps))
+	for i, ep := range eps {
+		targets[i], cps[i] = endTarget(ep)
+	}
+	reads := cr.read(targets)
+	var scanTargets []counterTarget
+	var scanCPs []*checkPort
+	var scanOwner []int
+	for i := range eps {
+		r := counterRecord(k, cps[i], &reads[i], th)
+		recs[i] = append(recs[i], r)
+		if targets[i].port == allPorts && r.Status != "ok" {
+			ts, ps := switchPortTargets(eps[i])
+			scanTargets, scanCPs = append(scanTargets, ts...), append(scanCPs, ps...)
+			for range ts {
+				scanOwner = append(scanOwner, i)
+			}
+		}
+	}
+	for j, read := range cr.read(scanTargets) {
+		recs[scanOwner[j]] = append(recs[scanOwner[j]], counterRecord(k, scanCPs[j], &read, th))
+	}
+}
+
+// clearPhase resets every end port's counters (a switch's all at once,
+// port by port where that failed). The resets are what the command is
+// for: its Write is the command itself.
+func (res *fabricCheckResult) clearPhase(k checkCommand, cr *counterReader, eps []endPort, recs [][]*checkRecord, dryRun bool) error {
+	w := &query.Write{By: k.name}
+	targets := make([]counterTarget, len(eps))
+	cps := make([]*checkPort, len(eps))
+	for i, ep := range eps {
+		targets[i], cps[i] = endTarget(ep)
+	}
+	sent, errs := cr.clear(w, targets, k.clearSelect, dryRun)
+	var again []counterTarget
+	var againCPs []*checkPort
+	var againOwner []int
+	for i := range eps {
+		recs[i] = append(recs[i], newRecord(kindClear, cps[i], &checkOutcome{}, errs[i]))
+		if errs[i] != nil && targets[i].port == allPorts {
+			ts, ps := switchPortTargets(eps[i])
+			again, againCPs = append(again, ts...), append(againCPs, ps...)
+			for range ts {
+				againOwner = append(againOwner, i)
+			}
+		}
+	}
+	sent2, errs2 := cr.clear(w, again, k.clearSelect, dryRun)
+	for j, err := range errs2 {
+		recs[againOwner[j]] = append(recs[againOwner[j]], newRecord(kindClear, againCPs[j], &checkOutcome{}, err))
+	}
+	failed := map[resetKey]bool{}
+	for _, errs := range [][]error{errs, errs2} {
+		for _, err := range errs {
+			var ce *query.CounterError
+			if errors.As(err, &ce) {
+				failed[resetKey{ce.Port.NodeGUID, ce.Port.Port}] = true
+			}
+		}
+	}
+	res.Reset = newResetDoc(append(sent, sent2...), k.clearSelect, dryRun, failed)
+	return nil
+}
+
+// thresholdsResult is ibcheckerrs -s: the thresholds in use.
+type thresholdsResult thresholds
+
+func (t thresholdsResult) writeText(w io.Writer) error {
+	thresholds(t).write(w)
+	return nil
+}
+
+func (t thresholdsResult) MarshalJSON() ([]byte, error) {
+	m := map[string]uint64{}
+	for _, f := range counterFields() {
+		if v, ok := t[f.Name]; ok {
+			m[f.JSONName] = v
+		}
+	}
+	return json.Marshal(map[string]any{"thresholds": m})
 }
