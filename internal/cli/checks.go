@@ -59,6 +59,7 @@ type checkPort struct {
 	info    *mad.PortInfo // the port's PortInfo
 	peer    *mad.PortInfo // the far end's PortInfo, nil when not known
 	endLID  uint16        // the end port's LID (a switch's: port 0's)
+	guid    uint64        // the end port's GUID
 	where   string        // "lid 2 port 3", ending every message
 	verbose bool
 }
@@ -506,7 +507,7 @@ func endPorts(f *discovery.Fabric) []endPort {
 func fabricCheckPort(ep endPort, p *discovery.Port) *checkPort {
 	cp := &checkPort{
 		node: ep.node.Info(), desc: ep.node.Desc(), num: p.Num, info: p.Info(),
-		endLID: ep.port.BaseLID,
+		endLID: ep.port.BaseLID, guid: ep.port.GUID,
 	}
 	if p.Remote != nil && p.Remote.PortInfo != nil {
 		cp.peer = p.Remote.Info()

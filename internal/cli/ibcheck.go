@@ -206,10 +206,20 @@ func runSingleCheck(env *Env, k checkCommand, opts *checkOptions, args []string)
 	}
 	for _, rec := range res.Records {
 		if rec.err != nil {
-			return &ExitError{Code: ExitCheckFailed, Err: rec.err}
+			return checkFailed(env, rec.err)
 		}
 	}
 	return nil
+}
+
+// checkFailed ends a single check that failed: exit 100 and, through
+// the tool's name, python-rdma's "E: <why>" on stderr.
+func checkFailed(env *Env, err error) error {
+	if !env.Compat {
+		return &ExitError{Code: ExitCheckFailed, Err: err}
+	}
+	fmt.Fprintf(env.IO.Err, "E: %v\n", err)
+	return &ExitError{Code: ExitCheckFailed, Err: errSilent}
 }
 
 // readCheckPort reads what the checks of port (onPort) or of the node at
@@ -235,7 +245,7 @@ func readCheckPort(ctx context.Context, client *query.Client, d query.Dest, port
 	if err := client.Get(ctx, d, mod, nil, &pi); err != nil {
 		return nil, fmt.Errorf("reading PortInfo of %s port %d: %w", d, port, err)
 	}
-	cp := &checkPort{node: &ni, desc: nd.String(), num: port, info: &pi, endLID: pi.LID}
+	cp := &checkPort{node: &ni, desc: nd.String(), num: port, info: &pi, endLID: pi.LID, guid: uint64(ni.PortGUID)}
 	if ni.NodeType == mad.NodeTypeSwitch && mod != 0 {
 		// An external port has no LID of its own: the switch's is port 0's.
 		var p0 mad.PortInfo
@@ -265,12 +275,12 @@ func checkNodeSA(ctx context.Context, client *query.Client, p *checkPort, byGUID
 	if r.SA == nil {
 		return errors.New("no subnet manager to ask")
 	}
-	guid := uint64(p.node.PortGUID)
+	guid := p.guid
 	var q mad.NodeRecord
 	field := "LID"
 	q.LID = p.endLID
 	if byGUID {
-		field, q.NodeInfo.PortGUID = "NodeInfo.PortGUID", p.node.PortGUID
+		field, q.NodeInfo.PortGUID = "NodeInfo.PortGUID", mad.GUID(guid)
 	}
 	mask, err := mad.CompMask(q.Desc(), field)
 	if err != nil {
