@@ -434,8 +434,9 @@ type fabricCheckResult struct {
 	// Reset is what was (or, with --dry-run, would be) reset.
 	Reset *resetDoc `json:"reset,omitempty"`
 
-	style checkStyle
-	kinds checkKind
+	style      checkStyle
+	kinds      checkKind
+	thresholds thresholds
 }
 
 // checkErrorDoc is one port whose check failed to run.

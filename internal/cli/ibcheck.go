@@ -317,12 +317,18 @@ func isNoPath(err error) bool { return strings.Contains(err.Error(), "knows no p
 // then the port checks of its ports, in fabric order.
 func runFabricCheck(env *Env, k checkCommand, opts *checkOptions) error {
 	c := &opts.Common
+	th, err := loadThresholds(opts.thresholdFile)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
 	res := &fabricCheckResult{
-		kinds: k.kinds,
+		kinds: k.kinds, thresholds: th,
 		style: checkStyle{verbose: c.Verbose > 0, colour: colourOut(env.IO.Out, opts.noColour), errLine: true},
 	}
-	err := res.check(env, k, opts)
-	return finish(env, c, k.name, res, err)
+	if err := res.check(env, k, opts); err != nil {
+		return finish(env, c, k.name, (*fabricCheckResult)(nil), err)
+	}
+	return finish(env, c, k.name, res, nil)
 }
 
 func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions) error {
@@ -362,11 +368,7 @@ func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions
 	}
 	cr := &counterReader{ctx: ctx, client: client, ext: c.JSON}
 	if k.kinds&kindPerf != 0 {
-		th, err := loadThresholds(opts.thresholdFile)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		res.counterPhase(k, cr, eps, recs, th)
+		res.counterPhase(k, cr, eps, recs, res.thresholds)
 	}
 	if k.kinds&kindClear != 0 {
 		if err := res.clearPhase(k, cr, eps, recs, opts.dryRun); err != nil {
