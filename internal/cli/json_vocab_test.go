@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -136,6 +137,40 @@ func TestJSONVocabulary(t *testing.T) {
 			x := simCache(t, f, dir)
 			return vocabDoc(t, runIbtool("ibtool", "ibcacheedit", "--json", "--switchguid", "0x200000:0xabcdef",
 				"--portguid", "0x100000:0x100001:0x100099", x, filepath.Join(dir, "new.cache")).Stdout)
+		}}},
+		"ibchecknode": {{args: "2"}},
+		"ibcheckport": {{args: "2 1"}, {run: func(t *testing.T) []byte {
+			// A port without cable: the check fails (exit 100), the
+			// document says why.
+			return vocabDoc(t, runSim(f, "", "ibcheckport", "--json", "1", "3").Stdout)
+		}}},
+		"ibcheckportstate": {{args: "2 1"}},
+		"ibcheckportwidth": {{args: "2 1"}},
+		"ibcheckerrs":      {{args: "2 1"}, {args: "1"}, {args: "-s"}},
+		"ibdatacounts":     {{args: "2 1"}},
+		"ibcheckstate":     {{args: ""}},
+		"ibcheckwidth":     {{args: ""}},
+		"ibchecknet": {{args: ""}, {run: func(t *testing.T) []byte {
+			// A fabric with warnings, counters beyond thresholds.
+			return vocabDoc(t, runSim(checksFabric(t), "", "ibchecknet", "--json").Stdout)
+		}}},
+		"ibcheckerrors":   {{args: ""}},
+		"ibdatacounters":  {{args: ""}},
+		"ibclearcounters": {{args: "--dry-run"}},
+		"ibclearerrors":   {{args: "--dry-run"}},
+		"ibswportwatch":   {{args: "-n 2 -p 0.05 2 1"}, {args: "-x -n 2 -p 0.05 2 1"}},
+		"ibidsverify": {{args: "-R"}, {run: func(t *testing.T) []byte {
+			ca := fmt.Sprintf("ibtoolvocab%d", os.Getpid())
+			file := filepath.Join(idsCacheDir, "ibnetdiscover-"+ca+"-1.topology")
+			text, err := os.ReadFile("testdata/ibidsverify/dup.topology")
+			if err == nil {
+				err = os.WriteFile(file, text, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(file)
+			return vocabDoc(t, runSim(f, "", "ibidsverify", "--json", "-C", ca, "-P", "1").Stdout)
 		}}},
 		// The verbs commands have no simulator: their JSON from what the
 		// devices would report.
