@@ -577,7 +577,11 @@ func pyCounterName(field string) string {
 
 // counterFields are PortCounters' counters in wire order (no selects, no
 // reserved bits).
-func counterFields() []*mad.FieldDesc {
+func counterFields() []*mad.FieldDesc { return portCounterFields }
+
+var portCounterFields = listCounterFields()
+
+func listCounterFields() []*mad.FieldDesc {
 	var out []*mad.FieldDesc
 	d := (&mad.PortCounters{}).Desc()
 	for i := range d.Fields {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -172,7 +174,7 @@ func runSingleCheck(env *Env, k checkCommand, opts *checkOptions, args []string)
 		}
 		port = int(n)
 	}
-	client, err := ibOpenClient(env, c, engineConfig{timeout: DefaultTimeoutMS * 1e6})
+	client, err := ibOpenClient(env, c, engineConfig{timeout: DefaultTimeoutMS * time.Millisecond})
 	if err != nil {
 		return err
 	}
@@ -338,7 +340,7 @@ func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions
 	}
 	client, err := openSourceClient(env, c, &opts.src)
 	if err == nil && client == nil && k.kinds&(kindNode|kindPerf|kindClear) != 0 {
-		client, err = openClient(env, c, engineConfig{timeout: DefaultTimeoutMS * 1e6})
+		client, err = openClient(env, c, engineConfig{timeout: DefaultTimeoutMS * time.Millisecond})
 	}
 	if err != nil {
 		return err
@@ -352,13 +354,20 @@ func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions
 		return err
 	}
 	eps := endPorts(f)
-	recs := make([][]*checkRecord, len(eps))
+	// The node checks ask the SA, the counter checks the nodes' PMAs:
+	// they run at the same time, each within the engine's windows.
+	nodes := make([]*checkRecord, len(eps))
+	var wg sync.WaitGroup
 	if k.kinds&kindNode != 0 {
-		parallel(len(eps), func(i int) {
-			cp := fabricCheckPort(eps[i], eps[i].port)
-			recs[i] = append(recs[i], nodeRecord(ctx, client, cp, false))
-		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parallel(len(eps), func(i int) {
+				nodes[i] = nodeRecord(ctx, client, fabricCheckPort(eps[i], eps[i].port), false)
+			})
+		}()
 	}
+	recs := make([][]*checkRecord, len(eps))
 	if k.kinds&kindPort != 0 {
 		for i, ep := range eps {
 			for _, p := range portsOf(ep) {
@@ -371,11 +380,13 @@ func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions
 		res.counterPhase(k, cr, eps, recs, res.thresholds)
 	}
 	if k.kinds&kindClear != 0 {
-		if err := res.clearPhase(k, cr, eps, recs, opts.dryRun); err != nil {
-			return err
-		}
+		res.clearPhase(k, cr, eps, recs, opts.dryRun)
 	}
-	for _, r := range recs {
+	wg.Wait()
+	for i, r := range recs {
+		if nodes[i] != nil {
+			res.Records = append(res.Records, nodes[i])
+		}
 		res.Records = append(res.Records, r...)
 	}
 	res.finish()
@@ -454,7 +465,7 @@ func (res *fabricCheckResult) counterPhase(k checkCommand, cr *counterReader, ep
 // clearPhase resets every end port's counters (a switch's all at once,
 // port by port where that failed). The resets are what the command is
 // for: its Write is the command itself.
-func (res *fabricCheckResult) clearPhase(k checkCommand, cr *counterReader, eps []endPort, recs [][]*checkRecord, dryRun bool) error {
+func (res *fabricCheckResult) clearPhase(k checkCommand, cr *counterReader, eps []endPort, recs [][]*checkRecord, dryRun bool) {
 	w := &query.Write{By: k.name}
 	targets := make([]counterTarget, len(eps))
 	cps := make([]*checkPort, len(eps))
@@ -489,7 +500,6 @@ func (res *fabricCheckResult) clearPhase(k checkCommand, cr *counterReader, eps 
 		}
 	}
 	res.Reset = newResetDoc(append(sent, sent2...), k.clearSelect, dryRun, failed)
-	return nil
 }
 
 // thresholdsResult is ibcheckerrs -s: the thresholds in use.
