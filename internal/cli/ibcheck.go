@@ -190,7 +190,7 @@ func runSingleCheck(env *Env, k checkCommand, opts *checkOptions, args []string)
 	}
 	res := &singleCheckResult{style: checkStyle{verbose: c.Verbose > 0, colour: colourOut(env.IO.Out, opts.noColour)}}
 	if k.kinds&kindNode != 0 {
-		rec := nodeRecord(ctx, client, cp, d.Kind == query.ByDR)
+		rec := nodeRecord(ctx, client, cp, d.Kind == query.ByDR, true)
 		res.Records = append(res.Records, rec)
 	}
 	if k.kinds&kindPort != 0 {
@@ -260,16 +260,19 @@ func readCheckPort(ctx context.Context, client *query.Client, d query.Dest, port
 	return cp, nil
 }
 
-// nodeRecord checks a node as python-rdma's do_check_node does: the SA's
-// NodeRecord of the end port (by its LID, or by port GUID when the node
-// was reached by directed route) names the port GUID the node's own
-// NodeInfo gives, and the SA has a path to that port.
-func nodeRecord(ctx context.Context, client *query.Client, p *checkPort, byGUID bool) *checkRecord {
-	err := checkNodeSA(ctx, client, p, byGUID)
+// nodeRecord checks a node as python-rdma's do_check_node does: the SA
+// has a path to the end port's GUID, and it leads to the LID the port
+// has. The single check (full) also asks for the SA's NodeRecord of the
+// end port (by its LID, or by GUID when the node was reached by directed
+// route) and compares the port GUIDs, as python-rdma does; the fabric
+// checks leave that query out: the path's LID says the same, and the
+// SA's answers are what a fabric check waits for.
+func nodeRecord(ctx context.Context, client *query.Client, p *checkPort, byGUID, full bool) *checkRecord {
+	err := checkNodeSA(ctx, client, p, byGUID, full)
 	return newRecord(kindNode, p, &checkOutcome{}, err)
 }
 
-func checkNodeSA(ctx context.Context, client *query.Client, p *checkPort, byGUID bool) error {
+func checkNodeSA(ctx context.Context, client *query.Client, p *checkPort, byGUID, full bool) error {
 	r, err := client.Resolver()
 	if err != nil {
 		return err
@@ -277,18 +280,42 @@ func checkNodeSA(ctx context.Context, client *query.Client, p *checkPort, byGUID
 	if r.SA == nil {
 		return errors.New("no subnet manager to ask")
 	}
-	guid := p.guid
+	if full {
+		if err := checkNodeRecord(ctx, r.SA, p, byGUID); err != nil {
+			return err
+		}
+	}
+	var gid mad.GID
+	binary.BigEndian.PutUint64(gid[:], 0xfe80000000000000)
+	binary.BigEndian.PutUint64(gid[8:], p.guid)
+	path, err := r.PathTo(ctx, 0, &gid)
+	if err != nil {
+		if errors.Is(err, sa.ErrNoRecords) || isNoPath(err) {
+			return &checkError{"SA could not find a path for " + pyGUID(p.guid)}
+		}
+		return err
+	}
+	// A port with LMC > 0 answers to 2^LMC LIDs from its base LID.
+	if lid := path.Addr.LID; p.endLID != 0 && (lid < p.endLID || int(lid) >= int(p.endLID)+1<<p.info.LMC) {
+		return &checkError{fmt.Sprintf("SA and SMP NodeInfo's differ: the SA's path to %s ends at lid %d, the port has lid %d", pyGUID(p.guid), lid, p.endLID)}
+	}
+	return nil
+}
+
+// checkNodeRecord compares the port GUID of the SA's NodeRecord of the
+// end port with the one its NodeInfo gives.
+func checkNodeRecord(ctx context.Context, client *sa.Client, p *checkPort, byGUID bool) error {
 	var q mad.NodeRecord
 	field := "LID"
 	q.LID = p.endLID
 	if byGUID {
-		field, q.NodeInfo.PortGUID = "NodeInfo.PortGUID", mad.GUID(guid)
+		field, q.NodeInfo.PortGUID = "NodeInfo.PortGUID", mad.GUID(p.guid)
 	}
 	mask, err := mad.CompMask(q.Desc(), field)
 	if err != nil {
 		return err
 	}
-	rec, err := r.SA.Get(ctx, mad.AttrNodeRecord, mad.Encode(&q), mask)
+	rec, err := client.Get(ctx, mad.AttrNodeRecord, mad.Encode(&q), mask)
 	if err != nil {
 		return fmt.Errorf("NodeRecord of %s: %w", p.where, err)
 	}
@@ -296,17 +323,8 @@ func checkNodeSA(ctx context.Context, client *query.Client, p *checkPort, byGUID
 	if err := nr.Unmarshal(rec); err != nil {
 		return err
 	}
-	if uint64(nr.NodeInfo.PortGUID) != guid {
-		return &checkError{fmt.Sprintf("SA and SMP NodeInfo's differ %s != %s", pyGUID(guid), pyGUID(uint64(nr.NodeInfo.PortGUID)))}
-	}
-	var gid mad.GID
-	binary.BigEndian.PutUint64(gid[:], 0xfe80000000000000)
-	binary.BigEndian.PutUint64(gid[8:], guid)
-	if _, err := r.PathTo(ctx, 0, &gid); err != nil {
-		if errors.Is(err, sa.ErrNoRecords) || isNoPath(err) {
-			return &checkError{"SA could not find a path for " + pyGUID(guid)}
-		}
-		return err
+	if uint64(nr.NodeInfo.PortGUID) != p.guid {
+		return &checkError{fmt.Sprintf("SA and SMP NodeInfo's differ %s != %s", pyGUID(p.guid), pyGUID(uint64(nr.NodeInfo.PortGUID)))}
 	}
 	return nil
 }
@@ -363,7 +381,7 @@ func (res *fabricCheckResult) check(env *Env, k checkCommand, opts *checkOptions
 		go func() {
 			defer wg.Done()
 			parallel(len(eps), func(i int) {
-				nodes[i] = nodeRecord(ctx, client, fabricCheckPort(eps[i], eps[i].port), false)
+				nodes[i] = nodeRecord(ctx, client, fabricCheckPort(eps[i], eps[i].port), false, false)
 			})
 		}()
 	}
