@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
 var updateChecks = flag.Bool("update-ibcheck", false, "rewrite the ibcheck family's golden file")
@@ -229,5 +232,41 @@ func TestIbcheckBadInput(t *testing.T) {
 		if r.Code != ExitUsage || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" || strings.Count(r.Stderr, "\n") > 2 {
 			t.Errorf("%s: got exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, r.Code, r.Stdout, r.Stderr, tc.msg)
 		}
+	}
+}
+
+// The node checks against an SA that disagrees with the fabric: it has
+// no path to one CA's port and puts another's at the wrong LID. Each is
+// that node's failure; the rest pass. (A fake fabric: the simulator's
+// OpenSM always agrees with ibsim.)
+func TestIbcheckNodeSA(t *testing.T) {
+	fab := umadtest.NewFabric()
+	host := fab.AddCA(0x100, 1, "host") // the local node
+	sw := fab.AddSwitch(0x200, 8, "sw")
+	ca2 := fab.AddCA(0x300, 1, "ca2")
+	ca3 := fab.AddCA(0x400, 1, "ca3")
+	fab.Link(host, 1, sw, 1)
+	fab.Link(ca2, 1, sw, 2)
+	fab.Link(ca3, 1, sw, 3)
+	fab.SMLID = host.LID(1)
+	sgid := mad.GID(endport.GIDFromGUID(host.PortGUID(1)))
+	path := func(n *umadtest.Node, port int, dlid uint16) *mad.PathRecord {
+		return &mad.PathRecord{SGID: sgid, DGID: mad.GID(endport.GIDFromGUID(n.PortGUID(port))), DLID: dlid, Reversible: 1, NumbPath: 1}
+	}
+	sa := umadtest.NewSA()
+	sa.Add(path(host, 1, host.LID(1)), path(sw, 0, sw.LID(0)), path(ca2, 1, ca3.LID(1))) // none to ca3
+	tr := umadtest.NewOpener(umadtest.Classes{
+		mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer, mad.ClassSubnAdm: sa.Answer,
+	}.Answer, umadtest.WithInfo(fab.LocalInfo()))
+	r := runWith(tr, "ibtool", "ibcheckstate")
+	want := fmt.Sprintf("# Checking Channel Adapter: nodeguid 0000:0000:0000:0300 lid %d port 1\n"+
+		"Node check lid %[1]d: FAILED\n"+
+		"#error: SA and SMP NodeInfo's differ: the SA's path to 0000:0000:0000:0301 ends at lid %d, the port has lid %[1]d\n"+
+		"# Checking Channel Adapter: nodeguid 0000:0000:0000:0400 lid %[2]d port 1\n"+
+		"Node check lid %[2]d: FAILED\n"+
+		"#error: SA could not find a path for 0000:0000:0000:0401\n"+
+		"## Summary: 4 nodes checked, 2 bad nodes found\n", ca2.LID(1), ca3.LID(1))
+	if r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d; want\n%s\ngot:\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
 }
