@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
@@ -15,7 +19,8 @@ import (
 // counters the way python-rdma's get_perf does (a switch's sum over all
 // its ports, by AllPortSelect or by adding its ports up when its PMA
 // lacks it; a CA's port), through the shared fabric-wide reader
-// (query.ReadCounters), and resetting them (query.ResetCounters).
+// (query.ReadCounters), resetting them (query.ResetCounters), and
+// checking them against thresholds.
 
 // counterTarget is a port (or a switch's all ports) whose counters are read.
 type counterTarget struct {
@@ -149,7 +154,7 @@ func (cr *counterReader) resets(targets []counterTarget, sel uint32) ([]query.Co
 	return rs, spans, errs
 }
 
-// clearTargets resets sel of every target (or, dryRun, only says what
+// clear resets sel of every target (or, dryRun, only says what
 // would be reset); each target's error, nil where it was done.
 func (cr *counterReader) clear(w *query.Write, targets []counterTarget, sel uint32, dryRun bool) ([]query.CounterReset, []error) {
 	rs, spans, errs := cr.resets(targets, sel)
@@ -218,5 +223,187 @@ func selectText(port int) string {
 	return fmt.Sprintf("port %d", port)
 }
 
-// errNotReset is the record error of a port whose reset was not sent.
-var errNotReset = errors.New("not reset (--dry-run)")
+// Counters and their thresholds (python-rdma's load_thresholds).
+
+// pyOldCounterNames are the libibmad 1.x perfquery labels python-rdma
+// prints the data counters with and accepts in threshold files.
+var pyOldCounterNames = map[string]string{
+	"PortRcvErrors": "RcvErrors", "PortXmitConstraintErrors": "XmtConstraintErrors",
+	"SymbolErrorCounter": "SymbolErrors", "PortXmitDiscards": "XmtDiscards",
+	"PortRcvRemotePhysicalErrors": "RcvRemotePhysErrors", "ExcessiveBufferOverrunErrors": "ExcBufOverrunErrors",
+	"PortXmitData": "XmtData", "LinkErrorRecoveryCounter": "LinkRecovers",
+	"PortRcvSwitchRelayErrors": "RcvSwRelayErrors", "PortXmitWait": "XmtWait",
+	"LocalLinkIntegrityErrors": "LinkIntegrityErrors", "PortRcvData": "RcvData",
+	"PortRcvConstraintErrors": "RcvConstraintErrors", "LinkDownedCounter": "LinkDowned",
+	"PortXmitPkts": "XmtPkts", "PortRcvPkts": "RcvPkts",
+}
+
+// pyCounterName is python-rdma's name of a PortCounters field (its
+// structure member: lower camel case, VL15Dropped as it is).
+func pyCounterName(field string) string {
+	if len(field) > 1 && field[1] >= 'A' && field[1] <= 'Z' {
+		return field
+	}
+	return strings.ToLower(field[:1]) + field[1:]
+}
+
+// counterFields are PortCounters' counters in wire order (no selects, no
+// reserved bits).
+func counterFields() []*mad.FieldDesc { return portCounterFields }
+
+var portCounterFields = listCounterFields()
+
+func listCounterFields() []*mad.FieldDesc {
+	var out []*mad.FieldDesc
+	d := (&mad.PortCounters{}).Desc()
+	for i := range d.Fields {
+		f := &d.Fields[i]
+		if f.Reserved || !f.IsNumber() || strings.HasPrefix(f.Name, "PortSelect") || strings.HasPrefix(f.Name, "CounterSelect") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// thresholds are counter limits by PortCounters field name.
+type thresholds map[string]uint64
+
+// defaultThresholds are python-rdma's built-in limits.
+func defaultThresholds() thresholds {
+	return thresholds{
+		"PortRcvErrors": 10, "PortXmitConstraintErrors": 100, "SymbolErrorCounter": 10,
+		"VL15Dropped": 100, "PortXmitDiscards": 100, "ExcessiveBufferOverrunErrors": 10,
+		"LinkErrorRecoveryCounter": 10, "PortRcvSwitchRelayErrors": 100,
+		"PortRcvRemotePhysicalErrors": 100, "LocalLinkIntegrityErrors": 10,
+		"PortRcvConstraintErrors": 100, "LinkDownedCounter": 10,
+	}
+}
+
+// counterField finds a counter by any of its names: the field's, python's
+// member name, libibmad's old or current label, in any case.
+func counterField(name string) string {
+	for _, f := range counterFields() {
+		for _, n := range []string{f.Name, pyOldCounterNames[f.Name], f.Label, f.JSONName} {
+			if n != "" && strings.EqualFold(n, name) {
+				return f.Name
+			}
+		}
+	}
+	return ""
+}
+
+// loadThresholds reads a threshold file: name=value lines (value in C
+// notation: 10, 0x10, 010), # comments, blank lines; the limits of the
+// file replace the defaults. "" is the defaults.
+func loadThresholds(path string) (thresholds, error) {
+	if path == "" {
+		return defaultThresholds(), nil
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("threshold file: %w", err)
+	}
+	th := thresholds{}
+	for _, line := range strings.Split(string(text), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, value, _ := strings.Cut(line, "=")
+		v, err := parseCUint(strings.TrimSpace(value))
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid threshold line %q: want name=number", path, line)
+		}
+		field := counterField(strings.TrimSpace(name))
+		if field == "" {
+			return nil, fmt.Errorf("%s: threshold key %q is not a PortCounters counter", path, strings.TrimSpace(name))
+		}
+		th[field] = v
+	}
+	return th, nil
+}
+
+// parseCUint reads a number as Python's int(s, 0) and strtoul do (0x
+// hex, leading-0 octal, decimal).
+func parseCUint(s string) (uint64, error) {
+	if len(s) > 1 && s[0] == '0' && s[1] != 'x' && s[1] != 'X' {
+		return strconv.ParseUint(s[1:], 8, 64)
+	}
+	return strconv.ParseUint(s, 0, 64)
+}
+
+// writeThresholds prints the limits as python-rdma's -s does: sorted by
+// python's name, name=value.
+func (th thresholds) write(w io.Writer) {
+	var lines []string
+	for f, v := range th {
+		lines = append(lines, fmt.Sprintf("%s=%d", pyCounterName(f), v))
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// thresholdHit is a counter beyond its threshold.
+type thresholdHit struct {
+	Counter   string `json:"counter"`
+	Value     uint64 `json:"value"`
+	Threshold uint64 `json:"threshold"`
+}
+
+// checkThresholds warns for each counter of pc beyond its (non-zero)
+// limit: python-rdma's do_check_errors.
+func checkThresholds(p *checkPort, pc *mad.PortCounters, th thresholds, o *checkOutcome) []thresholdHit {
+	var hits []thresholdHit
+	for _, f := range counterFields() {
+		limit := th[f.Name]
+		v, _ := mad.Get(pc, f.Name)
+		if limit == 0 || v <= limit {
+			continue
+		}
+		o.expect(false, p, pyCounterName(f.Name), fmt.Sprint(v), "expected less than", fmt.Sprint(limit), false)
+		hits = append(hits, thresholdHit{f.JSONName, v, limit})
+	}
+	return hits
+}
+
+// perfRecord is the record of a counter check of p: its counters
+// against th, or the error that reading them met.
+func perfRecord(p *checkPort, read *portRead, th thresholds) *checkRecord {
+	var o checkOutcome
+	if read.err != nil {
+		return newRecord(kindPerf, p, &o, read.err)
+	}
+	hits := checkThresholds(p, read.basic, th, &o)
+	r := newRecord(kindPerf, p, &o, nil)
+	r.Exceeded = hits
+	r.setCounters(read)
+	return r
+}
+
+// setCounters puts what was read in the record's JSON.
+func (r *checkRecord) setCounters(read *portRead) {
+	if read.basic != nil {
+		r.Counters = perfJSON(read.basic)
+	}
+	if read.ext != nil {
+		r.ExtendedCounters = perfJSON(read.ext)
+	}
+}
+
+// writeDataCounts prints a port's data counters as python-rdma's
+// do_show_counts does.
+func writeDataCounts(w io.Writer, lid uint16, port int, pc *mad.PortCounters) {
+	if port == allPorts {
+		fmt.Fprintf(w, "# Port counters: Lid %d all ports\n", lid)
+	} else {
+		fmt.Fprintf(w, "# Port counters: Lid %d port %d\n", lid, port)
+	}
+	for _, f := range []string{"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"} {
+		v, _ := mad.Get(pc, f)
+		n := pyOldCounterNames[f]
+		fmt.Fprintf(w, "%s:%s%d\n", n, strings.Repeat(".", 33-len(n)), v)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -188,7 +189,7 @@ func TestIbcheckResets(t *testing.T) {
 		}
 		eng := rpc.New(port, rpc.Options{Timeout: time.Second})
 		defer eng.Close()
-		cr := &counterReader{ctx: ctxBackground, client: query.New(eng, query.Options{})}
+		cr := &counterReader{ctx: context.Background(), client: query.New(eng, query.Options{})}
 		_, errs := cr.clear(nil, []counterTarget{{guid: 0x100003, nodeType: 1, numPorts: 1, lid: 4, port: 1}}, 0xFFF, false)
 		if !errors.Is(errs[0], query.ErrNoWrite) {
 			t.Errorf("got %v, want %v", errs[0], query.ErrNoWrite)
