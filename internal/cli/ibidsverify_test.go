@@ -19,6 +19,9 @@ func TestIbidsverifyConform(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	simfabric.RequireTools(t, "ibidsverify")
 	t.Run("live -R", func(t *testing.T) { conformCompat(t, f, "", "ibidsverify", "-R") })
+	t.Run("live -R fattree-50", func(t *testing.T) {
+		conformCompat(t, sharedFabric(t, "fattree-50.net"), "", "ibidsverify", "-R")
+	})
 	t.Run("duplicates", func(t *testing.T) {
 		ca := fmt.Sprintf("ibtooltest%d", os.Getpid())
 		file := filepath.Join(idsCacheDir, "ibnetdiscover-"+ca+"-1.topology")
