@@ -35,6 +35,7 @@ type counterTarget struct {
 type portRead struct {
 	basic *mad.PortCounters
 	ext   *mad.PortCountersExtended
+	group mad.Struct // counterReader.group's attribute
 	err   error
 }
 
@@ -43,7 +44,8 @@ type portRead struct {
 type counterReader struct {
 	ctx    context.Context
 	client *query.Client
-	ext    bool // also PortCountersExtended where the PMA has it
+	ext    bool            // also PortCountersExtended where the PMA has it
+	group  *mad.StructDesc // also this counter group, when not nil
 	caps   map[uint64]*query.PMACaps
 }
 
@@ -101,7 +103,11 @@ func (cr *counterReader) read(targets []counterTarget) []portRead {
 		spans[i] = [2]int{len(ports), len(ports) + len(ps)}
 		ports = append(ports, ps...)
 	}
-	got := query.ReadCounters(cr.ctx, cr.client, ports, query.CounterOptions{Caps: cr.caps, NoExtended: !cr.ext})
+	opts := query.CounterOptions{Caps: cr.caps, NoExtended: !cr.ext}
+	if cr.group != nil {
+		opts.Groups = []*mad.StructDesc{cr.group}
+	}
+	got := query.ReadCounters(cr.ctx, cr.client, ports, opts)
 	for i := range targets {
 		if out[i].err == nil {
 			out[i] = sumReads(got[spans[i][0]:spans[i][1]])
@@ -120,6 +126,9 @@ func sumReads(rs []query.PortCounters) portRead {
 		}
 		if i == 0 {
 			out.basic, out.ext = r.Basic, r.Extended
+			if len(r.Groups) > 0 {
+				out.group = r.Groups[0]
+			}
 			continue
 		}
 		if out.basic != nil && r.Basic != nil {
@@ -127,6 +136,9 @@ func sumReads(rs []query.PortCounters) portRead {
 		}
 		if out.ext != nil && r.Extended != nil {
 			addCounters(out.ext, r.Extended)
+		}
+		if out.group != nil && len(r.Groups) > 0 && r.Groups[0] != nil {
+			addCounters(out.group, r.Groups[0])
 		}
 	}
 	if len(rs) > 1 && out.basic != nil {

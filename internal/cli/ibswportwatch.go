@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -28,8 +29,40 @@ type ibswportwatchOptions struct {
 	delta      bool   // -b (the default)
 	threshold  bool   // -t
 	threshFile string
-	extended   bool // -x
-	all        bool // -a
+	group      string // the counter group (-x, -X, ...): "" for PortCounters
+	all        bool   // -a
+}
+
+// watchGroups are python-rdma's counter-group flags and the attribute
+// each watches.
+var watchGroups = []struct{ short, long, attr, usage string }{
+	{"x", "extended", "PortCountersExtended", "watch PortCountersExtended"},
+	{"X", "xmtsl", "PortXmitDataSL", "watch the transmit data per SL"},
+	{"S", "rcvsl", "PortRcvDataSL", "watch the receive data per SL"},
+	{"D", "xmtdisc", "PortXmitDiscardDetails", "watch the transmit discard details"},
+	{"E", "rcverr", "PortRcvErrorDetails", "watch the receive error details"},
+	{"F", "flow", "PortFlowCtlCounters", "watch the flow control counters"},
+	{"", "vl-xmit-errs", "PortVLXmitFlowCtlUpdateErrors", "watch the flow control update errors per VL"},
+	{"", "vl-xmit-wait", "PortVLXmitWaitCounters", "watch the transmit wait per VL"},
+	{"", "vl-congestion", "SwPortVLCongestion", "watch the switch port congestion per VL"},
+}
+
+// groupFlag sets the watched group; the last flag given wins, as
+// python-rdma's store_const options do.
+type groupFlag struct {
+	dst  *string
+	attr string
+}
+
+func (f *groupFlag) String() string   { return "false" }
+func (f *groupFlag) Type() string     { return "bool" }
+func (f *groupFlag) IsBoolFlag() bool { return true }
+func (f *groupFlag) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err == nil && on {
+		*f.dst = f.attr
+	}
+	return err
 }
 
 func init() { register(newIbswportwatchCmd) }
@@ -53,9 +86,14 @@ With --json, -n is needed; the samples are one document at the end.`
 	fs.BoolVarP(&opts.delta, "delta", "b", false, "show every counter with its rate (the default)")
 	fs.BoolVarP(&opts.threshold, "threshold", "t", false, "show only the counters rising faster than their threshold rate")
 	fs.StringVarP(&opts.threshFile, "thresholds", "T", "", "load threshold values from this file (name=value lines)")
-	fs.BoolVarP(&opts.extended, "extended", "x", false, "watch PortCountersExtended")
+	for _, g := range watchGroups {
+		f := fs.VarPF(&groupFlag{&opts.group, g.attr}, g.long, g.short, g.usage)
+		f.NoOptDefVal = "true"
+	}
 	fs.BoolVarP(&opts.all, "all_ports", "a", false, "watch the sum of all ports (PortSelect 255)")
-	setupCommon(env, cmd, &opts.Common, "t")
+	// -D is --xmtdisc here: a directed route is --Direct, as in python-rdma.
+	setupCommon(env, cmd, &opts.Common, "tD")
+	fs.BoolVar(&opts.Direct, "Direct", false, "use Direct address argument")
 	cmd.RunE = func(_ *cobra.Command, args []string) error { return runIbswportwatch(env, opts, args) }
 	return cmd
 }
@@ -110,8 +148,11 @@ func runIbswportwatch(env *Env, opts *ibswportwatchOptions, args []string) error
 	}
 	defer client.Engine().Close()
 	ctx := context.Background()
-	w := &watcher{plan: plan, ext: opts.extended, out: bufio.NewWriter(env.IO.Out), json: c.JSON}
-	w.cr = &counterReader{ctx: ctx, client: client, ext: opts.extended}
+	w := &watcher{plan: plan, out: bufio.NewWriter(env.IO.Out), json: c.JSON}
+	w.cr = &counterReader{ctx: ctx, client: client, ext: opts.group == "PortCountersExtended"}
+	if opts.group != "" && !w.cr.ext {
+		w.cr.group = mad.LookupStruct(opts.group)
+	}
 	if err := w.findTarget(ctx, c, args, opts.all); err != nil {
 		return ibFail(env, c, "ibswportwatch", err)
 	}
@@ -128,7 +169,6 @@ type watcher struct {
 	cr     *counterReader
 	target counterTarget
 	gid    mad.GID
-	ext    bool
 	out    *bufio.Writer
 	json   bool
 	doc    watchDoc
@@ -194,11 +234,14 @@ func (w *watcher) run() error {
 			return &ibFailure{cmsg: "reading the counters failed", err: read.err}
 		}
 		var cur mad.Struct = read.basic
-		if w.ext {
+		switch {
+		case w.cr.ext:
 			cur = read.ext
+		case w.cr.group != nil:
+			cur = read.group
 		}
-		if cur == nil {
-			return &ibFailure{cmsg: "the PMA has no PortCountersExtended"}
+		if isNilStruct(cur) {
+			return &ibFailure{cmsg: "the PMA gave no " + w.attr()}
 		}
 		var dt float64 // seconds since the last read; 0 on the first
 		if last != nil {
@@ -220,15 +263,47 @@ func (w *watcher) run() error {
 	return nil
 }
 
-// watchedFields are the counters printed: every field but the selects
-// and reserved bits.
-func watchedFields(s mad.Struct) []*mad.FieldDesc {
-	var out []*mad.FieldDesc
+// attr is the name of the attribute watched.
+func (w *watcher) attr() string {
+	switch {
+	case w.cr.ext:
+		return "PortCountersExtended"
+	case w.cr.group != nil:
+		return w.cr.group.Name
+	}
+	return "PortCounters"
+}
+
+// watchedCounter is one counter printed: a field, or an element of an
+// array field ("PortXmitDataSL[3]").
+type watchedCounter struct {
+	field *mad.FieldDesc
+	path  string // for mad.Get
+	name  string // as printed
+	json  string // its JSON name
+}
+
+// watchedCounters are the counters printed: every field but the selects
+// and reserved bits, arrays element by element.
+func watchedCounters(s mad.Struct) []watchedCounter {
+	var out []watchedCounter
 	d := s.Desc()
 	for i := range d.Fields {
 		f := &d.Fields[i]
-		if !f.Reserved && f.IsNumber() && f.Count == 1 && !strings.HasPrefix(f.Name, "PortSelect") && !strings.HasPrefix(f.Name, "CounterSelect") {
-			out = append(out, f)
+		if f.Reserved || !f.IsNumber() || strings.HasPrefix(f.Name, "PortSelect") || strings.HasPrefix(f.Name, "CounterSelect") {
+			continue
+		}
+		name := f.Name
+		if old := pyOldCounterNames[name]; old != "" {
+			name = old
+		}
+		if f.Count == 1 {
+			out = append(out, watchedCounter{f, f.Name, name, f.JSONName})
+			continue
+		}
+		for e := 0; e < f.Count; e++ {
+			idx := "[" + strconv.Itoa(e) + "]"
+			out = append(out, watchedCounter{f, f.Name + idx, name + idx, f.JSONName + "_" + strconv.Itoa(e)})
 		}
 	}
 	return out
@@ -239,23 +314,20 @@ func watchedFields(s mad.Struct) []*mad.FieldDesc {
 // when it moved (dt 0: the first read, values only).
 func (w *watcher) print(cur, last mad.Struct, dt float64) {
 	fmt.Fprintf(w.out, "# Port counters: Lid %d (%s) port %d\n", w.target.lid, w.gid, w.target.port)
-	for _, f := range watchedFields(cur) {
-		v, _ := mad.Get(cur, f.Name)
+	for _, wc := range watchedCounters(cur) {
+		v, _ := mad.Get(cur, wc.path)
 		prev := v
 		if last != nil {
-			prev, _ = mad.Get(last, f.Name)
+			prev, _ = mad.Get(last, wc.path)
 		}
-		name := f.Name
-		if old := pyOldCounterNames[name]; old != "" {
-			name = old
-		}
+		name := wc.name
 		moved := prev != v && dt > 0
 		rate := 0.0
 		if moved {
 			rate = (float64(v) - float64(prev)) / dt
 		}
 		if w.plan.th != nil {
-			limit, ok := w.plan.th[f.Name]
+			limit, ok := w.plan.th[wc.field.Name]
 			if !moved || !ok || rate < float64(limit) {
 				continue
 			}
@@ -266,6 +338,15 @@ func (w *watcher) print(cur, last mad.Struct, dt float64) {
 		}
 		fmt.Fprintf(w.out, "%s%s%s\n", name, strings.Repeat(".", max(0, 33-len(name))), text)
 	}
+}
+
+// isNilStruct reports whether s is nil or a nil pointer.
+func isNilStruct(s mad.Struct) bool {
+	if s == nil {
+		return true
+	}
+	v := reflect.ValueOf(s)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // watchDoc is ibswportwatch's JSON: every read with its rates.
@@ -290,13 +371,13 @@ func (d *watchDoc) add(cur, last mad.Struct, dt float64, at time.Duration) {
 	s := watchSample{AtMS: float64(at.Microseconds()) / 1000, Counters: perfJSON(cur)}
 	if last != nil && dt > 0 {
 		s.RatesPerSec = map[string]float64{}
-		for _, f := range watchedFields(cur) {
-			v, _ := mad.Get(cur, f.Name)
-			prev, _ := mad.Get(last, f.Name)
+		for _, wc := range watchedCounters(cur) {
+			v, _ := mad.Get(cur, wc.path)
+			prev, _ := mad.Get(last, wc.path)
 			rate := (float64(v) - float64(prev)) / dt
-			s.RatesPerSec[f.JSONName] = rate
-			if perfDataFields[f.Name] {
-				s.RatesPerSec[f.JSONName+"_bytes"] = 4 * rate
+			s.RatesPerSec[wc.json] = rate
+			if perfDataFields[wc.field.Name] {
+				s.RatesPerSec[wc.json+"_bytes"] = 4 * rate
 			}
 		}
 	}

@@ -45,6 +45,28 @@ func TestIbswportwatch(t *testing.T) {
 	}
 }
 
+// The counter groups: python-rdma's flags (-D is --xmtdisc here; a
+// directed route is --Direct), arrays element by element.
+func TestIbswportwatchGroups(t *testing.T) {
+	f := checksFabric(t)
+	for _, tc := range []struct {
+		args  string
+		lines []string
+	}{
+		{"-E 4 1", []string{"PortLocalPhysicalErrors..........0", "PortLoopingErrors................0"}},
+		{"-D 1 1", []string{"PortSwHOQLifetimeLimitDiscards...0"}},
+		{"--vl-xmit-wait 1 2", []string{"PortVLXmitWait[0]................0", "PortVLXmitWait[15]...............0"}},
+		{"-x --Direct 0,1", []string{"# Port counters: Lid 3 (fe80::10:1) port 1"}},
+	} {
+		r := runSim(f, "", append([]string{"ibswportwatch", "-n", "1"}, strings.Fields(tc.args)...)...)
+		for _, l := range tc.lines {
+			if r.Code != 0 || !strings.Contains(r.Stdout, l+"\n") {
+				t.Errorf("%s: want %q; exit %d:\n%s%s", tc.args, l, r.Code, r.Stdout, r.Stderr)
+			}
+		}
+	}
+}
+
 // A malformed interval or count is one line naming it, exit 2.
 func TestIbswportwatchBadInput(t *testing.T) {
 	f := checksFabric(t)
