@@ -434,7 +434,7 @@ type fabricCheckResult struct {
 
 	style      checkStyle
 	kinds      checkKind
-	thresholds thresholds
+	thresholds pyThresholds
 }
 
 // checkErrorDoc is one port whose check failed to run.

@@ -442,7 +442,7 @@ func switchPortTargets(ep endPort) ([]counterTarget, []*checkPort) {
 
 // counterRecord is a counter check's record: the thresholds checked, or
 // (ibdatacounts) the data counters shown.
-func counterRecord(k checkCommand, cp *checkPort, read *portRead, th thresholds) *checkRecord {
+func counterRecord(k checkCommand, cp *checkPort, read *portRead, th pyThresholds) *checkRecord {
 	if !k.dataCounts || read.err != nil {
 		return perfRecord(cp, read, th)
 	}
@@ -454,7 +454,7 @@ func counterRecord(k checkCommand, cp *checkPort, read *portRead, th thresholds)
 
 // counterPhase checks every end port's counters at once, then the single
 // ports of the switches whose sum was not clean.
-func (res *fabricCheckResult) counterPhase(k checkCommand, cr *counterReader, eps []endPort, recs [][]*checkRecord, th thresholds) {
+func (res *fabricCheckResult) counterPhase(k checkCommand, cr *counterReader, eps []endPort, recs [][]*checkRecord, th pyThresholds) {
 	targets := make([]counterTarget, len(eps))
 	cps := make([]*checkPort, len(eps))
 	for i, ep := range eps {
@@ -521,10 +521,10 @@ func (res *fabricCheckResult) clearPhase(k checkCommand, cr *counterReader, eps 
 }
 
 // thresholdsResult is ibcheckerrs -s: the thresholds in use.
-type thresholdsResult thresholds
+type thresholdsResult pyThresholds
 
 func (t thresholdsResult) writeText(w io.Writer) error {
-	thresholds(t).write(w)
+	pyThresholds(t).write(w)
 	return nil
 }
 

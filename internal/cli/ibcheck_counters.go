@@ -279,11 +279,11 @@ func listCounterFields() []*mad.FieldDesc {
 }
 
 // thresholds are counter limits by PortCounters field name.
-type thresholds map[string]uint64
+type pyThresholds map[string]uint64
 
 // defaultThresholds are python-rdma's built-in limits.
-func defaultThresholds() thresholds {
-	return thresholds{
+func defaultThresholds() pyThresholds {
+	return pyThresholds{
 		"PortRcvErrors": 10, "PortXmitConstraintErrors": 100, "SymbolErrorCounter": 10,
 		"VL15Dropped": 100, "PortXmitDiscards": 100, "ExcessiveBufferOverrunErrors": 10,
 		"LinkErrorRecoveryCounter": 10, "PortRcvSwitchRelayErrors": 100,
@@ -308,7 +308,7 @@ func counterField(name string) string {
 // loadThresholds reads a threshold file: name=value lines (value in C
 // notation: 10, 0x10, 010), # comments, blank lines; the limits of the
 // file replace the defaults. "" is the defaults.
-func loadThresholds(path string) (thresholds, error) {
+func loadThresholds(path string) (pyThresholds, error) {
 	if path == "" {
 		return defaultThresholds(), nil
 	}
@@ -316,7 +316,7 @@ func loadThresholds(path string) (thresholds, error) {
 	if err != nil {
 		return nil, fmt.Errorf("threshold file: %w", err)
 	}
-	th := thresholds{}
+	th := pyThresholds{}
 	for _, line := range strings.Split(string(text), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || line[0] == '#' {
@@ -347,7 +347,7 @@ func parseCUint(s string) (uint64, error) {
 
 // writeThresholds prints the limits as python-rdma's -s does: sorted by
 // python's name, name=value.
-func (th thresholds) write(w io.Writer) {
+func (th pyThresholds) write(w io.Writer) {
 	var lines []string
 	for f, v := range th {
 		lines = append(lines, fmt.Sprintf("%s=%d", pyCounterName(f), v))
@@ -367,7 +367,7 @@ type thresholdHit struct {
 
 // checkThresholds warns for each counter of pc beyond its (non-zero)
 // limit: python-rdma's do_check_errors.
-func checkThresholds(p *checkPort, pc *mad.PortCounters, th thresholds, o *checkOutcome) []thresholdHit {
+func checkThresholds(p *checkPort, pc *mad.PortCounters, th pyThresholds, o *checkOutcome) []thresholdHit {
 	var hits []thresholdHit
 	for _, f := range counterFields() {
 		limit := th[f.Name]
@@ -383,7 +383,7 @@ func checkThresholds(p *checkPort, pc *mad.PortCounters, th thresholds, o *check
 
 // perfRecord is the record of a counter check of p: its counters
 // against th, or the error that reading them met.
-func perfRecord(p *checkPort, read *portRead, th thresholds) *checkRecord {
+func perfRecord(p *checkPort, read *portRead, th pyThresholds) *checkRecord {
 	var o checkOutcome
 	if read.err != nil {
 		return newRecord(kindPerf, p, &o, read.err)

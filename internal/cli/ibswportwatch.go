@@ -108,7 +108,7 @@ func badWatchArg(env *Env, format string, args ...any) error {
 type watchPlan struct {
 	count    int // -1: forever
 	interval time.Duration
-	th       thresholds // nil: every counter (-b)
+	th       pyThresholds // nil: every counter (-b)
 }
 
 func (o *ibswportwatchOptions) plan(env *Env) (*watchPlan, error) {
