@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,12 +56,18 @@ type Options struct {
 	// RunTimeout is the default hard timeout of Run and RunC
 	// (default DefaultRunTimeout).
 	RunTimeout time.Duration
+	// Remote runs ibsim in its UDP remote mode (ibsim -r) on a free port
+	// of the loopback, and every client (OpenSM, the C tools, ibtool)
+	// reaches it through IBSIM_SERVER_NAME/IBSIM_SERVER_PORT. A Relay
+	// (relay.go) can only stand between clients and a remote ibsim.
+	Remote bool
 }
 
 // Fabric is a running ibsim, with OpenSM unless Options.NoSM.
 type Fabric struct {
 	opts     Options
 	sockName string
+	port     int    // ibsim's UDP base port in remote mode, else 0
 	dir      string // temp dir: logs, OpenSM cache, scratch dirs of runs
 
 	ibsim   *child
@@ -106,7 +113,7 @@ func Start(ctx context.Context, opts Options) (_ *Fabric, err error) {
 			f.Stop()
 		}
 	}()
-	if err := f.startIbsim(ctx, topo); err != nil {
+	if err := f.startIbsimOnFreePort(ctx, topo); err != nil {
 		return nil, err
 	}
 	if opts.NoSM {
@@ -136,9 +143,36 @@ func removeStaleDirs() {
 	}
 }
 
+// startIbsimOnFreePort starts ibsim; in remote mode on UDP ports that
+// were free a moment before, trying other ports when another process took
+// them in between (ibsim then exits at once).
+func (f *Fabric) startIbsimOnFreePort(ctx context.Context, topo string) error {
+	if !f.opts.Remote {
+		return f.startIbsim(ctx, topo)
+	}
+	var err error
+	for try := 0; try < 5; try++ {
+		if f.port, err = freeUDPPorts(simPorts); err != nil {
+			return fmt.Errorf("simfabric: %w", err)
+		}
+		if err = f.startIbsim(ctx, topo); err == nil || ctx.Err() != nil {
+			return err
+		}
+		f.ibsim.stop(time.Second)
+	}
+	return err
+}
+
+// simPorts is how many UDP ports a remote ibsim binds from its base: the
+// control port and one per client slot.
+const simPorts = 1 + 10
+
 func (f *Fabric) startIbsim(ctx context.Context, topo string) error {
 	bin, _ := lookBinary("ibsim")
 	args := append([]string{"-s"}, f.opts.IbsimFlags...)
+	if f.opts.Remote {
+		args = append(args, "-r", "-l", strconv.Itoa(f.port))
+	}
 	args = append(args, topo)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = f.dir
@@ -204,6 +238,7 @@ func (f *Fabric) startOpenSM() error {
 		"OSM_TMP_DIR="+f.dir,
 		"OSM_CACHE_DIR="+f.dir,
 	)
+	cmd.Env = append(cmd.Env, f.serverEnv()...)
 	if f.opts.SMHost != "" {
 		cmd.Env = append(cmd.Env, "SIM_HOST="+f.opts.SMHost)
 	}
@@ -291,13 +326,27 @@ func (f *Fabric) Pids() (ibsim, opensm int) {
 
 // Env is the environment of a client of this fabric: os.Environ() without
 // any simulator or transport settings of its own, plus IBSIM_SOCKNAME,
-// SIM_HOST (when host is not empty) and IBTOOL_TRANSPORT=ibsim.
+// SIM_HOST (when host is not empty) and IBTOOL_TRANSPORT=ibsim, and for a
+// remote ibsim IBSIM_SERVER_NAME and IBSIM_SERVER_PORT.
 func (f *Fabric) Env(host string) []string {
 	env := append(cleanEnviron(), "IBSIM_SOCKNAME="+f.sockName, "IBTOOL_TRANSPORT=ibsim")
+	env = append(env, f.serverEnv()...)
 	if host != "" {
 		env = append(env, "SIM_HOST="+host)
 	}
 	return env
+}
+
+// ServerPort is the UDP base port of a remote ibsim (Options.Remote), 0
+// otherwise.
+func (f *Fabric) ServerPort() int { return f.port }
+
+// serverEnv points clients at a remote ibsim.
+func (f *Fabric) serverEnv() []string {
+	if f.port == 0 {
+		return nil
+	}
+	return []string{"IBSIM_SERVER_NAME=127.0.0.1", "IBSIM_SERVER_PORT=" + strconv.Itoa(f.port)}
 }
 
 // Console sends one ibsim console command, such as `Error "Hca1"[1] 100`,
