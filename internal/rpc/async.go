@@ -71,6 +71,7 @@ type call struct {
 	timeout  time.Duration
 	retries  int
 	attempt  int
+	sentAt   time.Time // of the current attempt: its round trip tunes the window
 	finished bool
 	// waiter is set while the call waits for a slot, or was granted one.
 	waiter *waiter
@@ -97,7 +98,8 @@ func (e *Engine) transmit(c *call, after int) {
 	}
 	c.attempt++
 	attempt := c.attempt
-	e.deadlines.push(deadline{at: time.Now().Add(c.timeout), call: c, attempt: attempt}, c.timeout)
+	c.sentAt = time.Now()
+	e.deadlines.push(deadline{at: c.sentAt.Add(c.timeout), call: c, attempt: attempt}, c.timeout)
 	e.armLocked()
 	e.mu.Unlock()
 
@@ -197,6 +199,9 @@ func (e *Engine) received(c *call, attempt int, pkt *umad.Packet) {
 		return
 	}
 	e.trace(Event{Kind: EventRecv, Addr: pkt.Addr, MAD: pkt.MAD, Attempt: attempt})
+	if attempt == 1 {
+		e.sampleRTT(c)
+	}
 	e.finish(c, &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt, Length: pkt.ValidLen()}, nil)
 }
 

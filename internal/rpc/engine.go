@@ -38,7 +38,7 @@ type Options struct {
 	// MaxRetries bounds the extra resends a request with Retries > 0 may
 	// get on a lossy fabric (retry.go); 0 means 4*(Retries+1)-1.
 	MaxRetries int
-	Window     int // requests in flight in total
+	Window     int // requests in flight in total; 0 adapts (window.go)
 	DestWindow int // requests in flight to one destination
 	// Trace, if set, is called for every send, receive, timeout and
 	// unmatched MAD (the -d/-dd output hangs off this one hook).
@@ -79,6 +79,8 @@ type Engine struct {
 	closed   bool
 
 	// The windows (window.go) and the timeouts of Go's requests.
+	window    int // the global window now
+	adapt     windowAdapt
 	inflight  int
 	dests     map[string]*destSlot
 	ready     []*destSlot
@@ -109,17 +111,14 @@ func New(port umad.Port, opt Options) *Engine {
 	} else if opt.Retries < 0 {
 		opt.Retries = 0
 	}
-	if opt.Window <= 0 {
-		opt.Window = DefaultWindow
-	}
-	if l, ok := port.(umad.InFlightLimiter); ok && opt.Window > l.MaxInFlight() {
-		opt.Window = l.MaxInFlight()
-	}
+	window, maxWindow := windowBounds(port, opt.Window)
 	if opt.DestWindow <= 0 {
 		opt.DestWindow = DefaultDestWindow
 	}
-	opt.DestWindow = min(opt.DestWindow, opt.Window)
+	opt.DestWindow = min(opt.DestWindow, window)
 	e := &Engine{
+		window:   window,
+		adapt:    windowAdapt{min: window, max: maxWindow},
 		port:     port,
 		opt:      opt,
 		pending:  map[uint32]chan *umad.Packet{},

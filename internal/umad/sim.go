@@ -342,13 +342,14 @@ func (p *simConn) connect(id uint32, sent func()) error {
 	p.attached = true
 	if p.cfg.ServerName != "" {
 		server := p.ctlPeer.(*net.UDPAddr)
-		p.dataPeer = &net.UDPAddr{IP: server.IP, Port: p.cfg.ServerPort + 1 + int(p.slot)}
+		udp := &net.UDPAddr{IP: server.IP, Port: p.cfg.ServerPort + 1 + int(p.slot)}
+		p.dataPeer, p.rawPeerAddr = udp, rawInet4Addr(udp)
 	} else {
 		ua := abstractAddr(fmt.Sprintf("%s:out%d", p.cfg.SockName, p.slot))
 		p.dataPeer, p.rawPeerAddr = ua, rawUnixAddr(ua)
-		// Only an optimisation: unconnected, the window stays small.
-		_ = p.connectData()
 	}
+	// Only an optimisation: unconnected, the window stays small.
+	_ = p.connectData()
 	return nil
 }
 
@@ -356,7 +357,9 @@ func (p *simConn) connect(id uint32, sent func()) error {
 // which ibsim has connected to ours. A Unix datagram socket may hold only
 // net.unix.max_dgram_qlen (10) datagrams from senders other than its
 // peer: connected both ways, neither side's queue has that limit, and
-// more MADs can be in flight (see MaxInFlight).
+// more MADs can be in flight (see MaxInFlight). A UDP socket has no such
+// limit, but connected it sends batches without naming the peer, and a
+// bigger receive buffer keeps a wide window's replies from being dropped.
 func (p *simConn) connectData() error {
 	rc, err := p.data.(syscall.Conn).SyscallConn()
 	if err != nil {
@@ -365,6 +368,9 @@ func (p *simConn) connectData() error {
 	sa := p.rawPeerAddr
 	var cerr error
 	err = rc.Control(func(fd uintptr) {
+		if p.cfg.ServerName != "" {
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, simUDPBuffer)
+		}
 		_, _, errno := unix.Syscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(&sa[0])), uintptr(len(sa)))
 		if errno != 0 {
 			cerr = errno
@@ -677,10 +683,25 @@ const simMaxInFlight = 8
 // the queues, which hold a few hundred frames.
 const simMaxInFlightConnected = 64
 
+// simMaxInFlightUDP bounds the requests in flight to a remote (UDP)
+// ibsim. ibsim never waits for a UDP client, and our receive buffer
+// (simUDPBuffer) holds thousands of replies, but ibsim's own socket keeps
+// the default buffer, which drops requests beyond about 220 queued ones
+// (measured: 228 of 256 sent at once came back). A wide window pays off
+// when the remote fabric is slow to answer: the engine widens its window
+// when round trips are long.
+const simMaxInFlightUDP = 128
+
+// simUDPBuffer is the receive buffer a UDP packet socket asks for.
+const simUDPBuffer = 4 << 20
+
 // MaxInFlight is the simulator's safe window (see simMaxInFlight).
 func (p *simConn) MaxInFlight() int {
-	if p.connected {
-		return simMaxInFlightConnected
+	switch {
+	case !p.connected:
+		return simMaxInFlight
+	case p.cfg.ServerName != "":
+		return simMaxInFlightUDP
 	}
-	return simMaxInFlight
+	return simMaxInFlightConnected
 }

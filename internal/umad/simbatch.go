@@ -1,6 +1,7 @@
 package umad
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -118,10 +119,10 @@ func (p *simConn) mmsg(trap uintptr, b *simBatchBufs, n int) (int, error) {
 }
 
 // SendBatch writes frames with sendmmsg, as many per call as the batch
-// holds. Frames for a UDP-mode simulator go one by one.
+// holds. Frames for an unconnected UDP socket go one by one.
 func (p *simConn) SendBatch(pkts []*Packet) (int, error) {
 	peer := p.rawPeerAddr
-	if peer == nil { // UDP mode
+	if !p.connected && p.cfg.ServerName != "" {
 		for i, pkt := range pkts {
 			if err := p.Send(pkt); err != nil {
 				return i, err
@@ -160,6 +161,15 @@ func (p *simConn) SendBatch(pkts []*Packet) (int, error) {
 		}
 	}
 	return sent, nil
+}
+
+// rawInet4Addr is an IPv4 UDP address as a sockaddr_in, for connect.
+func rawInet4Addr(a *net.UDPAddr) []byte {
+	var sa unix.RawSockaddrInet4
+	sa.Family = unix.AF_INET
+	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], uint16(a.Port))
+	copy(sa.Addr[:], a.IP.To4())
+	return unsafe.Slice((*byte)(unsafe.Pointer(&sa)), unix.SizeofSockaddrInet4)
 }
 
 // rawUnixAddr is an abstract unix socket address as a sockaddr_un, for
