@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// The tools a row compares.
+const (
+	cDefault = iota
+	cO32
+	ours
+	nTools
+)
+
+var toolNames = [nTools]string{"C default", "C -o 32", "ibtool"}
+
+// sample is one run of one tool.
+type sample struct {
+	wall   time.Duration
+	rssKB  int64
+	mads   int64
+	output string
+	failed string
+}
+
+// row is one command at one latency on one fabric.
+type row struct {
+	fabric    string
+	cmd       command
+	latency   time.Duration
+	samples   [nTools][]sample
+	floor     float64       // the simulator's MADs per second
+	relayLate time.Duration // the relay's mean lateness, on the last row of a latency
+}
+
+type bencher struct {
+	fab       *simfabric.Fabric
+	cfg       config
+	probeCost int64 // MADs one xmitPkts reading itself sends
+}
+
+// row runs cmd's tools in turn, each round starting with the next tool.
+func (b *bencher) row(fabric string, cmd command, lat time.Duration, relay *simfabric.Relay) row {
+	r := row{fabric: fabric, cmd: cmd, latency: lat}
+	tools := []int{cDefault, ours}
+	if cmd.hasO {
+		tools = []int{cDefault, cO32, ours}
+	}
+	for i := 0; i < b.cfg.runs; i++ {
+		for k := range tools {
+			t := tools[(i+k)%len(tools)]
+			if t == cDefault && lat >= time.Millisecond && i >= b.cfg.slowRuns {
+				continue
+			}
+			r.samples[t] = append(r.samples[t], b.run(cmd, t, relay))
+		}
+	}
+	return r
+}
+
+// run runs one tool of cmd attached to the bench host and measures it;
+// the MADs are the change of the host port's PortXmitPkts.
+func (b *bencher) run(cmd command, tool int, relay *simfabric.Relay) sample {
+	before := b.xmitPkts()
+	env := b.fab.Env(attach)
+	if relay != nil {
+		env = relay.Env(attach)
+	}
+	var args []string
+	switch tool {
+	case cDefault:
+		args = cmd.c
+	case cO32:
+		args = append(append([]string{}, cmd.c...), "-o", "32")
+	case ours:
+		args = append([]string{b.cfg.bin}, cmd.ours...)
+	}
+	if tool != ours {
+		env = append(env, "LD_PRELOAD="+simfabric.Umad2Sim)
+	}
+	s := measure(b.fab.Dir(), env, args)
+	s.mads = b.xmitPkts() - before - b.probeCost
+	return s
+}
+
+// measure runs a command under GNU time, which measures the peak RSS: Go
+// starts children with vfork, and a vforked child's ru_maxrss starts at
+// its parent's (this program's) peak, while time forks a copy of its own
+// small image.
+func measure(dir string, env, args []string) sample {
+	rssFile := filepath.Join(dir, "ibbench.rss")
+	cmd := exec.Command(timeCommand, append([]string{"-o", rssFile, "-f", "%M"}, args...)...)
+	cmd.Env, cmd.Dir = env, dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	s := sample{wall: time.Since(start), output: normalise(out.String())}
+	if err != nil {
+		s.failed = fmt.Sprintf("%s: %v: %s", filepath.Base(args[0]), err, firstLine(errOut.String()))
+	}
+	if b, err := os.ReadFile(rssFile); err == nil {
+		s.rssKB, _ = strconv.ParseInt(lastLine(string(b)), 10, 64)
+	}
+	return s
+}
+
+// timeCommand is GNU time (Debian package time), which `make bench`
+// installs.
+const timeCommand = "/usr/bin/time"
+
+var xmitRE = regexp.MustCompile(`PortXmitPkts:\.*(\d+)`)
+
+// xmitPkts reads the bench host port's 64-bit PortXmitPkts.
+func (b *bencher) xmitPkts() int64 {
+	r := b.fab.RunC(context.Background(), attach, "perfquery", "-x")
+	m := xmitRE.FindStringSubmatch(r.Stdout)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
+}
+
+// scaleRow discovers a big fabric: ibtool a few times, and the C tool
+// with -o 32 once, to check the output.
+func (b *bencher) scaleRow(label string, nodes int) scaleRow {
+	cmd := allCommands[0] // ibnetdiscover
+	var s []sample
+	for range 3 {
+		s = append(s, b.run(cmd, ours, nil))
+	}
+	c := b.run(cmd, cO32, nil)
+	sr := scaleRow{fabric: label, nodes: nodes, ours: s, checked: true, identical: c.failed == "" && c.output == s[0].output}
+	if c.failed != "" {
+		sr.note = c.failed
+	}
+	return sr
+}
+
+// lastLine is the last non-empty line of s: GNU time writes a line about
+// a non-zero exit status before its format.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+var stampRE = regexp.MustCompile(`(?m)^#.*(on|Topology file:).*$`)
+
+// normalise blanks the lines that carry a time stamp or a host name.
+func normalise(s string) string { return stampRE.ReplaceAllString(s, "#") }
