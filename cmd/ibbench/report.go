@@ -55,6 +55,11 @@ func (rep *report) markdown() string {
 		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.fabric, r.cmdLabel(), latencyLabel(r.latency),
 			r.wallCell(cDefault), r.wallCell(cO32), r.wallCell(ours), r.ratio(cDefault), r.ratio(cO32), r.identical())
 	}
+	for _, r := range rep.rows {
+		if r.relayLate > 0 {
+			p("\nAt %s the relay sent MADs %v late on average (the host's scheduling: the latency asked for is a floor).", latencyLabel(r.latency), r.relayLate.Round(time.Microsecond))
+		}
+	}
 	p("\nPeak memory (GNU time's maximum RSS, median) and MADs sent (the change of the host port's PortXmitPkts, median), at no added latency:\n\n")
 	p("| fabric | command | C peak RSS | C -o 32 peak RSS | ibtool peak RSS | ibtool / C | C MADs | ibtool MADs |\n")
 	p("|---|---|---|---|---|---|---|---|\n")

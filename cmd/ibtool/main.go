@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/ibtool/ibtool/internal/cli"
@@ -17,6 +18,9 @@ import (
 const exitPanic = 2
 
 func main() {
+	// No allocation sampling: nothing reads the profile, and its first
+	// sample costs the runtime's 1.4 MB bucket table.
+	runtime.MemProfileRate = 0
 	umad.LingerMain() // a helper finishing an abandoned simulator CONNECT
 	// Before anything is acquired: a signal, an error or a panic all end
 	// through exitclean, which disconnects simulator ports and removes
