@@ -164,7 +164,7 @@ func (r *replayer) resolve(path []byte) (*obsNode, int, bool) {
 		res.node, res.arrival = r.obs.nodes[r.obs.from], r.obs.fromPort
 		res.ok = res.node != nil
 	} else if n, _, ok := r.resolve(path[:len(path)-1]); ok {
-		if peer, linked := r.obs.links[portKey{n.guid, int(path[len(path)-1])}]; linked {
+		if peer, linked := r.obs.peer(portKey{n.guid, int(path[len(path)-1])}); linked {
 			res.node, res.arrival = r.obs.nodes[peer.guid], peer.port
 			res.ok = res.node != nil
 		}

@@ -193,7 +193,7 @@ func (t *saTables) observations(local SALocal) (*observations, error) {
 			continue
 		}
 		a, b := portKey{from.guid, int(r[2])}, portKey{to.guid, int(r[3])}
-		obs.links[a], obs.links[b] = b, a
+		obs.link(a, b)
 	}
 	if unknown > 0 && len(t.nodes) <= 1 {
 		return nil, errTablesCut

@@ -155,9 +155,7 @@ func validLID(lid uint16) bool { return lid > 0 && lid < 0xC000 }
 // replies per node, the links, the failures. replay turns it into a
 // Fabric.
 type observations struct {
-	nodes    map[uint64]*obsNode
-	links    map[portKey]portKey
-	probing  map[portKey]bool
+	nodes    map[uint64]*obsNode // links and probes are kept per node and port
 	from     uint64
 	fromPort int
 	errors   []obsError
@@ -195,6 +193,11 @@ type obsNode struct {
 	piAsk perPort[bool]
 	ndAsk bool
 	epi   perPort[[]byte]
+	// links are the ports' peers, probing the ports whose peer is being
+	// asked for (slices by port, not maps by portKey: big maps cost a
+	// walk a tenth of its CPU in growth and hashing).
+	links   perPort[obsLink]
+	probing perPort[bool]
 	// dest and via are its engine window keys (nodeDest, probeDest).
 	dest, via string
 	// path is the shortest directed route known; lid the LID to reach the
@@ -212,12 +215,35 @@ type obsNode struct {
 	skipped []int
 }
 
+// obsLink is a port's peer, if ok.
+type obsLink struct {
+	to portKey
+	ok bool
+}
+
 func newObservations() *observations {
-	return &observations{
-		nodes:   map[uint64]*obsNode{},
-		links:   map[portKey]portKey{},
-		probing: map[portKey]bool{},
+	return &observations{nodes: map[uint64]*obsNode{}}
+}
+
+// link records a cable between ports a and b, at the ends whose node is
+// known.
+func (o *observations) link(a, b portKey) {
+	if n := o.nodes[a.guid]; n != nil {
+		n.links.set(a.port, obsLink{b, true})
 	}
+	if n := o.nodes[b.guid]; n != nil {
+		n.links.set(b.port, obsLink{a, true})
+	}
+}
+
+// peer is the port at the other end of k's cable, if known.
+func (o *observations) peer(k portKey) (portKey, bool) {
+	n := o.nodes[k.guid]
+	if n == nil {
+		return portKey{}, false
+	}
+	l := n.links.get(k.port)
+	return l.to, l.ok
 }
 
 func (n *obsNode) isSwitch() bool { return n.typ == NodeSwitch }
@@ -501,9 +527,7 @@ func (w *walker) gotNodeInfo(path []byte, from portKey, hasFrom bool, blob []byt
 		n.niVia.set(arrival, blob)
 	}
 	if hasFrom {
-		to := portKey{guid, arrival}
-		w.obs.links[from] = to
-		w.obs.links[to] = from
+		w.obs.link(from, portKey{guid, arrival})
 	}
 	var retry []int
 	if !isNew && len(path) < len(n.path) {
@@ -651,7 +675,7 @@ func (w *walker) follow(n *obsNode, port int) {
 		w.mu.Unlock()
 		return
 	}
-	if _, known := w.obs.links[key]; known || w.obs.probing[key] {
+	if n.links.get(port).ok || n.probing.get(port) {
 		w.mu.Unlock()
 		return
 	}
@@ -660,7 +684,7 @@ func (w *walker) follow(n *obsNode, port int) {
 		w.mu.Unlock()
 		return
 	}
-	w.obs.probing[key] = true
+	n.probing.set(port, true)
 	path := append(append(make([]byte, 0, len(n.path)+1), n.path...), byte(port))
 	w.mu.Unlock()
 	w.probe(path, key, n.via)
