@@ -100,14 +100,16 @@ func (c *console) do(cmd string) (string, error) {
 	}
 	deadline := time.NewTimer(consoleTimeout)
 	defer deadline.Stop()
+	searched := 0 // bytes of buf without the marker: a big Dump is megabytes
 	for {
 		c.bufMu.Lock()
-		if i := bytes.Index(c.buf.Bytes(), []byte(marker)); i >= 0 {
-			out := string(c.buf.Next(i))
+		if i := bytes.Index(c.buf.Bytes()[searched:], []byte(marker)); i >= 0 {
+			out := string(c.buf.Next(searched + i))
 			c.buf.Next(len(marker))
 			c.bufMu.Unlock()
 			return trimPrompts(out), nil
 		}
+		searched = max(0, c.buf.Len()-len(marker))
 		done, rerr := c.done, c.readErr
 		c.bufMu.Unlock()
 		if done {
