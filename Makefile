@@ -74,11 +74,14 @@ test: deps cross
 test-vm:
 	scripts/vm/test-vm.sh
 
-# Times ibtool against infiniband-diags on generated fat trees and writes
-# the results into docs/performance.md (see the method there).
+# Times ibtool against infiniband-diags on generated fat trees, with and
+# without added latency, and writes the results into docs/performance.md
+# (see the method there). A subset, e.g.:
+#   make bench BENCHFLAGS="-sizes S1000 -latencies 0,1ms -commands ibnetdiscover -runs 3"
+BENCHFLAGS ?=
 bench: deps build
 	@[ -x /usr/bin/time ] || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y time; }
-	$(GO) run ./cmd/ibbench -ibtool bin/ibtool -update docs/performance.md
+	$(GO) run ./cmd/ibbench -ibtool bin/ibtool -update docs/performance.md $(BENCHFLAGS)
 
 # Discovery under MAD loss on a simulated 1008-node fat tree (ibsim's Error
 # injection): docs/reliability.md records its figures.
