@@ -8,6 +8,7 @@ package cli
 // MulticastFDBCap/Top cover, each block's failure that switch's alone.
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -77,20 +78,21 @@ type mftEntry struct {
 	masks []uint16 // the port masks of the chunks covering the ports
 }
 
+// writeText streams the tables: a big fabric's dump is tens of megabytes,
+// which built in memory first cost more than the walk.
 func (r *ftsResult) writeText(w io.Writer) error {
-	var b strings.Builder
+	b := bufio.NewWriterSize(w, 64<<10)
 	for _, sw := range r.Switches {
 		if r.multicast {
-			sw.multicastText(&b)
+			sw.multicastText(b)
 		} else {
-			sw.unicastText(&b)
+			sw.unicastText(b)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
-func (sw *ftsSwitch) unicastText(b *strings.Builder) {
+func (sw *ftsSwitch) unicastText(b *bufio.Writer) {
 	fmt.Fprintf(b, "Unicast lids [0x%x-0x%x] of switch %s guid %s (%s):\n", sw.FirstLID, sw.LastLID, sw.Route, sw.NodeGUID, sw.NodeName)
 	b.WriteString("  Lid  Out   Destination\n       Port     Info \n")
 	for _, e := range sw.Unicast {
@@ -101,7 +103,7 @@ func (sw *ftsSwitch) unicastText(b *strings.Builder) {
 	}
 }
 
-func (sw *ftsSwitch) multicastText(b *strings.Builder) {
+func (sw *ftsSwitch) multicastText(b *bufio.Writer) {
 	nports := sw.NumPorts
 	fmt.Fprintf(b, "Multicast mlids [0x%x-0x%x] of switch %s guid %s (%s):\n", sw.FirstLID, sw.LastLID, sw.Route, sw.NodeGUID, sw.NodeName)
 	if sw.brief {
@@ -169,6 +171,11 @@ type ftsDest struct {
 	baseLID            int
 	lmc                int
 	name               string // after the node-name-map
+	// text is the Destination Info of the destination's LIDs, made once:
+	// every switch's table has them all.
+	text string
+	// The JSON's fields, shared by the entries of every table.
+	jsonNodeGUID, jsonPortGUID mad.GUID
 }
 
 // lidDescriber writes dump_lid's Destination Info column. It keeps
@@ -205,7 +212,10 @@ func (d *lidDescriber) describe(lid int, valid bool) string {
 		d.basePortLID = dest.baseLID
 		d.lastPortLID = dest.baseLID + 1<<dest.lmc - 1
 	}
-	return fmt.Sprintf(": (%s portguid %s: '%s')", dest.nodeType, mad.GUID(dest.portGUID), dest.name)
+	if dest.text == "" {
+		dest.text = fmt.Sprintf(": (%s portguid %s: '%s')", dest.nodeType, mad.GUID(dest.portGUID), dest.name)
+	}
+	return dest.text
 }
 
 // unicastRange is dump_unicast_tables' LID range: up to LinearFDBTop, and

@@ -325,8 +325,8 @@ func fillDests(sw *ftsSwitch, o *ftsOptions, dests map[int]*ftsDest, unknown str
 	for _, e := range sw.Unicast {
 		e.text = d.describe(e.LID, e.Valid)
 		if dest, ok := dests[e.LID]; ok && e.Valid {
-			g, pg := mad.GUID(dest.nodeGUID), mad.GUID(dest.portGUID)
-			e.DestNodeGUID, e.DestPortGUID, e.DestName, e.DestPort = &g, &pg, dest.name, &dest.port
+			dest.jsonNodeGUID, dest.jsonPortGUID = mad.GUID(dest.nodeGUID), mad.GUID(dest.portGUID)
+			e.DestNodeGUID, e.DestPortGUID, e.DestName, e.DestPort = &dest.jsonNodeGUID, &dest.jsonPortGUID, dest.name, &dest.port
 			e.DestType = jsonv.NodeTypeOf(mad.NodeType(dest.nodeType))
 		}
 	}
