@@ -42,7 +42,8 @@ func (rep *report) markdown() string {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("Measured %s on %s in %.0f min; load average %s at the end (other work shared the machine: compare the ratios, which alternate the tools run by run, more than the absolute times).\n",
 		rep.started.UTC().Format("2006-01-02 15:04 UTC"), hostInfo(), time.Since(rep.started).Minutes(), loadAverage())
-	p("Each cell: median wall time over %d runs per tool (the C default at 1 ms and more: %d runs), and the range (fastest-slowest). ", rep.cfg.runs, rep.cfg.slowRuns)
+	p("Each cell: median wall time over %d runs per tool (the C default, which waits a round trip every 2 MADs: %d runs at 100 us, %d at 1 ms), and the range (fastest-slowest). ",
+		rep.cfg.runs, rep.cfg.cDefaultRuns(100*time.Microsecond), rep.cfg.cDefaultRuns(time.Millisecond))
 	p("Latency is one way, added by the relay to every MAD in each direction")
 	if rep.cfg.service > 0 {
 		p(", plus %v of service time per request at each SMA", rep.cfg.service)

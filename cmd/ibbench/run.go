@@ -60,13 +60,25 @@ func (b *bencher) row(fabric string, cmd command, lat time.Duration, relay *simf
 	for i := 0; i < b.cfg.runs; i++ {
 		for k := range tools {
 			t := tools[(i+k)%len(tools)]
-			if t == cDefault && lat >= time.Millisecond && i >= b.cfg.slowRuns {
+			if t == cDefault && i >= b.cfg.cDefaultRuns(lat) {
 				continue
 			}
 			r.samples[t] = append(r.samples[t], b.run(cmd, t, relay))
 		}
 	}
 	return r
+}
+
+// cDefaultRuns is how often the C default runs at a latency: it waits a
+// round trip every 2 MADs, 3-20 s a run at 100 us, 15-90 s at 1 ms.
+func (c config) cDefaultRuns(lat time.Duration) int {
+	switch {
+	case lat >= time.Millisecond:
+		return min(c.runs, c.slowRuns)
+	case lat > 0:
+		return min(c.runs, 3)
+	}
+	return c.runs
 }
 
 // run runs one tool of cmd attached to the bench host and measures it;
