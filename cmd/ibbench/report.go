@@ -164,16 +164,16 @@ func (r row) identical() string {
 	if r.cmd.differs {
 		return "n/a (other tool)"
 	}
-	want := ""
+	var want *[32]byte
 	for _, t := range []int{ours, cDefault, cO32} {
 		for _, s := range r.samples[t] {
 			if s.failed != "" {
 				return "failed"
 			}
-			if want == "" {
-				want = s.output
+			if want == nil {
+				want = &s.output
 			}
-			if s.output != want {
+			if s.output != *want {
 				return "no"
 			}
 		}

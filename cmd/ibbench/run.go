@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"hash"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +32,7 @@ type sample struct {
 	wall   time.Duration
 	rssKB  int64
 	mads   int64
-	output string
+	output [sha256.Size]byte // of the normalised output: dump_fts prints hundreds of megabytes
 	failed string
 }
 
@@ -114,11 +116,12 @@ func measure(dir string, env, args []string) sample {
 	rssFile := filepath.Join(dir, "ibbench.rss")
 	cmd := exec.Command(timeCommand, append([]string{"-o", rssFile, "-f", "%M"}, args...)...)
 	cmd.Env, cmd.Dir = env, dir
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	out := &normaliser{sum: sha256.New()}
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &errOut
 	start := time.Now()
 	err := cmd.Run()
-	s := sample{wall: time.Since(start), output: normalise(out.String())}
+	s := sample{wall: time.Since(start), output: out.digest()}
 	if err != nil {
 		s.failed = fmt.Sprintf("%s: %v: %s", filepath.Base(args[0]), err, firstLine(errOut.String()))
 	}
@@ -173,7 +176,41 @@ func firstLine(s string) string {
 	return s
 }
 
-var stampRE = regexp.MustCompile(`(?m)^#.*(on|Topology file:).*$`)
+var stampRE = regexp.MustCompile(`^#.*(on|Topology file:).*$`)
 
-// normalise blanks the lines that carry a time stamp or a host name.
-func normalise(s string) string { return stampRE.ReplaceAllString(s, "#") }
+// normaliser hashes output line by line, blanking the lines that carry a
+// time stamp or a host name.
+type normaliser struct {
+	sum     hash.Hash
+	partial []byte // a line not yet ended
+}
+
+func (n *normaliser) Write(b []byte) (int, error) {
+	data := append(n.partial, b...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		n.line(data[:i+1])
+		data = data[i+1:]
+	}
+	n.partial = append(n.partial[:0], data...)
+	return len(b), nil
+}
+
+func (n *normaliser) line(l []byte) {
+	if len(l) > 0 && l[0] == '#' && stampRE.Match(bytes.TrimSuffix(l, []byte("\n"))) {
+		l = []byte("#\n")
+	}
+	n.sum.Write(l)
+}
+
+func (n *normaliser) digest() [sha256.Size]byte {
+	if len(n.partial) > 0 {
+		n.line(n.partial)
+	}
+	var d [sha256.Size]byte
+	copy(d[:], n.sum.Sum(nil))
+	return d
+}
