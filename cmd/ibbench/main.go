@@ -39,6 +39,9 @@ type command struct {
 	// differs: the outputs are not meant to match (ibchecknet against
 	// the C ibqueryerrors).
 	differs bool
+	// errorsExit is the exit status that reports errors found in the
+	// fabric, a result like 0 (ibqueryerrors: 1); 0 when there is none.
+	errorsExit int
 }
 
 var allCommands = []command{
@@ -46,8 +49,8 @@ var allCommands = []command{
 	{name: "iblinkinfo", c: []string{"iblinkinfo"}, ours: []string{"iblinkinfo"}, hasO: true},
 	{name: "dump_fts", c: []string{"dump_fts"}, ours: []string{"dump_fts"}},
 	{name: "dump_lfts", c: []string{"dump_lfts"}, ours: []string{"dump_lfts"}},
-	{name: "ibqueryerrors", c: []string{"ibqueryerrors"}, ours: []string{"ibqueryerrors"}, hasO: true},
-	{name: "ibchecknet", c: []string{"ibqueryerrors"}, ours: []string{"ibchecknet"}, hasO: true, differs: true},
+	{name: "ibqueryerrors", c: []string{"ibqueryerrors"}, ours: []string{"ibqueryerrors"}, hasO: true, errorsExit: 1},
+	{name: "ibchecknet", c: []string{"ibqueryerrors"}, ours: []string{"ibchecknet"}, hasO: true, differs: true, errorsExit: 1},
 }
 
 // fabricSpec is one fabric size and what runs on it.
@@ -134,10 +137,20 @@ func fabricNames() string {
 	return strings.Join(names, ",")
 }
 
-// hasCommand says whether the ibtool binary has a command (other helpers
-// add commands; the bench runs what is there).
+// hasCommand says whether the ibtool binary has a command (commands are
+// added over time; the bench runs what is there). `ibtool X --help` is no
+// test: for an unknown X it prints the general help and succeeds.
 func hasCommand(bin, name string) bool {
-	return exec.Command(bin, name, "--help").Run() == nil
+	out, err := exec.Command(bin, "--help").Output()
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name && strings.HasPrefix(line, "  ") {
+			return true
+		}
+	}
+	return false
 }
 
 // benchFabric starts one fabric and runs its rows.
