@@ -58,7 +58,7 @@ func (rep *report) markdown() string {
 	}
 	for _, r := range rep.rows {
 		if r.relayLate > 0 {
-			p("\nAt %s the relay sent MADs %v late on average (the host's scheduling: the latency asked for is a floor).", latencyLabel(r.latency), r.relayLate.Round(time.Microsecond))
+			p("\nAt %s the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor).\n", latencyLabel(r.latency), durationText(r.relayLate.Round(time.Microsecond)))
 		}
 	}
 	p("\nPeak memory (GNU time's maximum RSS, median) and MADs sent (the change of the host port's PortXmitPkts, median), at no added latency:\n\n")
@@ -120,7 +120,18 @@ func latencyLabel(d time.Duration) string {
 	if d == 0 {
 		return "none"
 	}
-	return strings.Replace(d.String(), "µs", " us", 1)
+	return durationText(d)
+}
+
+// durationText is a duration as the tables write it: "100 us", "1 ms".
+func durationText(d time.Duration) string {
+	t := d.String()
+	for _, unit := range []string{"µs", "ms", "ns"} {
+		if strings.HasSuffix(t, unit) {
+			return strings.TrimSuffix(t, unit) + " " + strings.Replace(unit, "µ", "u", 1)
+		}
+	}
+	return t
 }
 
 // failure is the first failed run of a tool, if any.

@@ -41,3 +41,13 @@ func TestCDefaultRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		100 * time.Microsecond: "100 us", time.Millisecond: "1 ms", 148 * time.Microsecond: "148 us", 2 * time.Second: "2s",
+	} {
+		if got := durationText(d); got != want {
+			t.Errorf("durationText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
