@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
@@ -115,7 +116,13 @@ func (b *bencher) run(cmd command, tool int, relay *simfabric.Relay) sample {
 // small image.
 func measure(dir string, env, args []string, errorsExit int) sample {
 	rssFile := filepath.Join(dir, "ibbench.rss")
-	cmd := exec.Command(timeCommand, append([]string{"-o", rssFile, "-f", "%M"}, args...)...)
+	// umad2sim never times out a MAD: a C tool whose reply got lost waits
+	// forever. The whole process group goes at runTimeout.
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, timeCommand, append([]string{"-o", rssFile, "-f", "%M"}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Env, cmd.Dir = env, dir
 	out := &normaliser{sum: sha256.New()}
 	var errOut bytes.Buffer
@@ -124,7 +131,10 @@ func measure(dir string, env, args []string, errorsExit int) sample {
 	err := cmd.Run()
 	s := sample{wall: time.Since(start), output: out.digest()}
 	var exit *exec.ExitError
-	if err != nil && !(errorsExit != 0 && errors.As(err, &exit) && exit.ExitCode() == errorsExit) {
+	switch {
+	case ctx.Err() != nil:
+		s.failed = fmt.Sprintf("%s: no result after %v", filepath.Base(args[0]), runTimeout)
+	case err != nil && !(errorsExit != 0 && errors.As(err, &exit) && exit.ExitCode() == errorsExit):
 		s.failed = fmt.Sprintf("%s: %v: %s", filepath.Base(args[0]), err, firstLine(errOut.String()))
 	}
 	if b, err := os.ReadFile(rssFile); err == nil {
@@ -132,6 +142,10 @@ func measure(dir string, env, args []string, errorsExit int) sample {
 	}
 	return s
 }
+
+// runTimeout bounds one run: the slowest, the C default's dump_fts at 1 ms
+// on 2000 nodes, takes about 90 s on a loaded machine.
+const runTimeout = 5 * time.Minute
 
 // timeCommand is GNU time (Debian package time), which `make bench`
 // installs.
