@@ -211,38 +211,36 @@ func ReadCounters(ctx context.Context, c *Client, ports []CounterPort, opts Coun
 	// Jobs are in port order, and within a port in the order above, so
 	// the first error of a port is its first failed read.
 	for j, err := range errs {
+		if err == nil {
+			continue
+		}
 		r := &res[owner[j]]
-		if err != nil && r.Err == nil {
+		if r.Err == nil {
 			r.Err = &CounterError{Port: r.CounterPort, Attr: outs[j].Desc().Name, Err: err}
 		}
+		forgetFailed(r, outs[j])
 	}
 	for i := range res {
 		r := &res[i]
 		if r.Basic != nil && !r.Caps.Has(mad.PerfCapMaskXmitWait) {
 			r.Basic.PortXmitWait = 0
 		}
-		forgetFailed(r, outs, errs, owner, i)
 	}
 	return res
 }
 
-// forgetFailed sets to nil the attributes of result i whose read failed,
-// so that a nil attribute always means "not read".
-func forgetFailed(r *PortCounters, outs []mad.Struct, errs []error, owner []int, i int) {
-	for j, err := range errs {
-		if owner[j] != i || err == nil {
-			continue
-		}
-		switch outs[j] {
-		case mad.Struct(r.Basic):
-			r.Basic = nil
-		case mad.Struct(r.Extended):
-			r.Extended = nil
-		}
-		for g := range r.Groups {
-			if r.Groups[g] == outs[j] {
-				r.Groups[g] = nil
-			}
+// forgetFailed sets to nil the attribute of r whose read (into failed)
+// did not succeed, so that a nil attribute always means "not read".
+func forgetFailed(r *PortCounters, failed mad.Struct) {
+	switch failed {
+	case mad.Struct(r.Basic):
+		r.Basic = nil
+	case mad.Struct(r.Extended):
+		r.Extended = nil
+	}
+	for g := range r.Groups {
+		if r.Groups[g] == failed {
+			r.Groups[g] = nil
 		}
 	}
 }
