@@ -61,6 +61,7 @@ func TestSIGINTAnywhereLeavesNothingBehind(t *testing.T) {
 	// Whole runs, as many at once as the test runs: the reference cache,
 	// and how long a run lives.
 	const iterations, workers = 200, 3 // 3 runs, their helpers and OpenSM fit in 10 slots
+	const pausedRuns = 5
 	var life time.Duration
 	var lifeMu sync.Mutex
 	var refs sync.WaitGroup
@@ -116,23 +117,43 @@ func TestSIGINTAnywhereLeavesNothingBehind(t *testing.T) {
 			}
 		}(w)
 	}
-	for i := 0; i < iterations; i++ {
-		if i%40 == 20 {
-			// A paused simulator: the SIGINT falls during the CONNECT.
-			wg.Add(1)
-			go func() { defer wg.Done(); f.Console("Wait 1") }()
-		}
+	for i := 0; i < iterations-pausedRuns; i++ {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
+
+	// A paused simulator: the SIGINT falls during the CONNECT. One run at
+	// a time: every run given up on leaves a helper holding its pending
+	// CONNECT until ibsim wakes, and a second of the concurrent runs above
+	// would leave more of them than ibsim's 10 slots.
+	_, osm := f.Pids()
+	cache := filepath.Join(dir, "paused.cache")
+	for i := iterations - pausedRuns; i < iterations; i++ {
+		paused := make(chan struct{})
+		go func() { defer close(paused); f.Console("Wait 1") }()
+		time.Sleep(50 * time.Millisecond)
+		delay := time.Duration(rng.Int63n(int64(500 * time.Millisecond)))
+		code, err := run(cache, delay)
+		codes[code]++
+		if err != nil || (code != 0 && code != 130) {
+			t.Errorf("run %d (SIGINT after %v, simulator paused): exit %d, %v", i, delay, code, err)
+		}
+		<-paused
+		onlyOpenSM(t, f, osm)
+	}
 	t.Logf("life of a run %v; exit codes %v", life, codes)
 
 	if left, _ := filepath.Glob(filepath.Join(dir, ".ibtool-cache-*")); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
-	_, osm := f.Pids()
-	// A helper may still be finishing a CONNECT given up on.
+	onlyOpenSM(t, f, osm)
+}
+
+// onlyOpenSM waits until ibsim's client table holds OpenSM (pid osm)
+// alone: a helper may still be finishing a CONNECT given up on.
+func onlyOpenSM(t *testing.T, f *simfabric.Fabric, osm int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		out, err := f.Console("Attached")
@@ -141,7 +162,7 @@ func TestSIGINTAnywhereLeavesNothingBehind(t *testing.T) {
 		}
 		m := attachedRE.FindAllStringSubmatch(out, -1)
 		if len(m) == 1 && m[0][1] == strconv.Itoa(osm) {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("client table after the runs: want only OpenSM (pid %d), got %q", osm, strings.TrimSpace(out))
