@@ -33,7 +33,11 @@ type libFns struct {
 }
 
 func cLoad(name string) error {
+	// dlerror's message is per OS thread, and purego asks for it in a
+	// second call: keep both on one thread, or the reason comes out empty.
+	runtime.LockOSThread()
 	lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	runtime.UnlockOSThread()
 	if err != nil {
 		return &UnavailableError{Library: name, Reason: err.Error()}
 	}
