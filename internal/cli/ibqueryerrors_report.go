@@ -336,6 +336,10 @@ type qeResult struct {
 	Suppressed []string      `json:"suppressed"`
 	Reset      *qeResetDoc   `json:"reset,omitempty"`
 	Errors     []qeFailure   `json:"errors"`
+	// Complete is false when the walk missed something (WalkErrors) or
+	// a read failed (Errors).
+	Complete   bool         `json:"complete"`
+	WalkErrors []walkErrDoc `json:"walk_errors"`
 
 	q *qeRun
 }
@@ -368,6 +372,13 @@ type qePortDoc struct {
 // result gathers the summary, the failures and the JSON.
 func (q *qeRun) result() *qeResult {
 	res := &qeResult{q: q, Nodes: []qeNodeDoc{}, Thresholds: q.th.list, Suppressed: q.opts.suppressed.names, Errors: []qeFailure{}}
+	defer func() {
+		res.Complete, res.WalkErrors = len(res.Errors) == 0, []walkErrDoc{}
+		if q.fab != nil {
+			walked, errs := walkErrorsDoc(q.fab)
+			res.Complete, res.WalkErrors = res.Complete && walked, errs
+		}
+	}()
 	if res.Thresholds == nil {
 		res.Thresholds = []qeThreshold{}
 	}

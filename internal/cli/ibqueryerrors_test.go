@@ -234,6 +234,8 @@ func TestIbqueryerrorsJSON(t *testing.T) {
 		Summary    qeSummary `json:"summary"`
 		Suppressed []string  `json:"suppressed"`
 		Errors     []any     `json:"errors"`
+		Complete   *bool     `json:"complete"`
+		WalkErrors []any     `json:"walk_errors"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
@@ -274,6 +276,9 @@ func TestIbqueryerrorsJSON(t *testing.T) {
 	}
 	if len(doc.Suppressed) != 1 || doc.Suppressed[0] != "PortXmitWait" {
 		t.Errorf("suppressed %v", doc.Suppressed)
+	}
+	if doc.Complete == nil || !*doc.Complete || doc.WalkErrors == nil || len(doc.WalkErrors) != 0 {
+		t.Errorf("complete %v, walk_errors %v: want true and [] when everything answered", doc.Complete, doc.WalkErrors)
 	}
 }
 
@@ -400,8 +405,9 @@ func TestIbqueryerrorsUnderLoss(t *testing.T) {
 				Error    string          `json:"error"`
 			} `json:"ports"`
 		} `json:"nodes"`
-		Summary qeSummary   `json:"summary"`
-		Errors  []qeFailure `json:"errors"`
+		Summary  qeSummary   `json:"summary"`
+		Errors   []qeFailure `json:"errors"`
+		Complete *bool       `json:"complete"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("%v: %s", err, r)
@@ -426,6 +432,9 @@ func TestIbqueryerrorsUnderLoss(t *testing.T) {
 	}
 	if failed < 38 || failed != len(doc.Errors) || doc.Summary.PMAQueryFailures != failed {
 		t.Errorf("%d ports failed, %d errors, %d PMA query failures in the summary; want the same, at least 38", failed, len(doc.Errors), doc.Summary.PMAQueryFailures)
+	}
+	if doc.Complete == nil || *doc.Complete {
+		t.Errorf("complete %v with %d failed reads: want false", doc.Complete, failed)
 	}
 	if lines := strings.Count(r.Stderr, "\n"); lines != failed {
 		t.Errorf("stderr has %d lines for %d failures:\n%s", lines, failed, r.Stderr)
