@@ -54,7 +54,10 @@ func newIbfindnodesusingCmd(env *Env) *cobra.Command {
 				"   -P <ca_port> use selected channel adaptor port for queries\n", c.Name())
 			return &ExitError{Code: ExitUsage, Err: errSilent}
 		}
-		return finish(env, &o.Common, "ibfindnodesusing", res, err)
+		if err := finish(env, &o.Common, "ibfindnodesusing", res, err); err != nil || res == nil {
+			return err
+		}
+		return walkIncomplete(env, &o.Common, "ibfindnodesusing", res.fab)
 	}
 	return cmd
 }
@@ -63,15 +66,20 @@ var errFindUsage = errors.New("usage")
 
 // findNodesResult is the two directions through a switch port.
 type findNodesResult struct {
-	Switch  findEnd  `json:"switch"`
-	Remote  findEnd  `json:"remote"`
-	Out     []string `json:"out_hosts"` // routed out through the port
-	In      []string `json:"in_hosts"`  // routed back in through the remote port
-	found   bool
-	target  string // the switch as the script formats it, for "not found"
-	portArg string // the port as given
-	outText string
-	inText  string
+	Switch findEnd  `json:"switch"`
+	Remote findEnd  `json:"remote"`
+	Out    []string `json:"out_hosts"` // routed out through the port
+	In     []string `json:"in_hosts"`  // routed back in through the remote port
+	// Complete is false when the walk missed something (Errors): hosts
+	// it did not reach are missing from the lists.
+	Complete bool         `json:"complete"`
+	Errors   []walkErrDoc `json:"errors"`
+	fab      *discovery.Fabric
+	found    bool
+	target   string // the switch as the script formats it, for "not found"
+	portArg  string // the port as given
+	outText  string
+	inText   string
 }
 
 // findEnd is one end of the link (a link end of docs/json.md); desc is
@@ -130,7 +138,8 @@ func runIbfindnodesusing(env *Env, o *ibfindnodesusingOptions, args []string) (*
 	if err != nil {
 		return nil, fmt.Errorf("Execution of ibnetdiscover failed: %w", err)
 	}
-	res := &findNodesResult{target: scriptGUID(args[0]), portArg: args[1], Out: []string{}, In: []string{}}
+	res := &findNodesResult{target: scriptGUID(args[0]), portArg: args[1], Out: []string{}, In: []string{}, fab: fab}
+	res.Complete, res.Errors = walkErrorsDoc(fab)
 	sw := findSwitch(fab, res.target, names.Name)
 	if sw == nil && !env.Compat {
 		sw = switchNamed(fab, args[0], names.Name)

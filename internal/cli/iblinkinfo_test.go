@@ -246,6 +246,15 @@ func TestIblinkinfoWhenPartsDoNotAnswer(t *testing.T) {
 	if cr.code != ExitIncomplete {
 		t.Errorf("iblinkinfo --fail-incomplete through the symlink: exit %d", cr.code)
 	}
+	// ibfindnodesusing walks too: its JSON and exit say the same.
+	r = runSim(f, "", "ibfindnodesusing", "--json", "0x200000", "1")
+	var found struct {
+		Complete *bool `json:"complete"`
+		Errors   []any `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &found); err != nil || r.Code != ExitIncomplete || found.Complete == nil || *found.Complete || len(found.Errors) != 1 {
+		t.Errorf("ibfindnodesusing --json: exit %d, %v, complete %v, errors %v", r.Code, err, found.Complete, found.Errors)
+	}
 }
 
 // conformLinksCompat compares the C tool with ibtool run through the
