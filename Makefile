@@ -21,13 +21,13 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # the verbs header the layout tests check ibtool's structures against (also
 # as the AArch64 cross compiler sees it), qemu-user, which runs the arm64
 # build on the simulated fabric, groff, which checks the man pages,
-# dpkg-deb for make deb, and Prometheus, whose promtool and server the
-# exporter's tests run.
+# dpkg-deb for make deb, Prometheus, whose promtool and server the
+# exporter's tests run, and bash-completion, which loads the completions.
 SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h \
 	/usr/bin/aarch64-linux-gnu-gcc /usr/aarch64-linux-gnu/include/pthread.h /usr/bin/qemu-aarch64 \
-	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/promtool /usr/bin/prometheus
+	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/promtool /usr/bin/prometheus /usr/share/bash-completion/bash_completion
 SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-	qemu-user groff-base dpkg prometheus
+	qemu-user groff-base dpkg prometheus bash-completion
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz
@@ -111,6 +111,10 @@ ifneq ($(LINKDIR),)
 		if [ -L "$$l" ] && [ "$$(readlink -f "$$l")" = "$$(readlink -f $(CURDIR)/bin/ibtool)" ]; then \
 			ln -sfn $(BINDIR)/ibtool "$$l"; fi; \
 	done
+	@# bash-completion loads completions/<name> when <name> is first completed.
+	for l in $$(ls $(DESTDIR)$(LINKDIR)); do \
+		[ -e $(DESTDIR)$(BASHCOMPDIR)/$$l ] || ln -s ibtool $(DESTDIR)$(BASHCOMPDIR)/$$l; \
+	done
 endif
 
 # Removes what install put there: the binary, the links that point at it
@@ -120,6 +124,9 @@ ifneq ($(LINKDIR),)
 	@if [ -d $(DESTDIR)$(LINKDIR) ]; then cd $(DESTDIR)$(LINKDIR) && for l in *; do \
 		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = "$(BINDIR)/ibtool" ]; then rm -f "$$l"; fi; \
 	done; fi
+	@cd $(DESTDIR)$(BASHCOMPDIR) 2>/dev/null && for l in *; do \
+		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = ibtool ]; then rm -f "$$l"; fi; \
+	done || true
 	rmdir $(DESTDIR)$(LINKDIR) 2>/dev/null || true
 	rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null || true
 endif

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -22,7 +23,7 @@ const CompletionCacheEnv = "IBTOOL_CACHE"
 // where a command takes a node, the node names of a fabric cache.
 func newCompletionCmd(env *Env) *cobra.Command {
 	shells := map[string]func(c *cobra.Command, w io.Writer) error{
-		"bash": func(c *cobra.Command, w io.Writer) error { return c.GenBashCompletionV2(w, true) },
+		"bash": genBashCompletion,
 		"zsh":  func(c *cobra.Command, w io.Writer) error { return c.GenZshCompletion(w) },
 		"fish": func(c *cobra.Command, w io.Writer) error { return c.GenFishCompletion(w, true) },
 	}
@@ -52,6 +53,33 @@ by $` + CompletionCacheEnv + ` (write one with "ibtool ibnetdiscover --cache FIL
 			return shells[args[0]](c.Root(), env.IO.Out)
 		},
 	}
+}
+
+// genBashCompletion is cobra's bash script plus the classic tool names
+// (perfquery, smpquery ...): run through a link, "perfquery __complete"
+// completes as "ibtool __complete perfquery" (see run). The names
+// complete only where they run ibtool: where PATH finds the C tool first,
+// asking it to "__complete" would run it.
+func genBashCompletion(root *cobra.Command, w io.Writer) error {
+	if err := root.GenBashCompletionV2(w, true); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, `
+# The classic tool names, where PATH finds them linked to ibtool.
+__ibtool_link_complete() {
+    local bin
+    bin=$(type -P "${COMP_WORDS[0]}") || return 0
+    [[ $(readlink -f "$bin") == */ibtool ]] || return 0
+    __start_ibtool "$@"
+}
+complete -o default -F __ibtool_link_complete %s
+`, strings.Join(linkNames(root), " "))
+	return err
+}
+
+// completionRequest is cobra's hidden command that the scripts call.
+func completionRequest(arg string) bool {
+	return arg == cobra.ShellCompRequestCmd || arg == cobra.ShellCompNoDescRequestCmd
 }
 
 // nodeArgs are the positional arguments (counted from 0) that take a node

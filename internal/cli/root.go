@@ -34,6 +34,9 @@ type Env struct {
 	engines []*rpc.Engine
 	// compatHelp is set when -h printed a tool's usage in compat use.
 	compatHelp bool
+	// unknownHelp is set when help was asked for a command that does not
+	// exist ("ibtool nosuch --help", "ibtool help nosuch").
+	unknownHelp bool
 	// args are the command line, to shorten long ones in messages.
 	args []string
 }
@@ -63,14 +66,19 @@ func run(args []string, env *Env) int {
 				name, strings.Join(linkNames(root), " "))
 			return ExitUsage
 		}
-		env.Compat = true
-		argv = append([]string{name}, argv...)
+		if len(argv) > 0 && completionRequest(argv[0]) {
+			// A completion script asks "perfquery __complete ...".
+			argv = append([]string{argv[0], name}, argv[1:]...)
+		} else {
+			env.Compat = true
+			argv = append([]string{name}, argv...)
+		}
 	}
 	root.SetArgs(argv)
 	env.args = argv
 	cmd, err := root.ExecuteC()
 	printStats(env)
-	if env.compatHelp {
+	if env.compatHelp || env.unknownHelp {
 		return ExitUsage // the C tools print usage on stderr and exit 2
 	}
 	if err == nil || errors.Is(err, errVersionShown) {
@@ -166,12 +174,20 @@ func newRoot(env *Env) *cobra.Command {
 	// stderr, exit 2. "ibtool help" and "ibtool <cmd> -h" print to stdout.
 	help := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if unknown := unknownCommand(c, args); unknown != "" {
+			// cobra would print the general help and succeed, and a script
+			// probing for a command would think it exists.
+			fmt.Fprintf(env.IO.Err, "ibtool: unknown command %q\nRun 'ibtool --help' for usage.\n", unknown)
+			env.unknownHelp = true
+			return
+		}
 		if env.Compat {
 			c.SetOut(env.IO.Err)
 			env.compatHelp = true
 		}
 		help(c, args)
 	})
+	root.SetHelpCommand(newHelpCmd())
 	builders := append([]func(*Env) *cobra.Command{newInstallLinksCmd, newCompletionCmd}, commandBuilders...)
 	for _, build := range builders {
 		root.AddCommand(build(env))
@@ -186,6 +202,49 @@ func newRoot(env *Env) *cobra.Command {
 	}
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
 	return root
+}
+
+// newHelpCmd is "ibtool help [command]": cobra's, except that an unknown
+// command is a usage error rather than a topic it prints nothing for.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, _, err := c.Root().Find(args)
+			if err != nil || len(args) > 0 && target == c.Root() {
+				return usageErrorf("unknown command %q", strings.Join(args, " "))
+			}
+			return target.Help()
+		},
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			for _, sub := range c.Root().Commands() {
+				if len(args) == 0 && sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					names = append(names, sub.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+}
+
+// unknownCommand is the command name that help was asked for on the root
+// but that names no command, "" otherwise. Flags are not names.
+func unknownCommand(c *cobra.Command, args []string) string {
+	if c.HasParent() {
+		return ""
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if sub, _, err := c.Find([]string{a}); err != nil || sub == c {
+			return a
+		}
+		return ""
+	}
+	return ""
 }
 
 func findCommand(root *cobra.Command, name string) *cobra.Command {

@@ -28,6 +28,28 @@ func TestEveryCommandHelp(t *testing.T) {
 	}
 }
 
+// Help for a command that does not exist is a usage error naming it, not
+// the general help with exit 0 (a script probing "ibtool X --help" would
+// think X exists); help for one that exists still works.
+func TestHelpForUnknownCommand(t *testing.T) {
+	for _, args := range [][]string{{"nosuch", "--help"}, {"nosuch", "-h"}, {"help", "nosuch"}} {
+		r := runWith(nil, append([]string{"ibtool"}, args...)...)
+		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, `unknown command "nosuch"`) {
+			t.Errorf("ibtool %v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, args := range [][]string{{"help", "perfquery"}, {"perfquery", "--help"}, {"help"}, {"--help"}} {
+		r := runWith(nil, append([]string{"ibtool"}, args...)...)
+		if r.code != ExitOK || r.stderr != "" || !strings.Contains(r.stdout, "Usage:") {
+			t.Errorf("ibtool %v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runWith(nil, "ibtool", "__complete", "help", "perf")
+	if r.code != ExitOK || !strings.HasPrefix(r.stdout, "perfquery\n") {
+		t.Errorf("completing help's argument: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
 // Run through a link whose name is no tool's, ibtool says which names it
 // knows and exits 2 instead of running as plain ibtool.
 func TestUnknownLinkName(t *testing.T) {

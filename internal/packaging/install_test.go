@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
@@ -51,6 +52,8 @@ func TestMakeInstallUninstall(t *testing.T) {
 		}
 	}
 
+	checkLinkCompletion(t, prefix, links)
+
 	// Someone else's file among the links stays, and so does its directory.
 	mine := filepath.Join(links, "my-script")
 	if err := os.WriteFile(mine, []byte("#!/bin/sh\n"), 0o755); err != nil {
@@ -74,5 +77,45 @@ func TestMakeInstallUninstall(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(prefix, "lib/ibtool")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s/lib/ibtool is still there: %v", prefix, err)
+	}
+}
+
+// checkLinkCompletion completes "smpquery Node" in bash with
+// bash-completion loading the installed completions/smpquery, as it does
+// on the first TAB after a command's name: with the links first in PATH it
+// offers smpquery's operations; with a C tool of that name first, nothing
+// (asking the C tool to complete would run it).
+func checkLinkCompletion(t *testing.T, prefix, links string) {
+	t.Helper()
+	const bashCompletion = "/usr/share/bash-completion/bash_completion"
+	if _, err := os.Stat(bashCompletion); err != nil {
+		simfabric.Missing(t, err)
+	}
+	cTools := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cTools, "smpquery"), []byte("#!/bin/sh\necho ran >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(path string) string {
+		t.Helper()
+		// compopt works only inside a real completion: a no-op here.
+		cmd := exec.Command("bash", "--norc", "-c", `source "$1"
+compopt() { :; }
+_completion_loader smpquery
+COMP_WORDS=(smpquery Node); COMP_CWORD=1; COMP_LINE="smpquery Node"; COMP_POINT=${#COMP_LINE}
+fn=$(complete -p smpquery | sed 's/.* -F \([^ ]*\) .*/\1/')
+"$fn" smpquery Node smpquery
+echo "${COMPREPLY[*]}"`, "bash", bashCompletion)
+		cmd.Env = append(os.Environ(), "PATH="+path, "XDG_DATA_DIRS="+filepath.Join(prefix, "share"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("bash completion: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := complete(links + ":" + os.Getenv("PATH")); got != "NodeInfo NodeDesc" {
+		t.Errorf("smpquery Node<TAB> through the ibtool link: %q, want \"NodeInfo NodeDesc\"", got)
+	}
+	if got := complete(cTools + ":" + links + ":" + os.Getenv("PATH")); got != "" {
+		t.Errorf("smpquery Node<TAB> with a C smpquery first in PATH: %q, want nothing", got)
 	}
 }
