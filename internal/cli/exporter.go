@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/spf13/cobra"
 
@@ -152,7 +151,7 @@ func serveMetrics(ctx context.Context, env *Env, o *exporterOptions, exp *export
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(o.path, promhttp.HandlerFor(exp, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.Handle(o.path, exporter.Handler(exp))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)

@@ -65,7 +65,7 @@ type fabricState struct {
 	caps   map[uint64]*query.PMACaps
 	// static are the node and link series: they change only with a
 	// discovery.
-	static   families
+	static   *families
 	nodeKind map[string]int
 }
 
@@ -126,29 +126,29 @@ func (e *Exporter) Gather() ([]*dto.MetricFamily, error) {
 	e.mu.Lock()
 	st, failures := e.fab, e.failures
 	e.mu.Unlock()
-	fs := families{}
-	fs.value(discoveryFailDef, float64(failures))
+	fs := newFamilies()
+	fs.with(discoveryFailDef, float64(failures))
 	if st != nil {
-		for def, mf := range st.static {
-			fs[def] = mf
+		for def, mf := range st.static.byDef {
+			fs.byDef[def] = mf
 		}
-		fs.value(discoveryTimeDef, float64(st.at.UnixNano())/1e9)
-		fs.value(discoveryDurDef, st.took.Seconds())
-		fs.value(discoveryErrDef, float64(len(st.fab.Errors)))
+		fs.with(discoveryTimeDef, float64(st.at.UnixNano())/1e9)
+		fs.with(discoveryDurDef, st.took.Seconds())
+		fs.with(discoveryErrDef, float64(len(st.fab.Errors)))
 		for _, kind := range []string{"ca", "router", "switch"} {
-			fs.value(discoveryNodesDef, float64(st.nodeKind[kind]), kind)
+			fs.with(discoveryNodesDef, float64(st.nodeKind[kind]), kind)
 		}
 		e.gatherCounters(fs, st)
 	}
 	s := e.cfg.Client.Engine().Stats()
-	fs.value(madsDef, float64(s.Lost), "lost")
-	fs.value(madsDef, float64(s.Retried), "retried")
-	fs.value(madsDef, float64(s.Sent), "sent")
+	fs.with(madsDef, float64(s.Lost), "lost")
+	fs.with(madsDef, float64(s.Retried), "retried")
+	fs.with(madsDef, float64(s.Sent), "sent")
 	return fs.sorted(), nil
 }
 
 // gatherCounters reads the counters of every port in one fan-out.
-func (e *Exporter) gatherCounters(fs families, st *fabricState) {
+func (e *Exporter) gatherCounters(fs *families, st *fabricState) {
 	start := time.Now()
 	e.mu.Lock()
 	caps := make(map[uint64]*query.PMACaps, len(st.caps))
@@ -160,6 +160,10 @@ func (e *Exporter) gatherCounters(fs families, st *fabricState) {
 	e.mu.Unlock()
 	res := e.readCounters(st.ports, caps)
 	took := time.Since(start)
+	for _, f := range counterFields {
+		fs.reserve(f.def, len(res))
+	}
+	fs.reserve(xmitWaitDef, len(res))
 	failed := 0
 	for i := range res {
 		r := &res[i]
@@ -167,16 +171,16 @@ func (e *Exporter) gatherCounters(fs families, st *fabricState) {
 		if r.Err != nil {
 			failed++
 			l := st.labels[i]
-			fs.value(portScrapeErrDef, 1, errAttr(r.Err), l[0], l[1], l[2], errReason(r.Err))
+			fs.with(portScrapeErrDef, 1, errAttr(r.Err), l[0], l[1], l[2], errReason(r.Err))
 		}
 		addCounters(fs, r, st.pairs[i])
 	}
 	e.mu.Lock()
 	st.caps = caps
 	e.mu.Unlock()
-	fs.value(scrapePortsDef, float64(len(res)))
-	fs.value(scrapePortErrDef, float64(failed))
-	fs.value(scrapeDurationDef, took.Seconds())
+	fs.with(scrapePortsDef, float64(len(res)))
+	fs.with(scrapePortErrDef, float64(failed))
+	fs.with(scrapeDurationDef, took.Seconds())
 }
 
 // readCounters reads the counters of ports in one fan-out. A port whose
@@ -226,7 +230,7 @@ type portValues struct {
 // addCounters adds what was read of one port: each counter from
 // PortCountersExtended when the PMA has it there (64 bits), else from
 // PortCounters; nothing for an attribute that was not read.
-func addCounters(fs families, r *query.PortCounters, labels []*dto.LabelPair) {
+func addCounters(fs *families, r *query.PortCounters, labels []*dto.LabelPair) {
 	v := &portValues{basic: r.Basic, ext: r.Extended}
 	extErrors := r.Caps.ExtendedErrors()
 	ietf := r.Caps.Has(mad.PerfCapMaskExtWidth)
@@ -234,16 +238,16 @@ func addCounters(fs families, r *query.PortCounters, labels []*dto.LabelPair) {
 		useExt := v.ext != nil && f.ext != nil && ((f.data && (!f.ietf || ietf)) || (!f.data && extErrors))
 		switch {
 		case useExt:
-			fs.add(f.def, f.def.sample(labels, float64(f.ext(v))))
+			fs.add(f.def, labels, float64(f.ext(v)))
 		case v.basic != nil && f.basic != nil:
-			fs.add(f.def, f.def.sample(labels, float64(f.basic(v))))
+			fs.add(f.def, labels, float64(f.basic(v)))
 		}
 	}
 	switch {
 	case v.ext != nil && extErrors:
-		fs.add(xmitWaitDef, xmitWaitDef.sample(labels, float64(v.ext.PortXmitWait)))
+		fs.add(xmitWaitDef, labels, float64(v.ext.PortXmitWait))
 	case v.basic != nil && r.Caps.Has(mad.PerfCapMaskXmitWait):
-		fs.add(xmitWaitDef, xmitWaitDef.sample(labels, float64(v.basic.PortXmitWait)))
+		fs.add(xmitWaitDef, labels, float64(v.basic.PortXmitWait))
 	}
 }
 
@@ -272,13 +276,13 @@ func errReason(err error) string {
 // prepare turns a discovery into what scrapes need: the ports to read
 // with their labels, and the node and link metrics.
 func prepare(f *discovery.Fabric, names *nodename.Map, pkeyIndex uint16) *fabricState {
-	st := &fabricState{fab: f, caps: map[uint64]*query.PMACaps{}, nodeKind: map[string]int{}, static: families{}}
+	st := &fabricState{fab: f, caps: map[uint64]*query.PMACaps{}, nodeKind: map[string]int{}, static: newFamilies()}
 	for _, n := range f.SortedByGUID() {
 		guid := mad.GUID(n.GUID).String()
 		name := names.Name(n.GUID, n.Desc())
 		kind := string(jsonv.NodeTypeOf(mad.NodeType(n.Type)))
 		st.nodeKind[kind]++
-		st.static.value(nodeInfoDef, 1, guid, name, kind, strconv.Itoa(n.NumPorts))
+		st.static.with(nodeInfoDef, 1, guid, name, kind, strconv.Itoa(n.NumPorts))
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || p.PortInfo == nil {
 				continue
@@ -306,22 +310,22 @@ func prepare(f *discovery.Fabric, names *nodename.Map, pkeyIndex uint16) *fabric
 
 // addLinkMetrics adds a port's state, and for a port with a link its
 // width, rate and the link's far end.
-func addLinkMetrics(fs families, p *discovery.Port, labels []string, pairs []*dto.LabelPair, names *nodename.Map) {
+func addLinkMetrics(fs *families, p *discovery.Port, labels []string, pairs []*dto.LabelPair, names *nodename.Map) {
 	pi := p.Info()
-	fs.add(stateDef, stateDef.sample(pairs, float64(pi.PortState)))
-	fs.add(physStateDef, physStateDef.sample(pairs, float64(pi.PortPhysicalState)))
+	fs.add(stateDef, pairs, float64(pi.PortState))
+	fs.add(physStateDef, pairs, float64(pi.PortPhysicalState))
 	if p.Remote == nil {
 		return
 	}
 	rate := linkRate(p, pi)
 	if lanes, err := strconv.Atoi(string(rate.Width[:max(len(rate.Width)-1, 0)])); err == nil {
-		fs.add(widthDef, widthDef.sample(pairs, float64(lanes)))
+		fs.add(widthDef, pairs, float64(lanes))
 	}
 	if rate.RateGbps > 0 {
-		fs.add(rateDef, rateDef.sample(pairs, rate.RateGbps*1e9/8))
+		fs.add(rateDef, pairs, rate.RateGbps*1e9/8)
 	}
 	r := p.Remote
-	fs.value(linkInfoDef, 1, strconv.Itoa(int(p.BaseLID)), labels[0], labels[1], labels[2],
+	fs.with(linkInfoDef, 1, strconv.Itoa(int(p.BaseLID)), labels[0], labels[1], labels[2],
 		mad.GUID(r.Node.GUID).String(), names.Name(r.Node.GUID, r.Node.Desc()), strconv.Itoa(r.Num), rate.SpeedText, string(rate.Width))
 }
 
