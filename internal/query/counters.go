@@ -179,9 +179,12 @@ func ReadCounters(ctx context.Context, c *Client, ports []CounterPort, opts Coun
 	}
 
 	res := make([]PortCounters, len(ports))
-	var jobs []Job
-	var outs []mad.Struct
-	var owner []int // index in res of each job
+	// At most two attributes and the groups per port: room for all, as a
+	// fabric has thousands of ports.
+	n := len(ports) * (2 + len(opts.Groups))
+	jobs := make([]Job, 0, n)
+	outs := make([]mad.Struct, 0, n)
+	owner := make([]int, 0, n) // index in res of each job
 	add := func(i int, out mad.Struct) {
 		jobs = append(jobs, Job{Dest: ports[i].Dest, In: PortSelect(out.Desc(), ports[i].Port), Timeout: opts.Timeout})
 		outs = append(outs, out)
