@@ -87,8 +87,8 @@ type config struct {
 func main() {
 	sizes := flag.String("sizes", "S1000,S2000,S5000,S10000", "fabrics to run: "+fabricNames())
 	lat := flag.String("latencies", "0,100us,1ms", "one-way latencies of the S1000 and S2000 rows (Go durations)")
-	cmds := flag.String("commands", "ibnetdiscover,iblinkinfo,dump_fts,dump_lfts,ibqueryerrors,ibchecknet",
-		"commands to run (those ibtool lacks are left out)")
+	cmds := flag.String("commands", "ibnetdiscover,iblinkinfo,dump_fts,dump_lfts,ibqueryerrors,ibchecknet,exporter",
+		"commands to run (those ibtool lacks are left out; exporter: scrapes of ibtool exporter, at no added latency)")
 	runs := flag.Int("runs", 7, "runs per tool and row")
 	slowRuns := flag.Int("slow-runs", 1, "runs of the C default at 1 ms or more (15-90 s a run; at 100 us it runs 3 times)")
 	service := flag.Duration("service", 0, "SMA service time the relay adds per request (0: none)")
@@ -209,9 +209,16 @@ func benchFabric(spec fabricSpec, cfg config, rep *report) {
 			rep.rows = append(rep.rows, row)
 			progress("%s", row.summary())
 		}
+		if lat == 0 && slices.Contains(cfg.commands, "exporter") && (spec.commands == nil || slices.Contains(spec.commands, "exporter")) {
+			er := b.exporterRow(label)
+			rep.exporters = append(rep.exporters, er)
+			progress("%s", er.summary())
+		}
 		if relay != nil {
-			row := &rep.rows[len(rep.rows)-1]
-			row.relayLate = relay.Stats().MeanLate
+			// (No row at this latency when only the exporter runs.)
+			if n := len(rep.rows); n > 0 && rep.rows[n-1].latency == lat {
+				rep.rows[n-1].relayLate = relay.Stats().MeanLate
+			}
 			check(relay.Close())
 		}
 		if lat == 0 && slices.Contains(cfg.commands, "ibnetdiscover") {

@@ -11,11 +11,12 @@ import (
 
 // report collects every table of a bench run.
 type report struct {
-	started time.Time
-	cfg     config
-	rows    []row
-	floors  []floorRow
-	scaling []scaleRow
+	started   time.Time
+	cfg       config
+	rows      []row
+	floors    []floorRow
+	scaling   []scaleRow
+	exporters []exporterRow
 }
 
 type floorRow struct {
@@ -89,6 +90,7 @@ func (rep *report) markdown() string {
 			}
 		}
 	}
+	b.WriteString(exporterTable(rep.exporters))
 	if len(rep.scaling) > 0 {
 		p("\nScaling: ibtool ibnetdiscover at no added latency (medians; the output compared with the C tool's at -o 32).\n\n")
 		p("| fabric | nodes | wall time | per 1000 nodes | peak RSS | per 1000 nodes | MADs | identical output |\n")

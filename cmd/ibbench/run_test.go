@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +50,44 @@ func TestDurationText(t *testing.T) {
 		if got := durationText(d); got != want {
 			t.Errorf("durationText(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// A scrape's series are its sample lines; the counter-read time is
+// ib_scrape_duration_seconds; a body without it is refused.
+func TestScrapeStats(t *testing.T) {
+	text := "# HELP ib_scrape_duration_seconds Time.\n# TYPE ib_scrape_duration_seconds gauge\nib_scrape_duration_seconds 0.361\n" +
+		"# TYPE ib_port_state gauge\nib_port_state{node_guid=\"0x1\",node_name=\"a b\",port=\"1\"} 4\nib_port_state{node_guid=\"0x1\",node_name=\"a b\",port=\"2\"} 1\n"
+	series, reads, err := scrapeStats([]byte(text))
+	if err != nil || series != 3 || reads != 0.361 {
+		t.Errorf("scrapeStats = %d, %v, %v; want 3, 0.361, nil", series, reads, err)
+	}
+	if _, _, err := scrapeStats([]byte("ib_port_state 4\n")); err == nil {
+		t.Error("a body without ib_scrape_duration_seconds passes")
+	}
+	if _, _, err := scrapeStats([]byte("ib_scrape_duration_seconds x\n")); err == nil {
+		t.Error("an unparsable ib_scrape_duration_seconds passes")
+	}
+}
+
+// The table gives each kind of scrape its median and range, and says
+// whether the median is under the target; a failed row says why.
+func TestExporterTable(t *testing.T) {
+	plain := []scrape{{wall: 900 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.3, mads: 100},
+		{wall: 1200 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.5, mads: 100},
+		{wall: 1100 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.4, mads: 102}}
+	gz := []scrape{{wall: 500 * time.Millisecond, bytes: 1200 << 10, series: 300, reads: 0.3, mads: 101}}
+	got := exporterTable([]exporterRow{{fabric: "S2000", plain: plain, gzipped: gz, rssKB: 200 << 10}, {fabric: "S1000", failed: "no | fabric"}})
+	for _, want := range []string{
+		"| S2000 | plain | 1.100 s (0.900-1.200) | 0.400 s | 31.0 MB | 300 | 100 | 200 MB | no |",
+		"| S2000 | gzip | 0.500 s (0.500-0.500) | 0.300 s | 1.2 MB | 300 | 101 | 200 MB | yes |",
+		"| S1000 | - | failed: no / fabric |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if exporterTable(nil) != "" {
+		t.Error("a table without exporter rows")
 	}
 }
