@@ -32,6 +32,7 @@ type scrape struct {
 	series int     // sample lines of the decoded body
 	reads  float64 // ib_scrape_duration_seconds: the counter reads inside the scrape
 	mads   int64
+	cpu    time.Duration // the exporter's CPU time (user and system) during the scrape
 }
 
 // exporterRow is the exporter on one fabric: plain and gzip scrapes.
@@ -88,10 +89,12 @@ func (b *bencher) scrapeExporter(r *exporterRow) error {
 	for i := range 2 * b.cfg.runs {
 		gz := i%2 == 1
 		before := b.xmitPkts()
+		cpu := processCPU(cmd.Process.Pid)
 		s, err := getMetrics(url, gz)
 		if err != nil {
 			return err
 		}
+		s.cpu = processCPU(cmd.Process.Pid) - cpu
 		s.mads = b.xmitPkts() - before - b.probeCost
 		if gz {
 			r.gzipped = append(r.gzipped, s)
@@ -219,6 +222,36 @@ func peakRSS(pid int) int64 {
 	return 0
 }
 
+// processCPU is a process's CPU time so far (user and system), from
+// /proc/PID/stat; 0 if unknown. Unlike wall time, it hardly depends on
+// what else the machine runs.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	return cpuOfStat(string(b))
+}
+
+// cpuOfStat is utime+stime of a /proc/PID/stat line (fields 14 and 15,
+// after the command name, which may hold spaces and parentheses).
+func cpuOfStat(stat string) time.Duration {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on Linux.
+const clockTicks = 100
+
 // exporterTable is the exporters' table, one line per kind of scrape.
 func exporterTable(rows []exporterRow) string {
 	if len(rows) == 0 {
@@ -226,12 +259,12 @@ func exporterTable(rows []exporterRow) string {
 	}
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("\nThe exporter: `ibtool exporter` at the bench host after its first discovery and scrape, scraped over HTTP (the whole body read; gzip: Accept-Encoding gzip, as Prometheus asks, the compressed body read). Wall time median and range, the counter reads inside the scrape (ib_scrape_duration_seconds, median), the body's size and series, MADs per scrape (median) and the exporter's peak RSS after all scrapes. Target (issue 14): a scrape under %g s.\n\n", exporterTarget.Seconds())
-	p("| fabric | scrape | wall time | counter reads | body | series | MADs | peak RSS | under %g s |\n", exporterTarget.Seconds())
-	p("|---|---|---|---|---|---|---|---|---|\n")
+	p("\nThe exporter: `ibtool exporter` at the bench host after its first discovery and scrape, scraped over HTTP (the whole body read; gzip: Accept-Encoding gzip, as Prometheus asks, the compressed body read). Wall time median and range, the counter reads inside the scrape (ib_scrape_duration_seconds, median), the exporter's CPU time per scrape (median: unlike wall time, it hardly depends on the machine's load), the body's size and series, MADs per scrape (median) and the exporter's peak RSS after all scrapes. Target (issue 14): a scrape under %g s.\n\n", exporterTarget.Seconds())
+	p("| fabric | scrape | wall time | counter reads | CPU | body | series | MADs | peak RSS | under %g s |\n", exporterTarget.Seconds())
+	p("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		if r.failed != "" {
-			p("| %s | - | failed: %s | | | | | | |\n", r.fabric, strings.ReplaceAll(r.failed, "|", "/"))
+			p("| %s | - | failed: %s | | | | | | | |\n", r.fabric, strings.ReplaceAll(r.failed, "|", "/"))
 			continue
 		}
 		for _, k := range []struct {
@@ -243,8 +276,9 @@ func exporterTable(rows []exporterRow) string {
 			}
 			w := scrapeValues(k.ss, func(s scrape) float64 { return s.wall.Seconds() })
 			med := w[len(w)/2]
-			p("| %s | %s | %.3f s (%.3f-%.3f) | %.3f s | %s | %d | %s | %s | %s |\n", r.fabric, k.name, med, w[0], w[len(w)-1],
+			p("| %s | %s | %.3f s (%.3f-%.3f) | %.3f s | %.2f s | %s | %d | %s | %s | %s |\n", r.fabric, k.name, med, w[0], w[len(w)-1],
 				scrapeMedian(k.ss, func(s scrape) float64 { return s.reads }),
+				scrapeMedian(k.ss, func(s scrape) float64 { return s.cpu.Seconds() }),
 				sizeText(scrapeMedian(k.ss, func(s scrape) float64 { return float64(s.bytes) })),
 				k.ss[0].series, count(scrapeMedian(k.ss, func(s scrape) float64 { return float64(s.mads) })),
 				mb(float64(r.rssKB)), yesNo(med < exporterTarget.Seconds()))

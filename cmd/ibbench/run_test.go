@@ -73,14 +73,14 @@ func TestScrapeStats(t *testing.T) {
 // The table gives each kind of scrape its median and range, and says
 // whether the median is under the target; a failed row says why.
 func TestExporterTable(t *testing.T) {
-	plain := []scrape{{wall: 900 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.3, mads: 100},
-		{wall: 1200 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.5, mads: 100},
-		{wall: 1100 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.4, mads: 102}}
-	gz := []scrape{{wall: 500 * time.Millisecond, bytes: 1200 << 10, series: 300, reads: 0.3, mads: 101}}
+	plain := []scrape{{wall: 900 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.3, mads: 100, cpu: 400 * time.Millisecond},
+		{wall: 1200 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.5, mads: 100, cpu: 500 * time.Millisecond},
+		{wall: 1100 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.4, mads: 102, cpu: 450 * time.Millisecond}}
+	gz := []scrape{{wall: 500 * time.Millisecond, bytes: 1200 << 10, series: 300, reads: 0.3, mads: 101, cpu: 300 * time.Millisecond}}
 	got := exporterTable([]exporterRow{{fabric: "S2000", plain: plain, gzipped: gz, rssKB: 200 << 10}, {fabric: "S1000", failed: "no | fabric"}})
 	for _, want := range []string{
-		"| S2000 | plain | 1.100 s (0.900-1.200) | 0.400 s | 31.0 MB | 300 | 100 | 200 MB | no |",
-		"| S2000 | gzip | 0.500 s (0.500-0.500) | 0.300 s | 1.2 MB | 300 | 101 | 200 MB | yes |",
+		"| S2000 | plain | 1.100 s (0.900-1.200) | 0.400 s | 0.45 s | 31.0 MB | 300 | 100 | 200 MB | no |",
+		"| S2000 | gzip | 0.500 s (0.500-0.500) | 0.300 s | 0.30 s | 1.2 MB | 300 | 101 | 200 MB | yes |",
 		"| S1000 | - | failed: no / fabric |",
 	} {
 		if !strings.Contains(got, want) {
@@ -89,5 +89,17 @@ func TestExporterTable(t *testing.T) {
 	}
 	if exporterTable(nil) != "" {
 		t.Error("a table without exporter rows")
+	}
+}
+
+// The CPU time of /proc/PID/stat: fields 14 and 15 in clock ticks, the
+// command name before them may hold spaces and parentheses.
+func TestCPUOfStat(t *testing.T) {
+	stat := "4242 (ib tool) (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 123 45 0 0 20 0 8 0 100 1000 100\n"
+	if got := cpuOfStat(stat); got != 1680*time.Millisecond {
+		t.Errorf("cpuOfStat = %v, want 1.68s", got)
+	}
+	if got := cpuOfStat("garbage"); got != 0 {
+		t.Errorf("cpuOfStat(garbage) = %v", got)
 	}
 }
