@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -212,7 +213,7 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 		return err
 	}
 	lp.selectNodes(env, fab, diffFab, opts, start, useSA)
-	res := &linkReport{linkInfoDoc: lp.document(fab), lp: lp}
+	res := &linkReport{lp: lp, fab: fab}
 	if err := finish(env, c, "iblinkinfo", res, nil); err != nil {
 		return err
 	}
@@ -222,9 +223,13 @@ func runIblinkinfo(env *Env, opts *iblinkinfoOptions) error {
 // linkReport is iblinkinfo's result: the node headers and port lines
 // chosen. Its JSON is the same nodes and ports as a document.
 type linkReport struct {
-	linkInfoDoc
-	lp *linkPrinter
+	lp  *linkPrinter
+	fab *discovery.Fabric
 }
+
+// MarshalJSON builds the document only when it is asked for: on a big
+// fabric it is megabytes, and text output has no use for it.
+func (r *linkReport) MarshalJSON() ([]byte, error) { return json.Marshal(r.lp.document(r.fab)) }
 
 func (r *linkReport) writeText(out io.Writer) error {
 	w := bufio.NewWriter(out)

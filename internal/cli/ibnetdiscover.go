@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -297,7 +298,6 @@ func runIbnetdiscover(env *Env, opts *ibnetdiscoverOptions, args []string) error
 // options chose (topology, node list, ports report or diff). Its JSON is
 // the fabric's document.
 type topologyResult struct {
-	fabricDoc
 	opts     *ibnetdiscoverOptions
 	names    *nodename.Map
 	fab      *discovery.Fabric
@@ -322,8 +322,17 @@ func (r *topologyResult) discover(env *Env) error {
 	if err != nil {
 		return err
 	}
-	r.fab, r.fabricDoc = fab, fabricJSON(fab, r.names, o.list)
+	r.fab = fab
 	return nil
+}
+
+// MarshalJSON builds the fabric's document only when it is asked for: on
+// a big fabric it is megabytes, and text output has no use for it.
+func (r *topologyResult) MarshalJSON() ([]byte, error) {
+	if r.fab == nil {
+		return json.Marshal(nil)
+	}
+	return json.Marshal(fabricJSON(r.fab, r.names, r.opts.list))
 }
 
 func (r *topologyResult) writeText(w io.Writer) error {
