@@ -41,6 +41,10 @@ import (
 //   - A request whose answer the walk did not get is dropped, as
 //     libibnetdisc drops a request that fails.
 //
+// The replay hands the walk's attribute blobs over to the fabric rather
+// than copying them: the observations are dropped once it is done, and
+// each blob goes to the one node or port it was read from.
+//
 // The replay also yields everything else that depends on that order: each
 // node's directed route, the NodeInfo as read through the first route (its
 // LocalPortNum and, on CAs, PortGUID), the LocalPortNum of every PortInfo
@@ -186,10 +190,11 @@ func (r *replayer) target(s *replaySMP) (*obsNode, int, bool) {
 	return o, arrival, true
 }
 
-// nodeInfoVia is the NodeInfo of o as read through port arrival.
+// nodeInfoVia is the NodeInfo of o as read through port arrival (the
+// walk's blob itself when it read that one).
 func (o *obsNode) nodeInfoVia(arrival int) []byte {
 	if b := o.niVia.get(arrival); b != nil {
-		return append([]byte(nil), b...)
+		return b
 	}
 	b := append([]byte(nil), o.ni...)
 	if len(b) > nodeInfoLocalPortOff {
@@ -280,7 +285,7 @@ func (r *replayer) nodeDesc(s *replaySMP) {
 		return
 	}
 	if o.nd != nil {
-		s.node.NodeDesc = append([]byte(nil), o.nd...)
+		s.node.NodeDesc = o.nd
 	}
 }
 
@@ -290,7 +295,7 @@ func (r *replayer) switchInfo(s *replaySMP) {
 		return
 	}
 	if o.si != nil {
-		s.node.SwitchInfo = append([]byte(nil), o.si...)
+		s.node.SwitchInfo = o.si
 		var si mad.SwitchInfo
 		s.node.EnhancedSP0 = si.Unmarshal(o.si) == nil && si.EnhancedPort0 != 0
 	}
@@ -306,7 +311,9 @@ func (r *replayer) portInfo(s *replaySMP) {
 		return
 	}
 	node := s.node
-	blob := append([]byte(nil), data...)
+	// The blob is this port's alone (a port asked for again gets it
+	// again), so LocalPortNum can be set in place.
+	blob := data
 	blob[portInfoLocalPortOff] = byte(arrival)
 	pi := rawPortInfo(blob)
 
@@ -355,7 +362,7 @@ func (r *replayer) mlnxExt(s *replaySMP) {
 	}
 	if o, _, ok := r.target(s); ok {
 		if b := o.epi.get(s.mod); b != nil {
-			port.MlnxExtPortInfo = append([]byte(nil), b...)
+			port.MlnxExtPortInfo = b
 		}
 	}
 	// Success or failure, libibnetdisc goes on from the port.
