@@ -558,8 +558,17 @@ func (w *walker) nodePath(n *obsNode) []byte {
 	return n.path
 }
 
+// portChains is how many of a switch's PortInfo queries are under way at
+// once: the engine's per-destination window (rpc.DefaultDestWindow).
+// Asking for all 36 ports of a switch at once would only queue the rest
+// in the engine, and a walk that finds hundreds of switches at a time
+// then holds thousands of requests (a MAD, a call and closures each, most
+// of a walk's live heap) that wait for the same few slots.
+const portChains = rpc.DefaultDestWindow
+
 // querySwitch reads a new switch: port 0 first (it gives the LID), then
-// the rest.
+// the rest, a few at a time (portChains): each reply asks for the next
+// port.
 func (w *walker) querySwitch(n *obsNode) {
 	w.portInfo(n, 0, func() {
 		if w.opt.Load&LoadNodeDesc != 0 {
@@ -568,8 +577,19 @@ func (w *walker) querySwitch(n *obsNode) {
 		if w.opt.Load&LoadSwitchInfo != 0 {
 			w.switchInfo(n)
 		}
-		for p := 1; p <= n.nports; p++ {
-			w.portInfo(n, p, nil)
+		next := 1 // the next port to ask for (guarded by w.mu)
+		var ask func()
+		ask = func() {
+			w.mu.Lock()
+			p := next
+			next++
+			w.mu.Unlock()
+			if p <= n.nports {
+				w.portInfo(n, p, ask)
+			}
+		}
+		for range portChains {
+			ask()
 		}
 	})
 }
