@@ -197,6 +197,7 @@ func (s *scanner) get(q *scanSMP, then func([]byte, error)) {
 	if s.opt.MKey != 0 {
 		binary.BigEndian.PutUint64(req.MAD[24:], s.opt.MKey)
 	}
+	req.BorrowReply = true // smpData copies what is kept
 	s.eng.Go(s.ctx, req, func(reply *rpc.Reply, err error) { then(smpData(req, reply, err)) })
 }
 

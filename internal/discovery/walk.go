@@ -450,6 +450,7 @@ func (w *walker) send(req *rpc.Request, then func([]byte, error)) {
 	if w.opt.MKey != 0 {
 		binary.BigEndian.PutUint64(req.MAD[24:], w.opt.MKey) // M_Key (IBA 14.2.1.1)
 	}
+	req.BorrowReply = true // smpData copies what is kept
 	w.outstanding.Add(1)
 	w.eng.Go(w.ctx, req, func(reply *rpc.Reply, err error) {
 		defer w.outstanding.Done()
@@ -459,7 +460,8 @@ func (w *walker) send(req *rpc.Request, then func([]byte, error)) {
 }
 
 // smpData is the attribute data of an SMP's reply (a copy), or why there
-// is none: the engine's error, a MAD status, a reply too short.
+// is none: the engine's error, a MAD status, a reply too short. It keeps
+// nothing of reply (the requests borrow their replies, BorrowReply).
 func smpData(req *rpc.Request, reply *rpc.Reply, err error) ([]byte, error) {
 	switch {
 	case err != nil:
@@ -467,7 +469,7 @@ func smpData(req *rpc.Request, reply *rpc.Reply, err error) ([]byte, error) {
 	case len(reply.MAD) < mad.SMPDataOffset+mad.SMPDataSize:
 		return nil, fmt.Errorf("%s: a %d-byte reply is too short for an SMP", rpc.Describe(req.Addr, req.MAD), len(reply.MAD))
 	case reply.MAD.Status()&^mad.DirectionBit != 0:
-		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
+		return nil, &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: append(mad.Header(nil), reply.MAD...)}
 	}
 	return append([]byte(nil), reply.MAD.SMPData()...), nil
 }

@@ -54,6 +54,10 @@ type Request struct {
 	Dest    string
 	Timeout time.Duration // 0: the engine's
 	Retries *int          // nil: the engine's
+	// BorrowReply (Go only) says that done keeps nothing of the reply
+	// once it returns, not its MAD either: the transport may then reuse
+	// the packet's memory for the next one (umad.Recycler).
+	BorrowReply bool
 }
 
 // Reply is what came back for a request.
@@ -367,6 +371,9 @@ func (e *Engine) handle(pkt *umad.Packet) {
 	switch {
 	case c != nil && attempt > 0: // (0: still waiting for a slot, not sent)
 		e.received(c, attempt, pkt)
+		if r, ok := e.port.(umad.Recycler); ok && c.req.BorrowReply {
+			r.Recycle(pkt)
+		}
 	case ch != nil:
 		select {
 		case ch <- pkt:

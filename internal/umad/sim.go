@@ -542,26 +542,43 @@ func (p *simConn) Recv(deadline time.Time) (*Packet, error) {
 	}
 }
 
+// simPackets holds received packets handed back (Recycle), for reuse: a
+// walk receives tens of thousands of replies, each read once.
+var simPackets sync.Pool
+
+// Recycle takes back a received packet for reuse (umad.Recycler).
+func (p *simConn) Recycle(pkt *Packet) {
+	if pkt == nil || cap(pkt.MAD) != MADSize {
+		return
+	}
+	simPackets.Put(pkt)
+}
+
 func decodeSimFrame(frame []byte) *Packet {
-	// The packet and its MAD in one allocation.
-	sp := new(struct {
-		pkt Packet
-		mad [MADSize]byte
-	})
-	pkt := &sp.pkt
+	pkt, _ := simPackets.Get().(*Packet)
+	if pkt == nil {
+		// The packet and its MAD in one allocation.
+		sp := new(struct {
+			pkt Packet
+			mad [MADSize]byte
+		})
+		pkt = &sp.pkt
+		pkt.MAD = sp.mad[:]
+	}
 	*pkt = Packet{
 		Addr: Address{
 			LID: binary.BigEndian.Uint16(frame[4:]), // the sender
 			QP:  binary.BigEndian.Uint32(frame[12:]),
 		},
 		Status: int(binary.BigEndian.Uint32(frame[16:])),
-		MAD:    sp.mad[:],
+		MAD:    pkt.MAD[:MADSize],
 	}
 	length := binary.BigEndian.Uint64(frame[24:])
 	if length > MADSize {
 		length = MADSize
 	}
-	copy(pkt.MAD, frame[simMADOffset:simMADOffset+int(length)])
+	n := copy(pkt.MAD, frame[simMADOffset:simMADOffset+int(length)])
+	clear(pkt.MAD[n:]) // a reused packet's old bytes
 	pkt.Length = int(length)
 	return pkt
 }

@@ -66,6 +66,13 @@ func (p *Packet) ValidLen() int {
 	return len(p.MAD)
 }
 
+// Recycler is implemented by ports that can reuse the memory of a packet
+// they received: Recycle hands back a packet from Recv or RecvBatch that
+// nothing refers to any more (not its MAD either).
+type Recycler interface {
+	Recycle(p *Packet)
+}
+
 // Port is an open local port.
 type Port interface {
 	// Send queues one MAD for transmission.
