@@ -86,7 +86,10 @@ type replayer struct {
 	obs     *observations
 	cfg     replayConfig
 	f       *Fabric
-	queue   []*replaySMP
+	// queue[head:] are the requests waiting, by value: a walk queues
+	// tens of thousands.
+	queue   []replaySMP
+	head    int
 	maxDisc int
 	count   int
 	// resolved memoizes resolve: every port of a switch is asked for
@@ -125,10 +128,10 @@ const (
 func replay(obs *observations, cfg replayConfig) *Fabric {
 	r := &replayer{obs: obs, cfg: cfg, f: NewFabric()}
 	r.issue(attrNodeInfo, 0, []byte{0}, nil, nil, 0)
-	for len(r.queue) > 0 {
-		s := r.queue[0]
-		r.queue[0] = nil
-		r.queue = r.queue[1:]
+	for r.head < len(r.queue) {
+		s := new(replaySMP)
+		*s = r.queue[r.head] // a copy: handling it may move the queue
+		r.head++
 		r.count++
 		switch s.attr {
 		case attrNodeInfo:
@@ -152,7 +155,13 @@ func replay(obs *observations, cfg replayConfig) *Fabric {
 }
 
 func (r *replayer) issue(attr uint16, mod int, path []byte, node, rem *Node, remPort int) {
-	r.queue = append(r.queue, &replaySMP{attr: attr, mod: mod, path: path, node: node, rem: rem, remPort: remPort})
+	if r.head >= 1024 && r.head*2 >= len(r.queue) {
+		// Reuse the room of the requests handled, which nothing refers
+		// to any more (the one being handled was copied out: see replay).
+		r.queue = r.queue[:copy(r.queue, r.queue[r.head:])]
+		r.head = 0
+	}
+	r.queue = append(r.queue, replaySMP{attr: attr, mod: mod, path: path, node: node, rem: rem, remPort: remPort})
 }
 
 // resolve follows a directed route over the links the walk saw: the node
