@@ -92,6 +92,13 @@ func (p *simConn) rawRecv(b *simBatchBufs, max int) (int, error) {
 // mmsg runs recvmmsg or sendmmsg (trap) on the first n of b's messages
 // through the runtime's poller, so that deadlines and Close wake it, and
 // returns how many frames moved.
+//
+// The call never blocks (MSG_DONTWAIT: the poller does the waiting), so
+// it is made without telling the scheduler (RawSyscall6). Told, the
+// runtime's monitor took the processor away whenever a sendmmsg that
+// woke ibsim was descheduled for more than 20 us, and handing it back
+// and forth cost a walk a tenth of its CPU (and kept the monitor waking
+// every 20 us).
 func (p *simConn) mmsg(trap uintptr, b *simBatchBufs, n int) (int, error) {
 	rc, err := p.data.(syscall.Conn).SyscallConn()
 	if err != nil {
@@ -100,7 +107,7 @@ func (p *simConn) mmsg(trap uintptr, b *simBatchBufs, n int) (int, error) {
 	var moved int
 	var serr error
 	op := func(fd uintptr) bool {
-		r, _, errno := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+		r, _, errno := unix.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
 		moved, serr = int(r), nil
 		if errno != 0 {
 			moved, serr = 0, errno
