@@ -398,6 +398,24 @@ type topoPrinter struct {
 	g     *discovery.Grouping
 	names *nodename.Map
 	full  bool
+	// p0 is the last port 0 decoded (p0Info): every port of a switch
+	// needs its port 0's capabilities.
+	p0     *discovery.Port
+	p0Info *mad.PortInfo
+}
+
+// rate is rateOf, decoding each switch's port 0 once.
+func (tp *topoPrinter) rate(p *discovery.Port) portRate {
+	return rateWith(p, func(p *discovery.Port) *mad.PortInfo {
+		if p.Num == 0 && p == tp.p0 {
+			return tp.p0Info
+		}
+		pi := p.Info()
+		if p.Num == 0 {
+			tp.p0, tp.p0Info = p, pi
+		}
+		return pi
+	})
 }
 
 func newTopoPrinter(f *discovery.Fabric, names *nodename.Map, full bool) *topoPrinter {
@@ -551,7 +569,7 @@ func (tp *topoPrinter) outCA(n *discovery.Node, group bool, chname *string, idPr
 }
 
 func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) {
-	r := rateOf(p)
+	r := tp.rate(p)
 	speed := uint32(r.pi.LinkSpeedActive)
 	if r.ci == nil { // a switch without port 0 has no speed
 		speed = 0
@@ -576,7 +594,7 @@ func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) 
 }
 
 func (tp *topoPrinter) caPort(p *discovery.Port, group bool, prefix string) {
-	r := rateOf(p)
+	r := tp.rate(p)
 	rem := p.Remote
 	tp.printf("%s[%d]", prefix, p.Num)
 	if p.Node.Type != discovery.NodeSwitch {
@@ -736,7 +754,7 @@ func (tp *topoPrinter) portsReport() {
 			if port == nil {
 				continue
 			}
-			r := rateOf(port)
+			r := tp.rate(port)
 			width := r.compatWidth()
 			if r.ci == nil { // a switch without port 0: neither width nor speed
 				width = mad.WidthCompatName(0)
