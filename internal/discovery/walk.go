@@ -361,39 +361,46 @@ func (w *walker) get(n *obsNode, path []byte, attr uint16, mod uint32, then func
 
 // getVia is get with the per-destination window key of a probe.
 func (w *walker) getVia(n *obsNode, dest string, path []byte, attr uint16, mod uint32, then func([]byte, error)) {
-	dr := func() {
-		w.send(&rpc.Request{
-			Addr: umad.Address{LID: umad.PermissiveLID},
-			MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
-			Dest: dest,
-		}, then)
-	}
 	if n == nil {
-		dr()
+		w.getDR(dest, path, attr, mod, then)
 		return
 	}
-	dest = n.dest
+	key := n.dest
 	lid, first, wait := w.lidFor(n)
 	switch {
 	case wait:
-		w.waitLIDTest(n, func() { w.getVia(n, dest, path, attr, mod, then) })
+		w.waitLIDTest(n, func() { w.getVia(n, key, path, attr, mod, then) })
 		return
 	case lid == 0:
-		dr()
+		w.getDR(key, path, attr, mod, then)
 		return
 	}
-	w.send(&rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod), Dest: dest}, func(data []byte, err error) {
-		var te *rpc.TimeoutError
-		lost := err != nil && errors.As(err, &te) && w.ctx.Err() == nil
+	w.send(&rpc.Request{Addr: umad.Address{LID: lid}, MAD: mad.NewLIDSMP(mad.MethodGet, attr, mod), Dest: key}, func(data []byte, err error) {
+		lost := err != nil && isTimeout(err) && w.ctx.Err() == nil
 		if first {
 			w.lidTested(n, !lost)
 		}
 		if lost {
-			dr()
+			w.getDR(key, path, attr, mod, then)
 			return
 		}
 		then(data, err)
 	})
+}
+
+// getDR sends get's SMP over the directed route path. (Not a closure in
+// getVia: one allocation less for every SMP of a walk.)
+func (w *walker) getDR(dest string, path []byte, attr uint16, mod uint32, then func([]byte, error)) {
+	w.send(&rpc.Request{
+		Addr: umad.Address{LID: umad.PermissiveLID},
+		MAD:  mad.NewDRSMP(mad.MethodGet, attr, mod, path),
+		Dest: dest,
+	}, then)
+}
+
+func isTimeout(err error) bool {
+	var te *rpc.TimeoutError
+	return errors.As(err, &te)
 }
 
 // lidFor returns the LID to reach n by, 0 for a directed route. The first
