@@ -43,6 +43,15 @@ type simBatchBufs struct {
 	frames [simBatch][simFrameSize + 64]byte
 	iovs   [simBatch]unix.Iovec
 	msgs   [simBatch]mmsghdr
+
+	// The poller's view of the socket, and the call it runs (mmsg) with
+	// its arguments and results, made once: not two allocations per batch.
+	rc    syscall.RawConn
+	op    func(fd uintptr) bool
+	trap  uintptr
+	n     int
+	moved int
+	err   error
 }
 
 // RecvBatch reads as many frames as have arrived, up to len(into), with
@@ -100,29 +109,32 @@ func (p *simConn) rawRecv(b *simBatchBufs, max int) (int, error) {
 // and forth cost a walk a tenth of its CPU (and kept the monitor waking
 // every 20 us).
 func (p *simConn) mmsg(trap uintptr, b *simBatchBufs, n int) (int, error) {
-	rc, err := p.data.(syscall.Conn).SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var moved int
-	var serr error
-	op := func(fd uintptr) bool {
-		r, _, errno := unix.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
-		moved, serr = int(r), nil
-		if errno != 0 {
-			moved, serr = 0, errno
+	if b.rc == nil {
+		rc, err := p.data.(syscall.Conn).SyscallConn()
+		if err != nil {
+			return 0, err
 		}
-		return errno != unix.EAGAIN && errno != unix.EINTR
+		b.rc = rc
+		b.op = func(fd uintptr) bool {
+			r, _, errno := unix.RawSyscall6(b.trap, fd, uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.n), unix.MSG_DONTWAIT, 0, 0)
+			b.moved, b.err = int(r), nil
+			if errno != 0 {
+				b.moved, b.err = 0, errno
+			}
+			return errno != unix.EAGAIN && errno != unix.EINTR
+		}
 	}
+	b.trap, b.n = trap, n
+	var err error
 	if trap == unix.SYS_SENDMMSG {
-		err = rc.Write(op)
+		err = b.rc.Write(b.op)
 	} else {
-		err = rc.Read(op)
+		err = b.rc.Read(b.op)
 	}
 	if err != nil {
 		return 0, err
 	}
-	return moved, serr
+	return b.moved, b.err
 }
 
 // SendBatch writes frames with sendmmsg, as many per call as the batch
