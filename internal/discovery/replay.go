@@ -83,9 +83,9 @@ type replayConfig struct {
 }
 
 type replayer struct {
-	obs     *observations
-	cfg     replayConfig
-	f       *Fabric
+	obs *observations
+	cfg replayConfig
+	f   *Fabric
 	// queue[head:] are the requests waiting, by value: a walk queues
 	// tens of thousands.
 	queue   []replaySMP
