@@ -53,6 +53,7 @@ type Relay struct {
 	seq   uint64
 
 	frames, lateNs, maxLateNs atomic.Int64
+	tid                       atomic.Int64 // the loop's thread
 	err                       error
 	done                      chan struct{}
 }
@@ -90,6 +91,16 @@ type relaySlot struct {
 	client unix.Sockaddr
 	up     int
 	closed bool
+	owner  *relayCtl
+	// sent counts the requests passed to ibsim and not yet answered.
+	sent int
+	// gone: the client has asked to disconnect; its requests are dropped.
+	gone bool
+	// leaving is the client's DISCONNECT, held back until ibsim has
+	// answered what it was sent (see holdDisconnect); leaveBy is when it
+	// goes anyway.
+	leaving []byte
+	leaveBy time.Time
 }
 
 // StartRelay starts a relay in front of a remote fabric.
@@ -241,7 +252,13 @@ func (r *Relay) closeAll() {
 // socket has something to read.
 func (r *Relay) loop() {
 	defer close(r.done)
+	// The thread goes back to the runtime afterwards: a goroutine that
+	// ends locked ends its thread, and a child started from that thread
+	// with Pdeathsig (ibsim and OpenSM are, see childAttr) is killed
+	// with it. The relay's thread may well have started ibsim.
 	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r.tid.Store(int64(unix.Gettid()))
 	// The thread's timer slack (50 us by default) would be added to
 	// every sleep.
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
@@ -254,8 +271,12 @@ func (r *Relay) loop() {
 			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 		}
 		var timeout *unix.Timespec
-		if len(r.queue) > 0 {
-			ts := unix.NsecToTimespec(max(0, int64(time.Until(r.queue[0].at))))
+		next := r.leaveDue(time.Now())
+		if len(r.queue) > 0 && (next.IsZero() || r.queue[0].at.Before(next)) {
+			next = r.queue[0].at
+		}
+		if !next.IsZero() {
+			ts := unix.NsecToTimespec(max(0, int64(time.Until(next))))
 			timeout = &ts
 		}
 		if _, err := unix.Ppoll(fds, timeout, nil); err != nil && err != unix.EINTR {
@@ -316,6 +337,9 @@ func (r *Relay) fromClientCtl(msg []byte, from unix.Sockaddr) {
 		r.ctls[key] = c
 		r.on[up] = func(b []byte, _ unix.Sockaddr) { r.fromServerCtl(key, c, b) }
 	}
+	if binary.LittleEndian.Uint32(msg[8:]) == relayCtlDisconnect && r.holdDisconnect(c, msg) {
+		return
+	}
 	if binary.LittleEndian.Uint32(msg[8:]) == relayCtlConnect {
 		up, err := udpSocket(0)
 		if err != nil {
@@ -325,10 +349,64 @@ func (r *Relay) fromClientCtl(msg []byte, from unix.Sockaddr) {
 		if c.pending != nil {
 			unix.Close(c.pending.up)
 		}
-		c.pending = &relaySlot{client: &unix.SockaddrInet4{Addr: a.Addr, Port: id}, up: up}
+		c.pending = &relaySlot{client: &unix.SockaddrInet4{Addr: a.Addr, Port: id}, up: up, owner: c}
 		binary.LittleEndian.PutUint32(msg[16:], uint32(localPort(up)))
 	}
 	_ = unix.Sendto(c.up, msg, 0, r.serverAddr(0))
+}
+
+// holdDisconnect holds back a client's DISCONNECT while ibsim has
+// requests of the client's it has not answered, and says whether it did.
+// ibsim stops reading a slot's socket when the slot disconnects; requests
+// left in that socket would be read, and answered, when the next client
+// takes the slot, giving that client replies it never asked for (a C tool
+// under umad2sim then crashes or waits forever for its own). The client's
+// requests still in the relay are dropped. A request ibsim never answers
+// holds the DISCONNECT for at most relayLeaveLimit, well within the
+// clients' wait for the reply (2 s for ibtool, none for umad2sim).
+func (r *Relay) holdDisconnect(c *relayCtl, msg []byte) bool {
+	i := int(binary.LittleEndian.Uint32(msg[4:]))
+	if i < 0 || i >= simSlots {
+		return false
+	}
+	s := r.slot[i]
+	if s == nil || s.owner != c {
+		return false
+	}
+	s.gone = true
+	if s.sent == 0 {
+		return false
+	}
+	s.leaving = append([]byte(nil), msg...)
+	s.leaveBy = time.Now().Add(relayLeaveLimit)
+	return true
+}
+
+// relayLeaveLimit bounds how long a DISCONNECT waits for ibsim's answers.
+const relayLeaveLimit = 500 * time.Millisecond
+
+// leave passes s's held DISCONNECT to ibsim.
+func (r *Relay) leave(s *relaySlot) {
+	msg := s.leaving
+	s.leaving = nil
+	_ = unix.Sendto(s.owner.up, msg, 0, r.serverAddr(0))
+}
+
+// leaveDue passes the held DISCONNECTs whose wait is over and returns the
+// earliest wait still running (zero if none).
+func (r *Relay) leaveDue(now time.Time) time.Time {
+	var next time.Time
+	for _, s := range r.slot {
+		if s == nil || s.leaving == nil {
+			continue
+		}
+		if !s.leaveBy.After(now) {
+			r.leave(s)
+		} else if next.IsZero() || s.leaveBy.Before(next) {
+			next = s.leaveBy
+		}
+	}
+	return next
 }
 
 // fromServerCtl passes ibsim's answer back to the client, connecting or
@@ -380,7 +458,7 @@ func (r *Relay) dropSlot(i int) {
 // for an agent's request after the agent's earlier requests too.
 func (r *Relay) fromClient(slot int, frame []byte) {
 	s := r.slot[slot]
-	if s == nil || len(frame) != relayFrameSize {
+	if s == nil || s.gone || len(frame) != relayFrameSize {
 		return
 	}
 	at := time.Now().Add(r.opts.Latency)
@@ -396,6 +474,12 @@ func (r *Relay) fromClient(slot int, frame []byte) {
 
 // fromServer queues ibsim's packet for the client after the latency.
 func (r *Relay) fromServer(s *relaySlot, frame []byte) {
+	if s.sent > 0 {
+		s.sent--
+	}
+	if s.leaving != nil && s.sent == 0 {
+		r.leave(s)
+	}
 	r.push(relayPacket{at: time.Now().Add(r.opts.Latency), slot: s, frame: append([]byte(nil), frame...)})
 }
 
@@ -423,7 +507,7 @@ func agentKey(frame []byte) string {
 func (r *Relay) sendDue(now time.Time) {
 	for len(r.queue) > 0 && !r.queue[0].at.After(now) {
 		p := heap.Pop(&r.queue).(relayPacket)
-		if p.slot.closed {
+		if p.slot.closed || p.toServer && p.slot.gone {
 			continue
 		}
 		// Counted first: the client may read Stats as soon as it has
@@ -435,6 +519,7 @@ func (r *Relay) sendDue(now time.Time) {
 			r.maxLateNs.Store(late)
 		}
 		if p.toServer {
+			p.slot.sent++
 			_ = unix.Sendto(p.slot.up, p.frame, 0, r.serverAddr(1+p.slot.index))
 		} else {
 			_ = unix.Sendto(r.data[p.slot.index], p.frame, 0, p.slot.client)

@@ -3,6 +3,8 @@ package simfabric
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,37 @@ func TestRelay(t *testing.T) {
 		exchange(t, port, [][]byte{{}, {1}, {1, 4}, {1, 8}})
 		if took := time.Since(start); took < service || took >= 3*service {
 			t.Errorf("requests to 4 SMAs took %v, want about %v", took, service)
+		}
+	})
+
+	// A client that leaves with requests at ibsim: ibsim stops reading the
+	// slot at DISCONNECT, and what is left in it went, before the relay
+	// held DISCONNECT back, to the next client of the slot.
+	t.Run("departed client", func(t *testing.T) {
+		const latency = 2 * time.Millisecond
+		relay := startRelay(t, f, RelayOptions{Latency: latency})
+		for try := range 5 {
+			leaver, err := umad.NewSim(umad.SimConfig{ServerName: "127.0.0.1", ServerPort: relay.Port(), Host: "Hca1"}).Open("", -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 200 {
+				if err := leaver.Send(&umad.Packet{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: drNodeInfo(uint32(1000+i), []byte{1})}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Leave when the first requests have reached ibsim.
+			time.Sleep(latency + time.Duration(try)*200*time.Microsecond)
+			if err := leaver.Close(); err != nil {
+				t.Fatalf("try %d: leaving: %v", try, err)
+			}
+			next := openThrough(t, relay, "Hca1")
+			exchange(t, next, [][]byte{{1}})
+			// Nothing else comes.
+			if pkt, err := next.Recv(time.Now().Add(20 * latency)); err == nil {
+				t.Fatalf("try %d: the next client got a reply it did not ask for (TID %d)", try, binary.BigEndian.Uint32(pkt.MAD[12:]))
+			}
+			next.Close()
 		}
 	})
 }
@@ -125,4 +158,34 @@ func drNodeInfo(tid uint32, path []byte) []byte {
 	binary.BigEndian.PutUint16(m[34:], 0xFFFF) // DrDLID
 	copy(m[129:], path)
 	return m
+}
+
+// Close leaves the relay's OS thread alive: a goroutine that ends locked
+// to its thread ends the thread, and every child started from that
+// thread with Pdeathsig dies with it. ibsim and OpenSM are such children,
+// and the relay's goroutine may land on the thread that started them: a
+// bench that closed one relay and started the next found ibsim killed and
+// the C tools waiting forever for their CONNECT.
+func TestRelayCloseKeepsThread(t *testing.T) {
+	for range 3 {
+		relay, err := StartRelay(&Fabric{port: 1}, RelayOptions{}) // no ibsim needed
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tid int64
+		for tid == 0 {
+			time.Sleep(time.Millisecond)
+			tid = relay.tid.Load()
+		}
+		if err := relay.Close(); err != nil {
+			t.Fatal(err)
+		}
+		task := fmt.Sprintf("/proc/self/task/%d", tid)
+		for range 30 {
+			time.Sleep(10 * time.Millisecond)
+			if _, err := os.Stat(task); err != nil {
+				t.Fatalf("the relay's thread %d ended with Close: %v", tid, err)
+			}
+		}
+	}
 }
