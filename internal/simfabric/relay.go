@@ -1,12 +1,14 @@
 package simfabric
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -41,19 +43,28 @@ type Relay struct {
 	port   int // the relay's UDP base port
 	server int // ibsim's
 
-	ctl  int           // clients' control socket (port)
-	data [simSlots]int // clients' data sockets (port+1+slot)
-	wake int           // eventfd: Close wakes the loop with it
-	on   map[int]func([]byte, unix.Sockaddr)
-	ctls map[relayAddr]*relayCtl
-	slot [simSlots]*relaySlot
+	ctl  int                                 // clients' control socket (port)
+	data [simSlots]int                       // clients' data sockets (port+1+slot)
+	wake int                                 // eventfd: Close wakes the loop with it
+	on   map[int]func([]byte, unix.Sockaddr) // control sockets
+	// onFrame has the data sockets, read in batches.
+	onFrame map[int]func([]byte)
+	ctls    map[relayAddr]*relayCtl
+	slot    [simSlots]*relaySlot
 
-	queue relayQueue
-	busy  map[string]time.Time // when each SMA is free again
-	seq   uint64
+	// Packets wait in arrival order in fifo, all due Latency after they
+	// came, unless a service time put them later: those wait in serviced,
+	// by due time.
+	fifo     relayFIFO
+	serviced relayQueue
+	busy     map[string]time.Time // when each SMA is free again
+	seq      uint64
+	batch    relayBatch
+	pollFds  []unix.PollFd // the sockets to poll; nil when r.on changed
 
 	frames, lateNs, maxLateNs atomic.Int64
 	tid                       atomic.Int64 // the loop's thread
+	cpuBase                   atomic.Int64 // its CPU time at ResetStats
 	err                       error
 	done                      chan struct{}
 }
@@ -87,11 +98,13 @@ type relayCtl struct {
 // relaySlot is a connected client's data path: the client's data socket
 // and the relay's socket towards ibsim's slot.
 type relaySlot struct {
-	index  int
-	client unix.Sockaddr
-	up     int
-	closed bool
-	owner  *relayCtl
+	index      int
+	client     unix.Sockaddr
+	clientIP   [4]byte
+	clientPort int // the client's data port
+	up         int
+	closed     bool
+	owner      *relayCtl
 	// sent counts the requests passed to ibsim and not yet answered.
 	sent int
 	// gone: the client has asked to disconnect; its requests are dropped.
@@ -108,7 +121,7 @@ func StartRelay(f *Fabric, opts RelayOptions) (*Relay, error) {
 	if f.port == 0 {
 		return nil, errors.New("simfabric: a relay needs a remote fabric (Options.Remote)")
 	}
-	r := &Relay{fab: f, opts: opts, server: f.port, on: map[int]func([]byte, unix.Sockaddr){},
+	r := &Relay{fab: f, opts: opts, server: f.port, on: map[int]func([]byte, unix.Sockaddr){}, onFrame: map[int]func([]byte){},
 		ctls: map[relayAddr]*relayCtl{}, busy: map[string]time.Time{}, done: make(chan struct{})}
 	var err error
 	for try := 0; try < 20; try++ {
@@ -125,7 +138,7 @@ func StartRelay(f *Fabric, opts RelayOptions) (*Relay, error) {
 	}
 	r.on[r.ctl] = r.fromClientCtl
 	for i, fd := range r.data {
-		r.on[fd] = func(b []byte, _ unix.Sockaddr) { r.fromClient(i, b) }
+		r.onFrame[fd] = func(b []byte) { r.fromClient(i, b) }
 	}
 	go r.loop()
 	return r, nil
@@ -202,11 +215,14 @@ type RelayStats struct {
 	Frames   int64
 	MeanLate time.Duration
 	MaxLate  time.Duration
+	// CPU is the relay's own CPU time (user and system): what it took
+	// from ibsim and the tools on the same cores.
+	CPU time.Duration
 }
 
 // Stats returns the relay's counts so far.
 func (r *Relay) Stats() RelayStats {
-	s := RelayStats{Frames: r.frames.Load(), MaxLate: time.Duration(r.maxLateNs.Load())}
+	s := RelayStats{Frames: r.frames.Load(), MaxLate: time.Duration(r.maxLateNs.Load()), CPU: r.cpu() - time.Duration(r.cpuBase.Load())}
 	if s.Frames > 0 {
 		s.MeanLate = time.Duration(r.lateNs.Load() / s.Frames)
 	}
@@ -218,6 +234,25 @@ func (r *Relay) ResetStats() {
 	r.frames.Store(0)
 	r.lateNs.Store(0)
 	r.maxLateNs.Store(0)
+	r.cpuBase.Store(int64(r.cpu()))
+}
+
+// cpu is the CPU time the relay's thread has used, from /proc (0 when
+// it cannot be read).
+func (r *Relay) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/stat", r.tid.Load()))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised name: state is the first, utime and
+	// stime the 12th and 13th, in clock ticks (100 a second on Linux).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // Close stops the relay and closes its sockets; clients still attached
@@ -263,17 +298,22 @@ func (r *Relay) loop() {
 	// every sleep.
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	buf := make([]byte, 4096)
-	var fds []unix.PollFd
 	for {
 		r.sendDue(time.Now())
-		fds = append(fds[:0], unix.PollFd{Fd: int32(r.wake), Events: unix.POLLIN})
-		for fd := range r.on {
-			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		if r.pollFds == nil {
+			r.pollFds = []unix.PollFd{{Fd: int32(r.wake), Events: unix.POLLIN}}
+			for fd := range r.on {
+				r.pollFds = append(r.pollFds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			}
+			for fd := range r.onFrame {
+				r.pollFds = append(r.pollFds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+			}
 		}
+		fds := r.pollFds
 		var timeout *unix.Timespec
 		next := r.leaveDue(time.Now())
-		if len(r.queue) > 0 && (next.IsZero() || r.queue[0].at.Before(next)) {
-			next = r.queue[0].at
+		if due, ok := r.nextDue(); ok && (next.IsZero() || due.Before(next)) {
+			next = due
 		}
 		if !next.IsZero() {
 			ts := unix.NsecToTimespec(max(0, int64(time.Until(next))))
@@ -286,15 +326,23 @@ func (r *Relay) loop() {
 		if fds[0].Revents != 0 {
 			return
 		}
-		for _, p := range fds[1:] {
-			if p.Revents != 0 {
-				r.drain(int(p.Fd), buf)
+		for i := 1; i < len(fds); i++ {
+			// A handler may change r.on and r.onFrame (and so drop
+			// r.pollFds); fds stays this round's list.
+			if fds[i].Revents == 0 {
+				continue
+			}
+			fd := int(fds[i].Fd)
+			if h := r.onFrame[fd]; h != nil {
+				r.drainFrames(fd, h)
+			} else {
+				r.drain(fd, buf)
 			}
 		}
 	}
 }
 
-// drain reads every datagram waiting on fd and hands it on.
+// drain reads every control message waiting on fd and hands it on.
 func (r *Relay) drain(fd int, buf []byte) {
 	for {
 		n, from, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT)
@@ -303,6 +351,20 @@ func (r *Relay) drain(fd int, buf []byte) {
 		}
 		if h := r.on[fd]; h != nil {
 			h(buf[:n], from)
+		}
+	}
+}
+
+// drainFrames reads every packet waiting on data socket fd, a batch per
+// recvmmsg, and hands each on.
+func (r *Relay) drainFrames(fd int, h func([]byte)) {
+	for {
+		n := r.batch.recv(fd)
+		for i := range n {
+			h(r.batch.frame(i))
+		}
+		if n < relayBatchSize {
+			return
 		}
 	}
 }
@@ -336,6 +398,7 @@ func (r *Relay) fromClientCtl(msg []byte, from unix.Sockaddr) {
 		c = &relayCtl{client: &unix.SockaddrInet4{Addr: a.Addr, Port: a.Port}, up: up}
 		r.ctls[key] = c
 		r.on[up] = func(b []byte, _ unix.Sockaddr) { r.fromServerCtl(key, c, b) }
+		r.pollFds = nil
 	}
 	if binary.LittleEndian.Uint32(msg[8:]) == relayCtlDisconnect && r.holdDisconnect(c, msg) {
 		return
@@ -349,7 +412,7 @@ func (r *Relay) fromClientCtl(msg []byte, from unix.Sockaddr) {
 		if c.pending != nil {
 			unix.Close(c.pending.up)
 		}
-		c.pending = &relaySlot{client: &unix.SockaddrInet4{Addr: a.Addr, Port: id}, up: up, owner: c}
+		c.pending = &relaySlot{client: &unix.SockaddrInet4{Addr: a.Addr, Port: id}, clientIP: a.Addr, clientPort: id, up: up, owner: c}
 		binary.LittleEndian.PutUint32(msg[16:], uint32(localPort(up)))
 	}
 	_ = unix.Sendto(c.up, msg, 0, r.serverAddr(0))
@@ -423,7 +486,8 @@ func (r *Relay) fromServerCtl(key relayAddr, c *relayCtl, msg []byte) {
 			if s.index >= 0 && s.index < simSlots {
 				r.dropSlot(s.index)
 				r.slot[s.index] = s
-				r.on[s.up] = func(b []byte, _ unix.Sockaddr) { r.fromServer(s, b) }
+				r.onFrame[s.up] = func(b []byte) { r.fromServer(s, b) }
+				r.pollFds = nil
 			} else {
 				unix.Close(s.up)
 			}
@@ -438,6 +502,7 @@ func (r *Relay) fromServerCtl(key relayAddr, c *relayCtl, msg []byte) {
 			r.dropSlot(i)
 		}
 		delete(r.on, c.up)
+		r.pollFds = nil
 		delete(r.ctls, key)
 		defer unix.Close(c.up)
 	}
@@ -448,7 +513,8 @@ func (r *Relay) fromServerCtl(key relayAddr, c *relayCtl, msg []byte) {
 func (r *Relay) dropSlot(i int) {
 	if s := r.slot[i]; s != nil {
 		s.closed = true
-		delete(r.on, s.up)
+		delete(r.onFrame, s.up)
+		r.pollFds = nil
 		unix.Close(s.up)
 		r.slot[i] = nil
 	}
@@ -468,8 +534,15 @@ func (r *Relay) fromClient(slot int, frame []byte) {
 		}
 		at = at.Add(r.opts.Service)
 		r.busy[key] = at
+		r.seq++
+		p := relayPacket{at: at, seq: r.seq, slot: s, toServer: true}
+		copy(p.frame[:], frame)
+		heap.Push(&r.serviced, p)
+		return
 	}
-	r.push(relayPacket{at: at, slot: s, toServer: true, frame: append([]byte(nil), frame...)})
+	p := r.fifo.add()
+	*p = relayPacket{at: at, slot: s, toServer: true}
+	copy(p.frame[:], frame)
 }
 
 // fromServer queues ibsim's packet for the client after the latency.
@@ -480,7 +553,9 @@ func (r *Relay) fromServer(s *relaySlot, frame []byte) {
 	if s.leaving != nil && s.sent == 0 {
 		r.leave(s)
 	}
-	r.push(relayPacket{at: time.Now().Add(r.opts.Latency), slot: s, frame: append([]byte(nil), frame...)})
+	p := r.fifo.add()
+	*p = relayPacket{at: time.Now().Add(r.opts.Latency), slot: s}
+	copy(p.frame[:], frame)
 }
 
 // agentKey names the agent a request goes to: the DLID, and for a
@@ -503,34 +578,58 @@ func agentKey(frame []byte) string {
 	return ""
 }
 
-// sendDue sends every packet due by now.
-func (r *Relay) sendDue(now time.Time) {
-	for len(r.queue) > 0 && !r.queue[0].at.After(now) {
-		p := heap.Pop(&r.queue).(relayPacket)
-		if p.slot.closed || p.toServer && p.slot.gone {
-			continue
-		}
-		// Counted first: the client may read Stats as soon as it has
-		// the packet.
-		late := int64(now.Sub(p.at))
-		r.frames.Add(1)
-		r.lateNs.Add(late)
-		if late > r.maxLateNs.Load() {
-			r.maxLateNs.Store(late)
-		}
-		if p.toServer {
-			p.slot.sent++
-			_ = unix.Sendto(p.slot.up, p.frame, 0, r.serverAddr(1+p.slot.index))
-		} else {
-			_ = unix.Sendto(r.data[p.slot.index], p.frame, 0, p.slot.client)
-		}
+// nextDue is when the first waiting packet is due.
+func (r *Relay) nextDue() (time.Time, bool) {
+	p, ok := r.first()
+	if !ok {
+		return time.Time{}, false
 	}
+	return p.at, true
 }
 
-func (r *Relay) push(p relayPacket) {
-	r.seq++
-	p.seq = r.seq
-	heap.Push(&r.queue, p)
+// first is the waiting packet due first: fifo's or serviced's head.
+func (r *Relay) first() (*relayPacket, bool) {
+	f := r.fifo.head()
+	if len(r.serviced) > 0 && (f == nil || r.serviced[0].at.Before(f.at)) {
+		return &r.serviced[0], true
+	}
+	return f, f != nil
+}
+
+// sendDue sends every packet due by now, those for one socket in a row
+// with one sendmmsg.
+func (r *Relay) sendDue(now time.Time) {
+	var frames, lateNs int64
+	for {
+		p, ok := r.first()
+		if !ok || p.at.After(now) {
+			break
+		}
+		if !(p.slot.closed || p.toServer && p.slot.gone) {
+			late := int64(now.Sub(p.at))
+			frames++
+			lateNs += late
+			if late > r.maxLateNs.Load() {
+				r.maxLateNs.Store(late)
+			}
+			if p.toServer {
+				p.slot.sent++
+				r.batch.queue(p.slot.up, p.frame[:], loopback, r.server+1+p.slot.index)
+			} else {
+				r.batch.queue(r.data[p.slot.index], p.frame[:], p.slot.clientIP, p.slot.clientPort)
+			}
+		}
+		if p == r.fifo.head() {
+			r.fifo.pop()
+		} else {
+			heap.Pop(&r.serviced)
+		}
+	}
+	// Counted before the packets go: a client may read Stats as soon as
+	// it has its packet.
+	r.frames.Add(frames)
+	r.lateNs.Add(lateNs)
+	r.batch.flush()
 }
 
 // serverAddr is ibsim's port base+offset on the loopback.
@@ -553,7 +652,7 @@ type relayPacket struct {
 	seq      uint64
 	slot     *relaySlot
 	toServer bool
-	frame    []byte
+	frame    [relayFrameSize]byte
 }
 
 // relayQueue is a min-heap of packets by due time.

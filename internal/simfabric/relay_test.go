@@ -189,3 +189,36 @@ func TestRelayCloseKeepsThread(t *testing.T) {
 		}
 	}
 }
+
+// The FIFO keeps arrival order across growth and wrap-around.
+func TestRelayFIFO(t *testing.T) {
+	var q relayFIFO
+	next, want := 0, 0
+	for round := range 50 {
+		for range round % 7 * 20 {
+			q.add().seq = uint64(next)
+			next++
+		}
+		for range round % 5 * 25 {
+			p := q.head()
+			if p == nil {
+				break
+			}
+			if p.seq != uint64(want) {
+				t.Fatalf("got packet %d, want %d", p.seq, want)
+			}
+			q.pop()
+			want++
+		}
+	}
+	for p := q.head(); p != nil; p = q.head() {
+		if p.seq != uint64(want) {
+			t.Fatalf("got packet %d, want %d", p.seq, want)
+		}
+		q.pop()
+		want++
+	}
+	if want != next {
+		t.Fatalf("%d packets out of %d", want, next)
+	}
+}
