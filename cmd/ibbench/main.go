@@ -217,7 +217,11 @@ func benchFabric(spec fabricSpec, cfg config, rep *report) {
 		if relay != nil {
 			// (No row at this latency when only the exporter runs.)
 			if n := len(rep.rows); n > 0 && rep.rows[n-1].latency == lat {
-				rep.rows[n-1].relayLate = relay.Stats().MeanLate
+				st := relay.Stats()
+				rep.rows[n-1].relayLate = st.MeanLate
+				if st.Frames > 0 {
+					rep.rows[n-1].relayCPU = st.CPU / time.Duration(st.Frames)
+				}
 			}
 			check(relay.Close())
 		}

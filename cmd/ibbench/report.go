@@ -59,7 +59,8 @@ func (rep *report) markdown() string {
 	}
 	for _, r := range rep.rows {
 		if r.relayLate > 0 {
-			p("\nAt %s the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor).\n", latencyLabel(r.latency), durationText(r.relayLate.Round(time.Microsecond)))
+			p("\nAt %s the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor), and took %s of CPU per MAD it passed (on the cores ibsim and the tools use).\n",
+				latencyLabel(r.latency), durationText(r.relayLate.Round(time.Microsecond)), durationText(r.relayCPU.Round(100*time.Nanosecond)))
 		}
 	}
 	p("\nPeak memory (GNU time's maximum RSS, median) and MADs sent (the change of the host port's PortXmitPkts, median), at no added latency:\n\n")

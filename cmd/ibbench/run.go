@@ -46,6 +46,7 @@ type row struct {
 	samples   [nTools][]sample
 	floor     float64       // the simulator's MADs per second
 	relayLate time.Duration // the relay's mean lateness, on the last row of a latency
+	relayCPU  time.Duration // the relay's CPU time per packet, on the same row
 }
 
 type bencher struct {
