@@ -66,6 +66,31 @@ func TestRelay(t *testing.T) {
 		}
 	})
 
+	// Many packets at once go in batches, in order, none lost.
+	t.Run("batches", func(t *testing.T) {
+		const latency = 5 * time.Millisecond
+		relay := startRelay(t, f, RelayOptions{Latency: latency})
+		port := openThrough(t, relay, "Hca1")
+		relay.ResetStats()
+		paths := make([][]byte, 150)
+		for i := range paths {
+			paths[i] = [][]byte{{}, {1}, {1, 4}, {1, 8}}[i%4]
+		}
+		start := time.Now()
+		replies := exchange(t, port, paths)
+		if took := time.Since(start); took < 2*latency {
+			t.Errorf("150 round trips at once took %v, less than one round trip (%v)", took, 2*latency)
+		}
+		for i, r := range replies {
+			if want := []byte{1, 2, 1, 2}[i%4]; r[2] != want { // NodeType: CA 1, switch 2
+				t.Fatalf("reply %d: node type %d, want %d", i, r[2], want)
+			}
+		}
+		if s := relay.Stats(); s.Frames != 300 || s.CPU < 0 {
+			t.Errorf("stats after 150 exchanges: %+v", s)
+		}
+	})
+
 	// A client that leaves with requests at ibsim: ibsim stops reading the
 	// slot at DISCONNECT, and what is left in it went, before the relay
 	// held DISCONNECT back, to the next client of the slot.
