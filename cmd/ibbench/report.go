@@ -59,7 +59,7 @@ func (rep *report) markdown() string {
 	}
 	for _, r := range rep.rows {
 		if r.relayLate > 0 {
-			p("\nAt %s the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor), and took %s of CPU per MAD it passed (on the cores ibsim and the tools use).\n",
+			p("\nAt %s the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor), and took %s of CPU per packet it passed, request or reply (on the cores ibsim and the tools use; more per packet where few are in flight).\n",
 				latencyLabel(r.latency), durationText(r.relayLate.Round(time.Microsecond)), durationText(r.relayCPU.Round(100*time.Nanosecond)))
 		}
 	}
