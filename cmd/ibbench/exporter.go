@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -274,13 +273,13 @@ func exporterTable(rows []exporterRow) string {
 			if len(k.ss) == 0 {
 				continue
 			}
-			w := scrapeValues(k.ss, func(s scrape) float64 { return s.wall.Seconds() })
+			w := values(k.ss, func(s scrape) float64 { return s.wall.Seconds() })
 			med := w[len(w)/2]
 			p("| %s | %s | %.3f s (%.3f-%.3f) | %.3f s | %.2f s | %s | %d | %s | %s | %s |\n", r.fabric, k.name, med, w[0], w[len(w)-1],
-				scrapeMedian(k.ss, func(s scrape) float64 { return s.reads }),
-				scrapeMedian(k.ss, func(s scrape) float64 { return s.cpu.Seconds() }),
-				sizeText(scrapeMedian(k.ss, func(s scrape) float64 { return float64(s.bytes) })),
-				k.ss[0].series, count(scrapeMedian(k.ss, func(s scrape) float64 { return float64(s.mads) })),
+				median(k.ss, func(s scrape) float64 { return s.reads }),
+				median(k.ss, func(s scrape) float64 { return s.cpu.Seconds() }),
+				sizeText(median(k.ss, func(s scrape) float64 { return float64(s.bytes) })),
+				k.ss[0].series, count(median(k.ss, func(s scrape) float64 { return float64(s.mads) })),
 				mb(float64(r.rssKB)), yesNo(med < exporterTarget.Seconds()))
 		}
 	}
@@ -292,25 +291,8 @@ func (r exporterRow) summary() string {
 		return fmt.Sprintf("%s exporter: failed: %s", r.fabric, r.failed)
 	}
 	return fmt.Sprintf("%s exporter: plain %.3f s, gzip %.3f s (medians)", r.fabric,
-		scrapeMedian(r.plain, func(s scrape) float64 { return s.wall.Seconds() }),
-		scrapeMedian(r.gzipped, func(s scrape) float64 { return s.wall.Seconds() }))
-}
-
-func scrapeValues(ss []scrape, f func(scrape) float64) []float64 {
-	v := make([]float64, len(ss))
-	for i, s := range ss {
-		v[i] = f(s)
-	}
-	sort.Float64s(v)
-	return v
-}
-
-func scrapeMedian(ss []scrape, f func(scrape) float64) float64 {
-	if len(ss) == 0 {
-		return 0
-	}
-	v := scrapeValues(ss, f)
-	return v[len(v)/2]
+		median(r.plain, func(s scrape) float64 { return s.wall.Seconds() }),
+		median(r.gzipped, func(s scrape) float64 { return s.wall.Seconds() }))
 }
 
 // sizeText is a byte count in MB or kB.

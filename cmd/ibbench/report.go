@@ -204,7 +204,8 @@ func wall(s sample) float64 { return s.wall.Seconds() }
 func rss(s sample) float64  { return float64(s.rssKB) }
 func mads(s sample) float64 { return float64(s.mads) }
 
-func values(ss []sample, f func(sample) float64) []float64 {
+// values are f of each of ss, sorted.
+func values[T any](ss []T, f func(T) float64) []float64 {
 	v := make([]float64, len(ss))
 	for i, s := range ss {
 		v[i] = f(s)
@@ -213,7 +214,8 @@ func values(ss []sample, f func(sample) float64) []float64 {
 	return v
 }
 
-func median(ss []sample, f func(sample) float64) float64 {
+// median is the median of f over ss (the upper one of an even count).
+func median[T any](ss []T, f func(T) float64) float64 {
 	if len(ss) == 0 {
 		return 0
 	}
