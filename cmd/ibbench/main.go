@@ -42,6 +42,12 @@ type command struct {
 	// errorsExit is the exit status that reports errors found in the
 	// fabric, a result like 0 (ibqueryerrors: 1); 0 when there is none.
 	errorsExit int
+	// loadCache: every tool reads the fabric from the same cache file,
+	// which the C ibnetdiscover --cache makes once per fabric.
+	loadCache bool
+	// stats: ibtool runs with --stats and reports its PMA phase, whose
+	// MADs and rate the report sets against the simulator floor.
+	stats bool
 }
 
 var allCommands = []command{
@@ -49,8 +55,11 @@ var allCommands = []command{
 	{name: "iblinkinfo", c: []string{"iblinkinfo"}, ours: []string{"iblinkinfo"}, hasO: true},
 	{name: "dump_fts", c: []string{"dump_fts"}, ours: []string{"dump_fts"}},
 	{name: "dump_lfts", c: []string{"dump_lfts"}, ours: []string{"dump_lfts"}},
-	{name: "ibqueryerrors", c: []string{"ibqueryerrors"}, ours: []string{"ibqueryerrors"}, hasO: true, errorsExit: 1},
+	{name: "ibqueryerrors", c: []string{"ibqueryerrors"}, ours: []string{"ibqueryerrors"}, hasO: true, errorsExit: 1, stats: true},
+	{name: "ibqueryerrors --load-cache", c: []string{"ibqueryerrors"}, ours: []string{"ibqueryerrors"}, errorsExit: 1,
+		loadCache: true, stats: true},
 	{name: "ibchecknet", c: []string{"ibqueryerrors"}, ours: []string{"ibchecknet"}, hasO: true, differs: true, errorsExit: 1},
+	{name: "ibcheckerrors", c: []string{"ibqueryerrors"}, ours: []string{"ibcheckerrors"}, hasO: true, differs: true, errorsExit: 1},
 }
 
 // fabricSpec is one fabric size and what runs on it.
@@ -87,8 +96,8 @@ type config struct {
 func main() {
 	sizes := flag.String("sizes", "S1000,S2000,S5000,S10000", "fabrics to run: "+fabricNames())
 	lat := flag.String("latencies", "0,100us,1ms", "one-way latencies of the S1000 and S2000 rows (Go durations)")
-	cmds := flag.String("commands", "ibnetdiscover,iblinkinfo,dump_fts,dump_lfts,ibqueryerrors,ibchecknet,exporter",
-		"commands to run (those ibtool lacks are left out; exporter: scrapes of ibtool exporter, at no added latency)")
+	cmds := flag.String("commands", "ibnetdiscover,iblinkinfo,dump_fts,dump_lfts,ibqueryerrors,ibqueryerrors --load-cache,ibchecknet,ibcheckerrors,exporter",
+		"commands to run, by row name (those ibtool lacks are left out; exporter: scrapes of ibtool exporter, at no added latency)")
 	runs := flag.Int("runs", 7, "runs per tool and row")
 	slowRuns := flag.Int("slow-runs", 1, "runs of the C default at 1 ms or more (15-90 s a run; at 100 us it runs 3 times)")
 	service := flag.Duration("service", 0, "SMA service time the relay adds per request (0: none)")
@@ -108,10 +117,17 @@ func main() {
 		cfg.latencies = append(cfg.latencies, d)
 	}
 	for _, name := range strings.Split(*cmds, ",") {
-		if hasCommand(bin, name) {
+		name = strings.TrimSpace(name)
+		tool := name // the exporter row's command
+		if i := slices.IndexFunc(allCommands, func(c command) bool { return c.name == name }); i >= 0 {
+			tool = allCommands[i].ours[0]
+		} else if name != "exporter" {
+			fail(fmt.Errorf("unknown command row %q", name))
+		}
+		if hasCommand(bin, tool) {
 			cfg.commands = append(cfg.commands, name)
 		} else {
-			fmt.Fprintf(os.Stderr, "ibbench: ibtool has no %s: left out\n", name)
+			fmt.Fprintf(os.Stderr, "ibbench: ibtool has no %s: left out\n", tool)
 		}
 	}
 	rep := &report{started: time.Now(), cfg: cfg}
@@ -171,6 +187,12 @@ func benchFabric(spec fabricSpec, cfg config, rep *report) {
 	b := &bencher{fab: fab, cfg: cfg}
 	b.probeCost = b.xmitPkts() - b.xmitPkts()
 	b.probeCost = -b.probeCost
+	if needsCache(cfg.commands, spec) {
+		b.cache = filepath.Join(dir, spec.name+".cache")
+		if r := fab.RunC(context.Background(), attach, "ibnetdiscover", "--cache", b.cache); r.Code != 0 {
+			fail(fmt.Errorf("%s: the cache for the --load-cache rows: %s", label, firstLine(r.Stderr)))
+		}
+	}
 
 	if spec.scale {
 		rep.scaling = append(rep.scaling, b.scaleRow(label, nodes))
@@ -224,6 +246,16 @@ func benchFabric(spec fabricSpec, cfg config, rep *report) {
 			}
 		}
 	}
+}
+
+// needsCache says whether a row of spec's that runs reads a cache file.
+func needsCache(commands []string, spec fabricSpec) bool {
+	for _, c := range allCommands {
+		if c.loadCache && slices.Contains(commands, c.name) && (spec.commands == nil || slices.Contains(spec.commands, c.name)) {
+			return !spec.scale
+		}
+	}
+	return false
 }
 
 func progress(format string, a ...any) {

@@ -92,6 +92,7 @@ func (rep *report) markdown() string {
 		}
 	}
 	b.WriteString(exporterTable(rep.exporters))
+	rep.pmaTable(p)
 	if len(rep.scaling) > 0 {
 		p("\nScaling: ibtool ibnetdiscover at no added latency (medians; the output compared with the C tool's at -o 32).\n\n")
 		p("| fabric | nodes | wall time | per 1000 nodes | peak RSS | per 1000 nodes | MADs | identical output |\n")
@@ -110,6 +111,43 @@ func (rep *report) markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// pmaTable sets ibqueryerrors' PMA phase (from ibtool's --stats) against
+// the simulator floor: the phase's own rate, and the whole run's, which
+// is the one to compare when the phase overlaps the walk.
+func (rep *report) pmaTable(p func(string, ...any)) {
+	var lines []string
+	for _, r := range rep.rows {
+		floor := rep.floorOf(r.fabric)
+		ss := r.samples[ours]
+		if !r.cmd.stats || r.latency != 0 || len(ss) == 0 || !ss[0].pma.ok || floor == 0 {
+			continue
+		}
+		pmaMADs, pmaRate := median(ss, func(s sample) float64 { return float64(s.pma.mads) }), median(ss, func(s sample) float64 { return s.pma.rate })
+		allRate := median(ss, func(s sample) float64 { return s.pma.allRate })
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %.0f MADs/s | %.2f | %.0f MADs/s | %.2f |\n", r.fabric, r.cmdLabel(),
+			count(pmaMADs), pmaRate, pmaRate/floor, allRate, allRate/floor))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	p("\nibqueryerrors' PMA phase, from ibtool's --stats (medians): its MADs (ClassPortInfo and counter reads, after the fabric is walked or loaded) and their rate; then every MAD of the run (walk, SA and PMA) over the run's time. Each rate is also given over the simulator floor (1.00: ibsim saturated).\n\n")
+	p("| fabric | command | PMA MADs | PMA phase rate | / floor | run rate | / floor |\n")
+	p("|---|---|---|---|---|---|---|\n")
+	for _, l := range lines {
+		p("%s", l)
+	}
+}
+
+// floorOf is the floor measured on a fabric, 0 if none.
+func (rep *report) floorOf(fabric string) float64 {
+	for _, f := range rep.floors {
+		if f.fabric == fabric {
+			return f.madsPerSec
+		}
+	}
+	return 0
 }
 
 func (r row) cmdLabel() string {

@@ -36,6 +36,7 @@ type sample struct {
 	mads   int64
 	output [sha256.Size]byte // of the normalised output: dump_fts prints hundreds of megabytes
 	failed string
+	pma    pmaStats // ibtool's --stats, where the row asks for them
 }
 
 // row is one command at one latency on one fabric.
@@ -52,7 +53,8 @@ type row struct {
 type bencher struct {
 	fab       *simfabric.Fabric
 	cfg       config
-	probeCost int64 // MADs one xmitPkts reading itself sends
+	probeCost int64  // MADs one xmitPkts reading itself sends
+	cache     string // the fabric's cache file, for the --load-cache rows
 }
 
 // row runs cmd's tools in turn, each round starting with the next tool.
@@ -102,6 +104,12 @@ func (b *bencher) run(cmd command, tool int, relay *simfabric.Relay) sample {
 		args = append(append([]string{}, cmd.c...), "-o", "32")
 	case ours:
 		args = append([]string{b.cfg.bin}, cmd.ours...)
+		if cmd.stats {
+			args = append(args, "--stats")
+		}
+	}
+	if cmd.loadCache {
+		args = append(args, "--load-cache", b.cache)
 	}
 	if tool != ours {
 		env = append(env, "LD_PRELOAD="+simfabric.Umad2Sim)
@@ -130,7 +138,7 @@ func measure(dir string, env, args []string, errorsExit int) sample {
 	cmd.Stdout, cmd.Stderr = out, &errOut
 	start := time.Now()
 	err := cmd.Run()
-	s := sample{wall: time.Since(start), output: out.digest()}
+	s := sample{wall: time.Since(start), output: out.digest(), pma: parsePMAStats(errOut.String())}
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
@@ -179,6 +187,37 @@ func (b *bencher) scaleRow(label string, nodes int) scaleRow {
 		sr.note = c.failed
 	}
 	return sr
+}
+
+// pmaStats are what ibtool ibqueryerrors --stats says of a run: the PMA
+// phase's MADs and rate (after the fabric is walked or loaded), and the
+// whole run's.
+type pmaStats struct {
+	ok      bool
+	mads    int64
+	rate    float64 // the PMA phase's MADs per second
+	allMADs int64
+	allRate float64 // every MAD of the run, per second
+}
+
+var (
+	pmaRE = regexp.MustCompile(`(?m)^ibqueryerrors: PMA phase: (\d+) MADs in [0-9.]+ ms, ([0-9.]+|\+Inf|NaN) MADs/s$`)
+	allRE = regexp.MustCompile(`(?m)^ibqueryerrors: fabric and PMA phase: (\d+) MADs in [0-9.]+ ms, ([0-9.]+) MADs/s$`)
+)
+
+// parsePMAStats reads the --stats lines of ibtool ibqueryerrors from its
+// stderr; ok is false when they are not there.
+func parsePMAStats(stderr string) pmaStats {
+	m, a := pmaRE.FindStringSubmatch(stderr), allRE.FindStringSubmatch(stderr)
+	if m == nil || a == nil {
+		return pmaStats{}
+	}
+	s := pmaStats{ok: true}
+	s.mads, _ = strconv.ParseInt(m[1], 10, 64)
+	s.rate, _ = strconv.ParseFloat(m[2], 64)
+	s.allMADs, _ = strconv.ParseInt(a[1], 10, 64)
+	s.allRate, _ = strconv.ParseFloat(a[2], 64)
+	return s
 }
 
 // lastLine is the last non-empty line of s: GNU time writes a line about

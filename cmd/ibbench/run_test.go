@@ -103,3 +103,43 @@ func TestCPUOfStat(t *testing.T) {
 		t.Errorf("cpuOfStat(garbage) = %v", got)
 	}
 }
+
+// The PMA figures come from ibtool ibqueryerrors --stats as it prints
+// them; stderr without them gives none.
+func TestParsePMAStats(t *testing.T) {
+	stderr := "ibqueryerrors: PMA phase: 3996 MADs in 120.8 ms, 33066 MADs/s\n" +
+		"ibqueryerrors: fabric and PMA phase: 23600 MADs in 555.6 ms, 42474 MADs/s\n" +
+		"ibtool: MADs sent 23600, retried 0, lost 0, unmatched replies 0\n"
+	got := parsePMAStats(stderr)
+	want := pmaStats{ok: true, mads: 3996, rate: 33066, allMADs: 23600, allRate: 42474}
+	if got != want {
+		t.Errorf("parsePMAStats = %+v, want %+v", got, want)
+	}
+	for _, s := range []string{"", "ibtool: MADs sent 23600, retried 0, lost 0, unmatched replies 0\n",
+		"ibqueryerrors: fabric and PMA phase: 23600 MADs in 555.6 ms, 42474 MADs/s\n"} {
+		if got := parsePMAStats(s); got.ok {
+			t.Errorf("parsePMAStats(%q) = %+v, want nothing", s, got)
+		}
+	}
+}
+
+// The cache is made for a fabric only when one of its rows reads it.
+func TestNeedsCache(t *testing.T) {
+	s2000 := fabricSpec{name: "S2000"}
+	s5000 := fabricSpec{name: "S5000", commands: []string{"ibnetdiscover", "ibqueryerrors"}}
+	scale := fabricSpec{name: "S10000", scale: true}
+	for _, tc := range []struct {
+		commands []string
+		spec     fabricSpec
+		want     bool
+	}{
+		{[]string{"ibqueryerrors", "ibqueryerrors --load-cache"}, s2000, true},
+		{[]string{"ibqueryerrors", "ibchecknet"}, s2000, false},
+		{[]string{"ibqueryerrors --load-cache"}, s5000, false},
+		{[]string{"ibqueryerrors --load-cache"}, scale, false},
+	} {
+		if got := needsCache(tc.commands, tc.spec); got != tc.want {
+			t.Errorf("needsCache(%q, %s) = %v, want %v", tc.commands, tc.spec.name, got, tc.want)
+		}
+	}
+}
