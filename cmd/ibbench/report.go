@@ -58,6 +58,12 @@ func (rep *report) markdown() string {
 			r.wallCell(cDefault), r.wallCell(cO32), r.wallCell(ours), r.ratio(cDefault), r.ratio(cO32), r.identical())
 	}
 	for _, r := range rep.rows {
+		if r.crashes > 0 {
+			p("\n%s, %s at %s: %d C runs were killed by a signal and run again (the C ibqueryerrors's crash on ibsim's truncated PathRecord table).\n",
+				r.fabric, r.cmdLabel(), latencyLabel(r.latency), r.crashes)
+		}
+	}
+	for _, r := range rep.rows {
 		if r.relayLate > 0 {
 			p("\nAt %s the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor), and took %s of CPU per packet it passed, request or reply (on the cores ibsim and the tools use; more per packet where few are in flight).\n",
 				latencyLabel(r.latency), durationText(r.relayLate.Round(time.Microsecond)), durationText(r.relayCPU.Round(100*time.Nanosecond)))
