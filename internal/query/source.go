@@ -102,6 +102,9 @@ func (s *Source) Names(warn io.Writer) *nodename.Map { return nodename.Open(s.No
 type Walk struct {
 	Found    func(discovery.FoundEvent)
 	Progress func(discovery.Progress)
+	// Skip is what the walk need not read: the command reads it later,
+	// of the few nodes it needs it of.
+	Skip discovery.Load
 }
 
 // SourceError is a fabric that could not be had; Op is the C tools'
@@ -133,7 +136,7 @@ func (s *Source) Fabric(ctx context.Context, c *Client, w Walk) (*discovery.Fabr
 		f, err = c.DiscoverSA(ctx)
 	} else {
 		f, err = discovery.Discover(ctx, c.eng, discovery.Options{
-			Mode: mode, Load: s.load(), MKey: c.opts.MKey, Found: w.Found, Progress: w.Progress,
+			Mode: mode, Load: s.load() &^ w.Skip, MKey: c.opts.MKey, Found: w.Found, Progress: w.Progress,
 		})
 	}
 	if err != nil {
