@@ -65,8 +65,8 @@ func (rep *report) markdown() string {
 	}
 	for _, r := range rep.rows {
 		if r.relayLate > 0 {
-			p("\nAt %s the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor), and took %s of CPU per packet it passed, request or reply (on the cores ibsim and the tools use; more per packet where few are in flight).\n",
-				latencyLabel(r.latency), durationText(r.relayLate.Round(time.Microsecond)), durationText(r.relayCPU.Round(100*time.Nanosecond)))
+			p("\n%s at %s: the relay sent MADs %s late on average (the host's scheduling: the latency asked for is a floor), and took %s of CPU per packet it passed, request or reply (on the cores ibsim and the tools use; more per packet where few are in flight).\n",
+				r.fabric, latencyLabel(r.latency), durationText(r.relayLate.Round(time.Microsecond)), durationText(r.relayCPU.Round(100*time.Nanosecond)))
 		}
 	}
 	p("\nPeak memory (GNU time's maximum RSS, median) and MADs sent (the change of the host port's PortXmitPkts, median), at no added latency:\n\n")
