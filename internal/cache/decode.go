@@ -107,11 +107,23 @@ func (d *decoder) u64() uint64 {
 	return v
 }
 
+// blob is one attribute's data: a piece of the file's bytes, which the
+// fabric then owns (decode's callers hand it a buffer of its own), capped
+// so that appending to it cannot run into the next field.
 func (d *decoder) blob() []byte {
-	b := make([]byte, blobLen)
-	copy(b, d.data[d.off:d.off+blobLen])
+	b := d.data[d.off : d.off+blobLen : d.off+blobLen]
 	d.off += blobLen
 	return b
+}
+
+// short is the error for a file that ends before the records its header
+// announces: capacity made room for as many as it can hold, so what is
+// left is less than one record (need says so, in its words).
+func (d *decoder) short(recordLen int, what string) error {
+	if err := d.need(recordLen, what); err != nil {
+		return err
+	}
+	return d.errorf("truncated: %s does not fit in the file", what)
 }
 
 // capacity bounds a slice preallocation by what the rest of the file can
@@ -140,12 +152,20 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 	fromGUID := d.u64()
 	maxHops := d.u32()
 
+	// The records and the model's nodes and ports are allocated in one
+	// slice each: a big cache has tens of thousands, and one allocation
+	// apiece was most of the decoder's time.
 	nodes := make([]*nodeRecord, 0, d.capacity(nodeCount, nodeFixedLen))
+	nodeRecs := make([]nodeRecord, cap(nodes))
+	nodeModels := make([]discovery.Node, cap(nodes))
 	byNode := make(map[uint64]*nodeRecord, cap(nodes))
 	for i := uint32(0); i < nodeCount; i++ {
 		d.at("node record", i+1, nodeCount)
-		nr, err := d.node()
-		if err != nil {
+		if int(i) == len(nodeRecs) {
+			return nil, d.short(nodeFixedLen, "a node record")
+		}
+		nr := &nodeRecs[i]
+		if err := d.node(nr, &nodeModels[i]); err != nil {
 			return nil, err
 		}
 		nr.idx = int(i) + 1
@@ -157,11 +177,16 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 	}
 
 	ports := make([]*portRecord, 0, d.capacity(portCount, portRecordLen))
+	portRecs := make([]portRecord, cap(ports))
+	portModels := make([]discovery.Port, cap(ports))
 	byPort := make(map[portKey]*portRecord, cap(ports))
 	for i := uint32(0); i < portCount; i++ {
 		d.at("port record", i+1, portCount)
-		pr, err := d.port()
-		if err != nil {
+		if int(i) == len(portRecs) {
+			return nil, d.short(portRecordLen, "a port record")
+		}
+		pr := &portRecs[i]
+		if err := d.port(pr, &portModels[i]); err != nil {
 			return nil, err
 		}
 		pr.idx = int(i) + 1
@@ -240,12 +265,12 @@ func decode(data []byte, path string) (*discovery.Fabric, error) {
 	return f, nil
 }
 
-func (d *decoder) node() (*nodeRecord, error) {
+// node reads a node record into nr and n.
+func (d *decoder) node(nr *nodeRecord, n *discovery.Node) error {
 	if err := d.need(nodeFixedLen, "a node record"); err != nil {
-		return nil, err
+		return err
 	}
-	nr := &nodeRecord{off: d.off}
-	n := &discovery.Node{}
+	nr.off = d.off
 	n.SMALID = d.u16()
 	n.SMALMC = d.u8()
 	n.EnhancedSP0 = d.u8() != 0
@@ -260,7 +285,7 @@ func (d *decoder) node() (*nodeRecord, error) {
 		n.SwitchInfo = nil
 	}
 	if err := d.need(stored*portKeyLen, fmt.Sprintf("its %d port keys", stored)); err != nil {
-		return nil, err
+		return err
 	}
 	nr.keys = make([]portKey, stored)
 	for i := range nr.keys {
@@ -269,15 +294,15 @@ func (d *decoder) node() (*nodeRecord, error) {
 	}
 	n.Ports = make([]*discovery.Port, n.NumPorts+1)
 	nr.node = n
-	return nr, nil
+	return nil
 }
 
-func (d *decoder) port() (*portRecord, error) {
+// port reads a port record into pr and p.
+func (d *decoder) port(pr *portRecord, p *discovery.Port) error {
 	if err := d.need(portRecordLen, "a port record"); err != nil {
-		return nil, err
+		return err
 	}
-	pr := &portRecord{off: d.off}
-	p := &discovery.Port{}
+	pr.off = d.off
 	p.GUID = d.u64()
 	p.Num = int(d.u8())
 	p.ExtNum = int(d.u8())
@@ -289,7 +314,7 @@ func (d *decoder) port() (*portRecord, error) {
 	pr.remote.guid = d.u64()
 	pr.remote.num = d.u8()
 	pr.port = p
-	return pr, nil
+	return nil
 }
 
 func allZero(b []byte) bool {
