@@ -63,6 +63,7 @@ type queryCmdOptions struct {
 	fields   []string
 	modifier string
 	write    bool
+	ccKey    string
 }
 
 func newQueryCmd(env *Env) *cobra.Command {
@@ -82,6 +83,7 @@ func newQueryCmd(env *Env) *cobra.Command {
 	fs.StringArrayVarP(&opts.fields, "field", "f", nil, "NAME=VALUE sets a request field; NAME alone prints only that reply field (repeatable)")
 	fs.StringVarP(&opts.modifier, "attribute-id", "a", "", "attribute modifier of the request (python-rdma's name for it)")
 	fs.BoolVar(&opts.write, "write", false, "allow a Set method: change the attribute at the target")
+	fs.StringVar(&opts.ccKey, "cckey", "", "CC_Key of the congestion control methods (default 0)")
 	setupCommon(env, cmd, &opts.Common, "")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) < 2 || len(args) > 3 {
@@ -346,11 +348,21 @@ func runQuery(env *Env, opts *queryCmdOptions, args []string) (result, error) {
 	if m.class == mad.ClassSubnAdm && len(args) > 2 {
 		return nil, usageErrorf("%s goes to the SA: it takes no target", m.name)
 	}
-	c, err := openClient(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
+	o, err := queryOptions(env, &opts.Common)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Engine().Close()
+	if opts.ccKey != "" {
+		if o.CCKey, err = endport.ParseUint(opts.ccKey, 64); err != nil {
+			return nil, usageErrorf("invalid CC key %q: %v", opts.ccKey, err)
+		}
+	}
+	eng, err := openEngine(env, &opts.Common, engineConfig{timeout: rpc.DefaultTimeout})
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	c := query.New(eng, o)
 	run := &queryRun{c: c, ctx: context.Background(), m: m, desc: desc, q: q, mod: mod, w: w, showKeys: opts.ShowKeys}
 	res := &queryResult{Method: m.name, Attribute: desc.Name, AttributeID: desc.AttrID, Modifier: mod, show: q.show, showKeys: opts.ShowKeys}
 	if m.class == mad.ClassSubnAdm {

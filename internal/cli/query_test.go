@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -94,10 +95,37 @@ func queryOnFake(t *testing.T, args ...string) (cmdResult, []mad.Header) {
 	host := fab.AddCA(0x100, 1, "host")
 	sw := fab.AddSwitch(0x200, 8, "sw")
 	fab.Link(host, 1, sw, 3)
-	tr := umadtest.NewOpener(umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer}.Answer,
+	cc := umadtest.NewAgent(mad.ClassCongest)
+	cc.Set(0, &mad.CongestionInfo{CongestionInfo: 1, ControlTableCap: 2})
+	tr := umadtest.NewOpener(umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer, mad.ClassCongest: cc.Answer}.Answer,
 		umadtest.WithInfo(fab.LocalInfo()))
 	r := runWith(tr, append([]string{"ibtool", "query"}, args...)...)
 	return r, tr.Requests()
+}
+
+// Congestion control MADs carry the CC_Key given with --cckey (IBA
+// A10.4.1: at byte 24 of the MAD), 0 without it; a bad key is a usage
+// error before anything is sent.
+func TestQueryCCKey(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		key  uint64
+	}{{nil, 0}, {[]string{"--cckey", "0x0123456789abcdef"}, 0x0123456789abcdef}} {
+		r, sent := queryOnFake(t, append([]string{"CongestionGet", "CongestionInfo"}, tc.args...)...)
+		var got []uint64
+		for _, m := range sent {
+			if m.Class() == mad.ClassCongest {
+				got = append(got, binary.BigEndian.Uint64(m[24:32]))
+			}
+		}
+		if r.code != 0 || len(got) != 1 || got[0] != tc.key || !strings.Contains(r.stdout, "ControlTableCap:") {
+			t.Errorf("%v: exit %d, CC_Keys sent %x (want %x), stdout %q, stderr %q", tc.args, r.code, got, tc.key, r.stdout, r.stderr)
+		}
+	}
+	r, sent := queryOnFake(t, "CongestionGet", "CongestionInfo", "--cckey", "0xzz")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `invalid CC key "0xzz"`) || len(sent) != 0 {
+		t.Errorf("bad key: exit %d, stderr %q, %d MADs sent", r.code, r.stderr, len(sent))
+	}
 }
 
 // A Set method is refused without --write, before anything is sent; with
@@ -150,7 +178,9 @@ func TestAdminCommandsBySymlink(t *testing.T) {
 	host := fab.AddCA(0x100, 1, "host")
 	sw := fab.AddSwitch(0x200, 8, "sw")
 	fab.Link(host, 1, sw, 3)
-	tr := umadtest.NewOpener(umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer}.Answer,
+	cc := umadtest.NewAgent(mad.ClassCongest)
+	cc.Set(0, &mad.CongestionInfo{CongestionInfo: 1, ControlTableCap: 2})
+	tr := umadtest.NewOpener(umadtest.Classes{mad.ClassSubnLID: fab.Answer, mad.ClassSubnDR: fab.Answer, mad.ClassCongest: cc.Answer}.Answer,
 		umadtest.WithInfo(fab.LocalInfo()))
 	if r := runWith(tr, "/usr/local/bin/query", "SubnGet", "NodeInfo", "-f", "NodeGUID"); r.code != 0 ||
 		r.stdout != "Guid:............................0x0000000000000100\n" {
