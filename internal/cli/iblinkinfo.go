@@ -585,8 +585,7 @@ type linkTexts struct {
 	width, speed, state, phys string
 	down                      bool
 	hoq, vlStall              uint8
-	maxWidth, maxSpeed        string     // get_max_msg's "Could be ..." texts
-	rate                      jsonv.Rate // the active link's, for --json
+	maxWidth, maxSpeed        string // get_max_msg's "Could be ..." texts
 }
 
 const capExtSpeeds = uint32(mad.PortCapMaskExtendedSpeeds)
@@ -598,7 +597,7 @@ func (lp *linkPrinter) texts(p *discovery.Port) linkTexts {
 	t := linkTexts{state: pi.PortState.String(), phys: pi.PortPhysicalState.String(),
 		down: pi.PortState == mad.PortStateDown, hoq: pi.HOQLife, vlStall: pi.VLStallCount}
 	if !t.down {
-		t.width, t.speed, t.rate = r.activeWidth(), r.activeSpeed(), r.jsonRate()
+		t.width, t.speed = r.activeWidth(), r.activeSpeed()
 	}
 	if p.Remote != nil {
 		t.maxWidth, t.maxSpeed = lp.maxMsg(p)
@@ -741,15 +740,6 @@ func (lp *linkPrinter) render(w *bufio.Writer) {
 func (lp *linkPrinter) renderPort(w *bufio.Writer, ev linkEvent) {
 	n, p := ev.node, ev.port
 	t := lp.texts(p)
-	var link string
-	if !t.down {
-		link = fmt.Sprintf("(%3s %18s %6s/%8s)", t.width, t.speed, t.state, t.phys)
-		if lp.additional {
-			link += fmt.Sprintf(" (HOQ:%d VL_Stall:%d)", t.hoq, t.vlStall)
-		}
-	} else {
-		link = fmt.Sprintf("(              %6s/%8s)", t.state, t.phys)
-	}
 	var remote string
 	if r := p.Remote; r != nil {
 		guidStr := ""
@@ -775,14 +765,24 @@ func (lp *linkPrinter) renderPort(w *bufio.Writer, ev linkEvent) {
 	} else {
 		fmt.Fprintf(w, "%s      ", ev.prefix)
 	}
+	lid := n.SMALID
 	if n.Type != discovery.NodeSwitch {
 		if !lp.line {
 			fmt.Fprintf(w, "0x%016x ", p.GUID)
 		}
-		fmt.Fprintf(w, "%6d %4d[%2s] ==%s==>  %s", p.BaseLID, p.Num, extText(p.ExtNum), link, remote)
-	} else {
-		fmt.Fprintf(w, "%6d %4d[%2s] ==%s==>  %s", n.SMALID, p.Num, extText(p.ExtNum), link, remote)
+		lid = p.BaseLID
 	}
+	fmt.Fprintf(w, "%6d %4d[%2s] ==", lid, p.Num, extText(p.ExtNum))
+	if !t.down {
+		fmt.Fprintf(w, "(%3s %18s %6s/%8s)", t.width, t.speed, t.state, t.phys)
+		if lp.additional {
+			fmt.Fprintf(w, " (HOQ:%d VL_Stall:%d)", t.hoq, t.vlStall)
+		}
+	} else {
+		fmt.Fprintf(w, "(              %6s/%8s)", t.state, t.phys)
+	}
+	w.WriteString("==>  ")
+	w.WriteString(remote)
 }
 
 // The JSON form (docs/json.md, "iblinkinfo").
@@ -875,9 +875,13 @@ func (lp *linkPrinter) document(f *discovery.Fabric) linkInfoDoc {
 		}
 		p := ev.port
 		t := lp.texts(p)
+		var rate jsonv.Rate // the active link's
+		if !t.down {
+			rate = lp.rate(p).jsonRate()
+		}
 		couldBe := strings.TrimPrefix(t.maxSpeed, "Could be ")
 		pd := linkPortDoc{Side: sideOf(ev.prefix), Port: p.Num, ExternalPort: p.ExtNum, PortGUID: mad.GUID(p.GUID),
-			LID: p.BaseLID, PortState: jsonv.PortStateOf(lp.info(p)), Rate: t.rate,
+			LID: p.BaseLID, PortState: jsonv.PortStateOf(lp.info(p)), Rate: rate,
 			CouldBeWidth: jsonv.Width(strings.TrimPrefix(t.maxWidth, "Could be ")), CouldBeLaneSpeedGbps: couldBeGbps(couldBe), CouldBeSpeedText: couldBe}
 		if ev.node.Type == discovery.NodeSwitch {
 			pd.LID = ev.node.SMALID
