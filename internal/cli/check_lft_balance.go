@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -25,7 +24,7 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register(newCheckLftBalanceCmd) }
+func init() { register("check_lft_balance", newCheckLftBalanceCmd) }
 
 type checkLftOptions struct {
 	Common
@@ -152,9 +151,9 @@ func errnoText(err error) string {
 }
 
 var (
-	lftUnicastRE = regexp.MustCompile(`Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`)
-	lftHostRE    = regexp.MustCompile(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
-	lftPathRE    = regexp.MustCompile(`.+ (.+) : \(path #. out of .: portguid .+\)`)
+	lftUnicastRE = lazyRegexp(`Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`)
+	lftHostRE    = lazyRegexp(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
+	lftPathRE    = lazyRegexp(`.+ (.+) : \(path #. out of .: portguid .+\)`)
 )
 
 // balanceOf runs the script over dump_lfts text, with the fabric in place
@@ -179,14 +178,14 @@ func balanceOf(lfts string, fab *discovery.Fabric, name func(uint64, string) str
 			if sw != nil { // the name survives a header that does not parse
 				next.guid, next.name, next.named = sw.guid, sw.name, sw.named
 			}
-			if m := lftUnicastRE.FindStringSubmatch(line); m != nil {
+			if m := lftUnicastRE().FindStringSubmatch(line); m != nil {
 				next.guid, next.name, next.named = m[1], m[2], true
 			}
 			sw = next
 		case sw == nil:
 		case strings.Contains(line, "Channel") || strings.Contains(line, "Router"):
 			port, host := "", ""
-			if m := lftHostRE.FindStringSubmatch(line); m != nil {
+			if m := lftHostRE().FindStringSubmatch(line); m != nil {
 				port, host = m[1], m[2]
 			}
 			sw.host = host
@@ -200,7 +199,7 @@ func balanceOf(lfts string, fab *discovery.Fabric, name func(uint64, string) str
 			}
 		case strings.Contains(line, "path"):
 			port := ""
-			if m := lftPathRE.FindStringSubmatch(line); m != nil {
+			if m := lftPathRE().FindStringSubmatch(line); m != nil {
 				port = m[1]
 			}
 			sw.count[port]++

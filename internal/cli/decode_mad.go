@@ -50,7 +50,7 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register(newDecodeMADCmd) }
+func init() { register("decode_mad", newDecodeMADCmd) }
 
 type decodeMADOptions struct {
 	verbose int

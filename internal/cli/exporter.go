@@ -37,7 +37,7 @@ type exporterOptions struct {
 // DefaultExporterAddress is where the exporter listens by default.
 const DefaultExporterAddress = ":9732"
 
-func init() { register(newExporterCmd) }
+func init() { register("exporter", newExporterCmd) }
 
 func newExporterCmd(env *Env) *cobra.Command {
 	o := &exporterOptions{}

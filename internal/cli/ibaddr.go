@@ -44,7 +44,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newIbaddrCmd) }
+func init() { register("ibaddr", newIbaddrCmd) }
 
 type ibaddrOptions struct {
 	Common

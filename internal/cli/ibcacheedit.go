@@ -20,7 +20,7 @@ type ibcacheeditOptions struct {
 	switchGUID, caGUID, sysimgGUID, portGUID string
 }
 
-func init() { register(newIbcacheeditCmd) }
+func init() { register("ibcacheedit", newIbcacheeditCmd) }
 
 func newIbcacheeditCmd(env *Env) *cobra.Command {
 	opts := &ibcacheeditOptions{}

@@ -53,7 +53,7 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register(newIbccconfigCmd) }
+func init() { register("ibccconfig", newIbccconfigCmd) }
 
 var ccConfigOps = []ccOp{
 	{"CongestionKeyInfo", "CK", false, "<cckey> <cckeyprotectbit> <cckeyleaseperiod> <cckeyviolations>"},

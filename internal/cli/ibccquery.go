@@ -47,7 +47,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newIbccqueryCmd) }
+func init() { register("ibccquery", newIbccqueryCmd) }
 
 type ibccOptions struct {
 	Common

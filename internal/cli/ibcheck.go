@@ -83,7 +83,7 @@ func init() {
 		{name: "ibclearerrors", short: "Reset the error counters of PortCounters on every port", fabric: true,
 			kinds: kindClear, clearSelect: query.SelectErrors},
 	} {
-		register(func(env *Env) *cobra.Command { return newCheckCmd(env, k) })
+		register(k.name, func(env *Env) *cobra.Command { return newCheckCmd(env, k) })
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register(newIbfindnodesusingCmd) }
+func init() { register("ibfindnodesusing", newIbfindnodesusingCmd) }
 
 type ibfindnodesusingOptions struct {
 	Common

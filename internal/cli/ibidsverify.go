@@ -38,7 +38,7 @@ type ibidsverifyOptions struct {
 	regenerate bool
 }
 
-func init() { register(newIbidsverifyCmd) }
+func init() { register("ibidsverify", newIbidsverifyCmd) }
 
 func newIbidsverifyCmd(env *Env) *cobra.Command {
 	opts := &ibidsverifyOptions{}
@@ -168,18 +168,18 @@ func idsRender(env *Env, opts *ibidsverifyOptions) ([]byte, error) {
 // included; Go's leftmost-first matching picks the submatches Perl's
 // backtracking does).
 var (
-	idsCAGUID      = regexp.MustCompile(`^caguid=(.*)`)
-	idsRtGUID      = regexp.MustCompile(`^rtguid=(.*)`)
-	idsSwGUID      = regexp.MustCompile(`^switchguid=(.*)`)
-	idsSwGUIDPort  = regexp.MustCompile(`^switchguid=(.*)\((.*)\)`)
-	idsSwitch      = regexp.MustCompile(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
-	idsCA          = regexp.MustCompile(`^Ca.*`)
-	idsRt          = regexp.MustCompile(`^Rt.*`)
-	idsPeerSwitch  = regexp.MustCompile(`"S-(.*)# lid (\d+) .*`)
-	idsPeerCA      = regexp.MustCompile(`^.*"H-(.*)# lid (\d+) .*`)
-	idsPeerRouter  = regexp.MustCompile(`^.*"R-(.*)# lid (\d+) .*`)
-	idsCAPortGUID  = regexp.MustCompile(`^\[(\d+)\]\((.*)\)`)
-	idsLineBreaker = regexp.MustCompile(`[^\n]*\n|[^\n]+$`)
+	idsCAGUID      = lazyRegexp(`^caguid=(.*)`)
+	idsRtGUID      = lazyRegexp(`^rtguid=(.*)`)
+	idsSwGUID      = lazyRegexp(`^switchguid=(.*)`)
+	idsSwGUIDPort  = lazyRegexp(`^switchguid=(.*)\((.*)\)`)
+	idsSwitch      = lazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
+	idsCA          = lazyRegexp(`^Ca.*`)
+	idsRt          = lazyRegexp(`^Rt.*`)
+	idsPeerSwitch  = lazyRegexp(`"S-(.*)# lid (\d+) .*`)
+	idsPeerCA      = lazyRegexp(`^.*"H-(.*)# lid (\d+) .*`)
+	idsPeerRouter  = lazyRegexp(`^.*"R-(.*)# lid (\d+) .*`)
+	idsCAPortGUID  = lazyRegexp(`^\[(\d+)\]\((.*)\)`)
+	idsLineBreaker = lazyRegexp(`[^\n]*\n|[^\n]+$`)
 )
 
 // idsState is the script's tables and the line being read.
@@ -193,20 +193,20 @@ type idsState struct {
 func verifyIDs(text []byte) []idsProblem {
 	s := &idsState{lids: map[string]string{}, nodeGUIDs: map[string]string{}, portGUIDs: map[string]string{}}
 	var nodeType, nodeGUID, portGUID, lid, firstPort string
-	for _, lineb := range idsLineBreaker.FindAll(text, -1) {
+	for _, lineb := range idsLineBreaker().FindAll(text, -1) {
 		line := string(lineb)
-		if m := idsCAGUID.FindStringSubmatch(line); m != nil {
+		if m := idsCAGUID().FindStringSubmatch(line); m != nil {
 			nodeGUID, nodeType = m[1], ""
-		} else if m := idsRtGUID.FindStringSubmatch(line); m != nil {
+		} else if m := idsRtGUID().FindStringSubmatch(line); m != nil {
 			nodeGUID, nodeType = m[1], ""
 		}
-		if m := idsSwGUID.FindStringSubmatch(line); m != nil {
+		if m := idsSwGUID().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID, nodeType = m[1], "", ""
 		}
-		if m := idsSwGUIDPort.FindStringSubmatch(line); m != nil {
+		if m := idsSwGUIDPort().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID = m[1], "0x"+m[2]
 		}
-		if m := idsSwitch.FindStringSubmatch(line); m != nil {
+		if m := idsSwitch().FindStringSubmatch(line); m != nil {
 			nodeType, firstPort, lid = "switch", "yes", m[3]
 			s.insertLID(lid, nodeGUID, nodeType)
 			s.insertNodeGUID(lid, nodeGUID, nodeType)
@@ -214,16 +214,16 @@ func verifyIDs(text []byte) []idsProblem {
 				s.insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 			}
 		}
-		if idsCA.MatchString(line) {
+		if idsCA().MatchString(line) {
 			nodeType, firstPort = "ca", "yes"
 		}
-		if idsRt.MatchString(line) {
+		if idsRt().MatchString(line) {
 			nodeType, firstPort = "router", "yes"
 		}
 		if nodeType != "ca" && nodeType != "router" {
 			continue
 		}
-		for _, re := range []*regexp.Regexp{idsPeerSwitch, idsPeerCA, idsPeerRouter} {
+		for _, re := range []*regexp.Regexp{idsPeerSwitch(), idsPeerCA(), idsPeerRouter()} {
 			if m := re.FindStringSubmatch(line); m != nil {
 				lid = m[2]
 				s.insertLID(lid, nodeGUID, nodeType)
@@ -233,7 +233,7 @@ func verifyIDs(text []byte) []idsProblem {
 				}
 			}
 		}
-		if m := idsCAPortGUID.FindStringSubmatch(line); m != nil {
+		if m := idsCAPortGUID().FindStringSubmatch(line); m != nil {
 			portGUID = "0x" + m[2]
 			s.insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 		}

@@ -47,7 +47,7 @@ type iblinkinfoOptions struct {
 	onlyType                    int // 0, or the node type of --switches-only/--cas-only (the last wins)
 }
 
-func init() { register(newIblinkinfoCmd) }
+func init() { register("iblinkinfo", newIblinkinfoCmd) }
 
 // lastStringFlag stores its value in a shared variable, so that of -S and
 // -G the last one given wins, as in the C tool.

@@ -52,7 +52,7 @@ type ibnetdiscoverOptions struct {
 	diffFlags                            int
 }
 
-func init() { register(newIbnetdiscoverCmd) }
+func init() { register("ibnetdiscover", newIbnetdiscoverCmd) }
 
 // listFlag is a bool-like flag that stores its value in a shared variable,
 // so that of a group of them the last one given wins, as in the C tools

@@ -66,7 +66,7 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register(newIbpingCmd) }
+func init() { register("ibping", newIbpingCmd) }
 
 type ibpingOptions struct {
 	Common

@@ -62,7 +62,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newIbportstateCmd) }
+func init() { register("ibportstate", newIbportstateCmd) }
 
 type ibportstateOptions struct {
 	Common

@@ -41,7 +41,7 @@ func init() {
 		{"ibprintswitch", "switch", listSwitches},
 		{"ibprintrt", "router", listRouters},
 	} {
-		register(func(env *Env) *cobra.Command { return newIbprintCmd(env, k) })
+		register(k.name, func(env *Env) *cobra.Command { return newIbprintCmd(env, k) })
 	}
 }
 

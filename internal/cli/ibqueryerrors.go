@@ -43,7 +43,7 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register(newIbqueryerrorsCmd) }
+func init() { register("ibqueryerrors", newIbqueryerrorsCmd) }
 
 // Node types of --switch/--ca/--router (ibqueryerrors.c PRINT_*).
 const (

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/discovery"
@@ -122,7 +121,7 @@ type qeThreshold struct {
 	Threshold uint64 `json:"threshold"`
 }
 
-var thresholdValue = regexp.MustCompile(`^[ \t]*\+?(0[xX][0-9a-fA-F]+|[0-9]+)[ \t\r]*$`)
+var thresholdValue = lazyRegexp(`^[ \t]*\+?(0[xX][0-9a-fA-F]+|[0-9]+)[ \t\r]*$`)
 
 // readThresholds reads a threshold file: "<counter>=<value>" lines, blank
 // lines and lines starting with '#'. A file that cannot be opened is no
@@ -148,7 +147,7 @@ func readThresholds(path string) (*thresholds, error) {
 		if !contains(qeErrorCounters, name) {
 			return nil, fmt.Errorf("threshold file %s line %d: unknown counter %q (counters: %s)", path, n, name, strings.Join(qeErrorCounters, ","))
 		}
-		if !thresholdValue.MatchString(val) {
+		if !thresholdValue().MatchString(val) {
 			return nil, fmt.Errorf("threshold file %s line %d: %s's threshold %q is not a number", path, n, name, val)
 		}
 		v, _ := cStrtoul(val)

@@ -20,10 +20,10 @@ import (
 )
 
 func init() {
-	register(newIbrouteCmd)
-	register(func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_fts", false, "") })
-	register(func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_lfts", false, "dump_fts") })
-	register(func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_mfts", true, "dump_fts -M") })
+	register("ibroute", newIbrouteCmd)
+	register("dump_fts", func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_fts", false, "") })
+	register("dump_lfts", func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_lfts", false, "dump_fts") })
+	register("dump_mfts", func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_mfts", true, "dump_fts -M") })
 }
 
 // destTimeout is dump_lid's timeout for the queries that name a LID's

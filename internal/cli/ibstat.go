@@ -54,8 +54,8 @@ import (
 )
 
 func init() {
-	register(newIbstatCmd)
-	register(newIbstatusCmd)
+	register("ibstat", newIbstatCmd)
+	register("ibstatus", newIbstatusCmd)
 }
 
 type ibstatOptions struct {

@@ -65,7 +65,7 @@ func (f *groupFlag) Set(s string) error {
 	return err
 }
 
-func init() { register(newIbswportwatchCmd) }
+func init() { register("ibswportwatch", newIbswportwatchCmd) }
 
 func newIbswportwatchCmd(env *Env) *cobra.Command {
 	opts := &ibswportwatchOptions{}

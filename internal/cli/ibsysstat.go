@@ -49,7 +49,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newIbsysstatCmd) }
+func init() { register("ibsysstat", newIbsysstatCmd) }
 
 type ibsysstatOptions struct {
 	Common

@@ -26,7 +26,7 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register(newIbtracertCmd) }
+func init() { register("ibtracert", newIbtracertCmd) }
 
 type ibtracertOptions struct {
 	Common

@@ -35,7 +35,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newInitAllPortsCmd) }
+func init() { register("init_all_ports", newInitAllPortsCmd) }
 
 type initAllPortsOptions struct {
 	Common

@@ -191,7 +191,7 @@ func TestJSONVocabulary(t *testing.T) {
 	}
 
 	var names []string
-	for _, c := range newRoot(&Env{}).Commands() {
+	for _, c := range newRoot(&Env{}, "").Commands() {
 		if !noJSON[c.Name()] {
 			names = append(names, c.Name())
 		}

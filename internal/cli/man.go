@@ -19,7 +19,7 @@ import (
 // WriteManPages writes every page into dir and returns their file names.
 // date (for example "2026-11-25") goes in each page's header.
 func WriteManPages(dir, date string) ([]string, error) {
-	root := newRoot(&Env{IO: IO{Out: os.Stdout, Err: os.Stderr}})
+	root := newRoot(&Env{IO: IO{Out: os.Stdout, Err: os.Stderr}}, "")
 	var files []string
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		if !c.IsAvailableCommand() && c != root {

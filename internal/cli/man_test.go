@@ -18,7 +18,7 @@ func TestManPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := newRoot(&Env{})
+	root := newRoot(&Env{}, "")
 	want := []string{"ibtool.8"}
 	for _, c := range root.Commands() {
 		if c.IsAvailableCommand() {

@@ -37,16 +37,16 @@ var (
 const nodeListUsageArgs = "[-h] [<topology-file> | -y mkey -C ca_name -P ca_port -t timeout_ms]"
 
 func init() {
-	register(func(env *Env) *cobra.Command {
+	register("ibhosts", func(env *Env) *cobra.Command {
 		return newNodeListCmd(env, "ibhosts", "Show the CAs of the fabric", listHosts)
 	})
-	register(func(env *Env) *cobra.Command {
+	register("ibswitches", func(env *Env) *cobra.Command {
 		return newNodeListCmd(env, "ibswitches", "Show the switches of the fabric", listSwitches)
 	})
-	register(func(env *Env) *cobra.Command {
+	register("ibrouters", func(env *Env) *cobra.Command {
 		return newNodeListCmd(env, "ibrouters", "Show the routers of the fabric", listRouters)
 	})
-	register(func(env *Env) *cobra.Command {
+	register("ibnodes", func(env *Env) *cobra.Command {
 		return newNodeListCmd(env, "ibnodes", "Show the CAs and switches of the fabric", listHosts, listSwitches)
 	})
 }

@@ -79,7 +79,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newPerfqueryCmd) }
+func init() { register("perfquery", newPerfqueryCmd) }
 
 // allPorts is PortSelect's "every port" value (AllPortSelect).
 const allPorts = 0xFF

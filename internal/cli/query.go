@@ -56,7 +56,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newQueryCmd) }
+func init() { register("query", newQueryCmd) }
 
 type queryCmdOptions struct {
 	Common

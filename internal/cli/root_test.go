@@ -13,8 +13,8 @@ func TestEveryCommandHelp(t *testing.T) {
 	if len(commandBuilders) < 20 {
 		t.Fatalf("only %d commands registered", len(commandBuilders))
 	}
-	for _, build := range commandBuilders {
-		name := build(&Env{}).Name()
+	for _, b := range commandBuilders {
+		name := b.name
 		for _, flag := range []string{"--help", "-h"} {
 			r := runWith(nil, "ibtool", name, flag)
 			if r.code != ExitOK || r.stderr != "" || !strings.Contains(r.stdout, "Usage:") {
@@ -25,6 +25,28 @@ func TestEveryCommandHelp(t *testing.T) {
 				t.Errorf("ibtool %s %s does not list --json:\n%s", name, flag, r.stdout)
 			}
 		}
+	}
+}
+
+// A run builds only the command it runs, found by its registered name:
+// that name must be the one the command answers to.
+func TestRegisteredNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, b := range commandBuilders {
+		if got := b.build(&Env{}).Name(); got != b.name {
+			t.Errorf("registered as %q, but the command is named %q", b.name, got)
+		}
+		if seen[b.name] {
+			t.Errorf("%q registered twice", b.name)
+		}
+		seen[b.name] = true
+	}
+	root := newRoot(&Env{}, "perfquery")
+	if cmds := root.Commands(); len(cmds) != 1 || cmds[0].Name() != "perfquery" {
+		t.Errorf("a perfquery run builds %d commands, want perfquery alone", len(cmds))
+	}
+	if n := len(newRoot(&Env{}, "nosuch").Commands()); n != len(commandBuilders)+2 {
+		t.Errorf("an unknown name builds %d commands, want all %d", n, len(commandBuilders)+2)
 	}
 }
 
@@ -79,7 +101,7 @@ func TestInstallLinks(t *testing.T) {
 	if self, err = filepath.EvalSymlinks(self); err != nil {
 		t.Fatal(err)
 	}
-	names := linkNames(newRoot(&Env{}))
+	names := linkNames(newRoot(&Env{}, ""))
 	// The C tool is installed as perfquery; smpdump already links to us.
 	cTool := filepath.Join(dir, "perfquery")
 	if err := os.WriteFile(cTool, []byte("#!/bin/sh\n"), 0o755); err != nil {

@@ -71,7 +71,6 @@ import (
 	"io"
 	"math/bits"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,7 +85,7 @@ import (
 	"github.com/ibtool/ibtool/internal/sa"
 )
 
-func init() { register(newSaqueryCmd) }
+func init() { register("saquery", newSaqueryCmd) }
 
 // errno values the C tool exits with.
 const (
@@ -430,7 +429,7 @@ type saQuery struct {
 }
 
 // saMemberRE matches MEMBER=VALUE arguments: a field path, then '='.
-var saMemberRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\.[0-9]+)*=`)
+var saMemberRE = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\.[0-9]+)*=`)
 
 func runSaquery(env *Env, opts *saqueryOptions, args []string) error {
 	q := &saQuery{env: env, opts: opts, ctx: context.Background(),
@@ -444,7 +443,7 @@ func (q *saQuery) run(args []string) error {
 	// MEMBER=VALUE arguments are ibtool's; the rest are the C tool's.
 	var pos []string
 	for _, a := range args {
-		if saMemberRE.MatchString(a) {
+		if saMemberRE().MatchString(a) {
 			path, value, _ := strings.Cut(a, "=")
 			q.members = append(q.members, saMember{path, value})
 			continue

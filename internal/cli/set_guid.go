@@ -44,7 +44,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newSetGUIDCmd) }
+func init() { register("set_guid", newSetGUIDCmd) }
 
 // guidsPerBlock is the GUIDs of one GUIDInfo block (IBA 14.2.5.5).
 const guidsPerBlock = 8

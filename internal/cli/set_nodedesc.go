@@ -43,7 +43,7 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register(newSetNodedescCmd) }
+func init() { register("set_nodedesc", newSetNodedescCmd) }
 
 type setNodedescOptions struct {
 	Common

@@ -54,7 +54,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newSetPortStateCmd) }
+func init() { register("set_port_state", newSetPortStateCmd) }
 
 // portChange is one state change set_port_state can make.
 type portChange struct {

@@ -50,7 +50,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newSminfoCmd) }
+func init() { register("sminfo", newSminfoCmd) }
 
 type sminfoOptions struct {
 	Common

@@ -25,7 +25,7 @@ type smpdumpOptions struct {
 	decode   bool
 }
 
-func init() { register(newSmpdumpCmd) }
+func init() { register("smpdump", newSmpdumpCmd) }
 
 func newSmpdumpCmd(env *Env) *cobra.Command {
 	opts := &smpdumpOptions{}

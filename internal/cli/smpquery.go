@@ -59,7 +59,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newSmpqueryCmd) }
+func init() { register("smpquery", newSmpqueryCmd) }
 
 type smpqueryOptions struct {
 	Common

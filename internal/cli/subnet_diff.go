@@ -28,7 +28,7 @@ type subnetDiffOptions struct {
 // diff(1) does).
 const ExitDifferent = 1
 
-func init() { register(newSubnetDiffCmd) }
+func init() { register("subnet_diff", newSubnetDiffCmd) }
 
 func newSubnetDiffCmd(env *Env) *cobra.Command {
 	opts := &subnetDiffOptions{}

@@ -21,7 +21,7 @@ type topologyOptions struct {
 	format string
 }
 
-func init() { register(newTopologyCmd) }
+func init() { register("topology", newTopologyCmd) }
 
 func newTopologyCmd(env *Env) *cobra.Command {
 	o := &topologyOptions{}

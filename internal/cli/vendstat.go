@@ -56,7 +56,7 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register(newVendstatCmd) }
+func init() { register("vendstat", newVendstatCmd) }
 
 type vendstatOptions struct {
 	Common

@@ -13,7 +13,7 @@ import (
 	"github.com/ibtool/ibtool/internal/verbs"
 )
 
-func init() { register(newIbvDevicesCmd) }
+func init() { register("ibv_devices", newIbvDevicesCmd) }
 
 type ibvDevicesOptions struct {
 	Common // only --json

@@ -17,7 +17,7 @@ import (
 	"github.com/ibtool/ibtool/internal/verbs"
 )
 
-func init() { register(newIbvDevinfoCmd) }
+func init() { register("ibv_devinfo", newIbvDevinfoCmd) }
 
 type ibvDevinfoOptions struct {
 	Common   // only --json

@@ -14,7 +14,7 @@ import (
 	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
 )
 
-func init() { register(newRdmaBwCmd) }
+func init() { register("rdma_bw", newRdmaBwCmd) }
 
 type rdmaBwOptions struct {
 	Common // only --json

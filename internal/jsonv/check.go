@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Violation is one place where a document breaks a rule of the vocabulary.
@@ -42,9 +43,11 @@ func (c *checker) bad(path, format string, args ...any) {
 	c.out = append(c.out, Violation{path, fmt.Sprintf(format, args...)})
 }
 
+// The patterns are compiled on first use: jsonv is linked into every
+// command, and Check runs only in tests.
 var (
-	snakeCase = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	guidText  = regexp.MustCompile(`^0x[0-9a-f]{16}$`)
+	snakeCase = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
+	guidText  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0x[0-9a-f]{16}$`) })
 )
 
 // Allowed keys of the shared objects (Target, LinkEnd).
@@ -130,7 +133,7 @@ func (c *checker) shape(path string, m map[string]any, allowed map[string]bool, 
 
 // key checks the rules about a member's name and its siblings.
 func (c *checker) key(path, k string, m map[string]any) {
-	if !snakeCase.MatchString(k) {
+	if !snakeCase().MatchString(k) {
 		c.bad(path, "key is not snake_case")
 	}
 	if strings.HasSuffix(k, "_name") && !nameKeys[k] && !strings.HasSuffix(k, "_node_name") {
@@ -187,7 +190,7 @@ func (c *checker) scalar(path, key string, v any) {
 			c.bad(path, "LID %v is not a number", v)
 		}
 	case strings.HasSuffix(key, "guid") || strings.HasSuffix(key, "guids"):
-		if !isString || !guidText.MatchString(s) {
+		if !isString || !guidText().MatchString(s) {
 			c.bad(path, "GUID %v is not \"0x\" and 16 hex digits", v)
 		}
 	case strings.HasSuffix(key, "gid") || strings.HasSuffix(key, "gids"):
