@@ -718,22 +718,31 @@ func remoteLIDOf(r *discovery.Port) uint16 {
 
 // render writes the events as the C tool prints them.
 func (lp *linkPrinter) render(w *bufio.Writer) {
-	for _, ev := range lp.events {
-		switch {
-		case ev.node == nil:
-			w.WriteString(ev.prefix) // a "numports = N" line
-		case ev.port == nil:
-			if lp.line {
-				continue
-			}
-			if ev.node.Type == discovery.NodeSwitch {
-				fmt.Fprintf(w, "%s%s: 0x%016x %s:\n", ev.prefix, nodeTypeStr(ev.node.Type), headerGUID(ev.node), lp.name(ev.node))
-			} else {
-				fmt.Fprintf(w, "%s%s: %s:\n", ev.prefix, nodeTypeStr(ev.node.Type), lp.name(ev.node))
-			}
-		default:
-			lp.renderPort(w, ev)
+	formatInOrder(w, len(lp.events), func(int) int { return 1 }, func(w *bufio.Writer, lo, hi int) {
+		// Each goroutine has its own decoded PortInfos and names.
+		sub := *lp
+		sub.pis, sub.nameC = nil, nil
+		for _, ev := range lp.events[lo:hi] {
+			sub.renderEvent(w, ev)
 		}
+	})
+}
+
+func (lp *linkPrinter) renderEvent(w *bufio.Writer, ev linkEvent) {
+	switch {
+	case ev.node == nil:
+		w.WriteString(ev.prefix) // a "numports = N" line
+	case ev.port == nil:
+		if lp.line {
+			return
+		}
+		if ev.node.Type == discovery.NodeSwitch {
+			fmt.Fprintf(w, "%s%s: 0x%016x %s:\n", ev.prefix, nodeTypeStr(ev.node.Type), headerGUID(ev.node), lp.name(ev.node))
+		} else {
+			fmt.Fprintf(w, "%s%s: %s:\n", ev.prefix, nodeTypeStr(ev.node.Type), lp.name(ev.node))
+		}
+	default:
+		lp.renderPort(w, ev)
 	}
 }
 

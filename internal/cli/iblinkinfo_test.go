@@ -361,6 +361,18 @@ func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
 	}
 }
 
+// ibnetdiscover's text of a big fabric is formatted on several goroutines
+// (formatInOrder); it must still be the C tool's, in the C tool's order.
+func TestIbnetdiscoverOnAGeneratedFatTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 1000-node fabric")
+	}
+	f := generatedFabric(t, "S1000")
+	for _, args := range []string{"", "-g", "-p", "--full -s"} {
+		conformNorm(t, f, "node0002", "ibnetdiscover", strings.Fields(args)...)
+	}
+}
+
 // ---------------------------------------------------------------------
 // --sa against a fake SA: ibsim has no RMPP (a GetTable reply is one MAD,
 // cut after 200 bytes of records), so the SA walk is tested on a port

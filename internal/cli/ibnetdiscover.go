@@ -647,68 +647,104 @@ func (tp *topoPrinter) topology(group, reportHops bool) {
 		fromPortGUID = uint64(f.From.Info().PortGUID)
 		tp.printf("# Initiated from node %016x port %016x\n", f.From.GUID, fromPortGUID)
 	}
+	items := tp.topologyItems(group)
+	for _, it := range items {
+		if it.node != nil && it.node.Type != discovery.NodeSwitch {
+			cleanDesc(it.node) // what caDetail does, before the goroutines below read descriptions
+		}
+	}
+	formatInOrder(tp.w, len(items), func(i int) int {
+		if n := items[i].node; n != nil {
+			return 4 + n.NumPorts
+		}
+		return 1
+	}, func(w *bufio.Writer, lo, hi int) {
+		sub := &topoPrinter{w: w, f: tp.f, g: tp.g, names: tp.names, full: tp.full}
+		for _, it := range items[lo:hi] {
+			switch {
+			case it.node == nil:
+				sub.w.WriteString(it.text)
+			case it.node.Type == discovery.NodeSwitch:
+				sub.switchWithPorts(it.node, group, it.chname)
+			default:
+				sub.caWithPorts(it.node, group, it.chname)
+			}
+		}
+	})
+}
+
+// topoItem is one piece of the topology file: text, or a node with its
+// ports.
+type topoItem struct {
+	text   string
+	node   *discovery.Node
+	chname *string
+}
+
+// topologyItems lists the topology file's pieces after its heading, in
+// order: the chassis first when grouping, then the switches, CAs and
+// routers outside a chassis.
+func (tp *topoPrinter) topologyItems(group bool) []topoItem {
+	var items []topoItem
+	text := func(format string, args ...any) { items = append(items, topoItem{text: fmt.Sprintf(format, args...)}) }
+	node := func(n *discovery.Node, chname *string) { items = append(items, topoItem{node: n, chname: chname}) }
 	if group {
 		for _, ch := range tp.g.Chassis {
 			if ch.Num == 0 {
 				continue
 			}
-			tp.printf("\nChassis %d", ch.Num)
+			text("\nChassis %d", ch.Num)
 			chguid := tp.g.ChassisGUID(ch.Num)
 			if chguid != 0 {
-				tp.printf(" (guid 0x%x)", chguid)
+				text(" (guid 0x%x)", chguid)
 			}
-			tp.printf("\n")
+			text("\n")
 			var chname *string
 			if discovery.IsXsigoGUID(chguid) {
 				for _, n := range ch.Nodes {
 					if discovery.IsXsigoHCA(n.GUID) {
 						d := string(n.NodeDesc)
 						chname = &d
-						tp.printf("Hostname: %s\n", nodename.CleanDesc(d))
+						text("Hostname: %s\n", nodename.CleanDesc(d))
 					}
 				}
 			}
-			tp.printf("\n# Spine Nodes")
+			text("\n# Spine Nodes")
 			for _, n := range ch.Spines[1:] {
 				if n != nil {
-					tp.switchWithPorts(n, group, chname)
+					node(n, chname)
 				}
 			}
-			tp.printf("\n# Line Nodes")
+			text("\n# Line Nodes")
 			for _, n := range ch.Lines[1:] {
 				if n != nil {
-					tp.switchWithPorts(n, group, chname)
+					node(n, chname)
 				}
 			}
-			tp.printf("\n# Chassis Switches")
+			text("\n# Chassis Switches")
 			for _, n := range ch.Nodes {
 				if n.Type == discovery.NodeSwitch {
-					tp.switchWithPorts(n, group, chname)
+					node(n, chname)
 				}
 			}
-			tp.printf("\n# Chassis CAs")
+			text("\n# Chassis CAs")
 			for _, n := range ch.Nodes {
 				if n.Type == discovery.NodeCA {
-					tp.caWithPorts(n, group, chname)
+					node(n, chname)
 				}
 			}
 		}
-		tp.printf("\nNon-Chassis Nodes\n")
+		text("\nNon-Chassis Nodes\n")
 	}
-	for _, n := range typeList(f, discovery.NodeSwitch) {
-		if group && tp.g.ChassisNum(n) != 0 {
-			continue
-		}
-		tp.switchWithPorts(n, group, nil)
-	}
-	for _, t := range []int{discovery.NodeCA, discovery.NodeRouter} {
-		for _, n := range typeList(f, t) {
+	for _, t := range []int{discovery.NodeSwitch, discovery.NodeCA, discovery.NodeRouter} {
+		for _, n := range typeList(tp.f, t) {
 			if group && tp.g.ChassisNum(n) != 0 {
 				continue
 			}
-			tp.caWithPorts(n, group, nil)
+			node(n, nil)
 		}
 	}
+	return items
 }
 
 // listNodes is -l/-H/-S/-R.

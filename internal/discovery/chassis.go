@@ -112,9 +112,18 @@ func (g *Grouping) Info(n *Node) *ChassisInfo {
 	return ci
 }
 
+// lookup is Info without recording n: the printers read a grouping from
+// several goroutines at once.
+func (g *Grouping) lookup(n *Node) *ChassisInfo {
+	if ci := g.info[n]; ci != nil {
+		return ci
+	}
+	return &ChassisInfo{}
+}
+
 // ChassisNum is the number of n's chassis, 0 if none.
 func (g *Grouping) ChassisNum(n *Node) int {
-	if ch := g.Info(n).Chassis; ch != nil {
+	if ch := g.lookup(n).Chassis; ch != nil {
 		return ch.Num
 	}
 	return 0
@@ -132,7 +141,7 @@ func (g *Grouping) ChassisGUID(num int) uint64 {
 
 // TypeName is ibnd_get_chassis_type: "" when there is none to show.
 func (g *Grouping) TypeName(n *Node) string {
-	ci := g.Info(n)
+	ci := g.lookup(n)
 	if ci.Chassis == nil {
 		return ""
 	}
@@ -155,7 +164,7 @@ func (g *Grouping) SlotString(n *Node) string {
 	if v != vendorVoltaire && v != vendorMellanox {
 		return ""
 	}
-	ci := g.Info(n)
+	ci := g.lookup(n)
 	if ci.Chassis == nil || ci.Slot == slotUnresolved || ci.Slot > slotSRBD {
 		return ""
 	}
