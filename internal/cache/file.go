@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -23,7 +24,7 @@ func Read(path string) (*discovery.Fabric, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	f, err := decode(data, path)
+	f, err := decodeNoGC(data, path)
 	if err != nil {
 		return nil, err
 	}
@@ -38,6 +39,15 @@ func Read(path string) (*discovery.Fabric, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// decodeNoGC is decode with the collector paused: nearly everything
+// decode allocates is the fabric it returns, so a collection meanwhile
+// would only mark it, two or three times as the heap grows from nothing
+// (GOMEMLIMIT, if set, still applies).
+func decodeNoGC(data []byte, path string) (*discovery.Fabric, error) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	return decode(data, path)
 }
 
 // Write stores f at path in libibnetdisc's format, with a companion file
