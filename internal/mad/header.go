@@ -93,7 +93,12 @@ func NewGet(class, classVersion uint8, attrID uint16, attrMod uint32) Header {
 }
 
 func newRequest(class, classVersion, method uint8, attrID uint16, attrMod uint32) Header {
-	h := make(Header, Size)
+	return initRequest(make(Header, Size), class, classVersion, method, attrID, attrMod)
+}
+
+// initRequest writes a request's common header into h, Size bytes of
+// zeros.
+func initRequest(h Header, class, classVersion, method uint8, attrID uint16, attrMod uint32) Header {
 	h[offBaseVersion] = 1
 	h[offMgmtClass] = class
 	h[offClassVersion] = classVersion
@@ -113,7 +118,13 @@ func NewRequest(class, classVersion, method uint8, attrID uint16, attrMod uint32
 // (IBA 14.2.2). DrSLID and DrDLID are the permissive LID: the route is
 // directed end to end.
 func NewDRSMP(method uint8, attrID uint16, attrMod uint32, path []uint8) Header {
-	h := newRequest(ClassSubnDR, 1, method, attrID, attrMod)
+	return InitDRSMP(make(Header, Size), method, attrID, attrMod, path)
+}
+
+// InitDRSMP is NewDRSMP into h, which must be Size bytes of zeros: a walk
+// that sends tens of thousands reuses their memory.
+func InitDRSMP(h Header, method uint8, attrID uint16, attrMod uint32, path []uint8) Header {
+	initRequest(h, ClassSubnDR, 1, method, attrID, attrMod)
 	h[offHopCount] = uint8(len(path) - 1)
 	binary.BigEndian.PutUint16(h[offDrSLID:], 0xFFFF)
 	binary.BigEndian.PutUint16(h[offDrDLID:], 0xFFFF)
@@ -124,6 +135,11 @@ func NewDRSMP(method uint8, attrID uint16, attrMod uint32, path []uint8) Header 
 // NewLIDSMP builds a LID-routed SMP request.
 func NewLIDSMP(method uint8, attrID uint16, attrMod uint32) Header {
 	return newRequest(ClassSubnLID, 1, method, attrID, attrMod)
+}
+
+// InitLIDSMP is NewLIDSMP into h, which must be Size bytes of zeros.
+func InitLIDSMP(h Header, method uint8, attrID uint16, attrMod uint32) Header {
+	return initRequest(h, ClassSubnLID, 1, method, attrID, attrMod)
 }
 
 // ReturnPath returns the return path a DR SMP response carries.

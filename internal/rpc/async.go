@@ -176,7 +176,8 @@ func (e *Engine) finish(c *call, reply *Reply, err error) {
 	c.finished = true
 	delete(e.calls, c.tid)
 	if reply != nil {
-		e.answered[c.dest]++ // (noteAnswer, under the lock finish holds)
+		reply.Sends = c.attempt // transmit counts an attempt, under this lock, before it sends it
+		e.answered[c.dest]++    // (noteAnswer, under the lock finish holds)
 		e.loss.note(reply.Attempts)
 	}
 	e.unwatchLocked(c.ctx)

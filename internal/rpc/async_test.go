@@ -40,8 +40,27 @@ func TestGoDeliversTheReply(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if got := string(r.reply.MAD.SMPData()[:2]); got != "42" || r.reply.Attempts != 1 {
-		t.Fatalf("reply data %q after %d attempts, want 42 after 1", got, r.reply.Attempts)
+	if got := string(r.reply.MAD.SMPData()[:2]); got != "42" || r.reply.Attempts != 1 || r.reply.Sends != 1 {
+		t.Fatalf("reply data %q after %d attempts (%d sent), want 42 after 1", got, r.reply.Attempts, r.reply.Sends)
+	}
+}
+
+// Sends counts a resend that went out before the first attempt's late
+// reply came: the walk reuses a request's memory only when it was sent
+// once, since the transport may still be reading a resend.
+func TestGoReplySendsCountsAResendBeforeALateReply(t *testing.T) {
+	var sends atomic.Int32
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet {
+		if sends.Add(1) == 1 {
+			time.Sleep(75 * time.Millisecond) // the first attempt's reply comes after the resend
+		}
+		return []*umad.Packet{reply(p)}
+	})
+	e := New(port, Options{Timeout: 50 * time.Millisecond, Retries: 5})
+	defer e.Close()
+	r := goAndWait(t, e, context.Background(), get(3, 7))
+	if r.err != nil || r.reply.Sends < 2 || r.reply.Sends < r.reply.Attempts {
+		t.Fatalf("got %+v, want a reply with at least 2 sends", r)
 	}
 }
 

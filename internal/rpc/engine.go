@@ -65,6 +65,11 @@ type Reply struct {
 	Addr     umad.Address
 	MAD      mad.Header
 	Attempts int
+	// Sends is how many attempts had gone out when the call ended (Go
+	// only): more than Attempts when a resend left before the reply to an
+	// earlier attempt came. While only one did, the request's MAD is no
+	// longer read once done is called, and the caller may reuse it.
+	Sends int
 	// Length is the number of bytes of MAD the responder filled (see
 	// umad.Packet.Length); the rest is zero padding.
 	Length int
@@ -370,8 +375,9 @@ func (e *Engine) handle(pkt *umad.Packet) {
 	e.mu.Unlock()
 	switch {
 	case c != nil && attempt > 0: // (0: still waiting for a slot, not sent)
+		borrowed := c.req.BorrowReply // before done, which may reuse the request
 		e.received(c, attempt, pkt)
-		if r, ok := e.port.(umad.Recycler); ok && c.req.BorrowReply {
+		if r, ok := e.port.(umad.Recycler); ok && borrowed {
 			r.Recycle(pkt)
 		}
 	case ch != nil:
