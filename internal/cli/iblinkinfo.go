@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -423,8 +424,9 @@ type linkPrinter struct {
 	warn                   io.Writer
 	events                 []linkEvent
 
-	pis   map[*discovery.Port]*mad.PortInfo // decoded once: a big fabric has many ports
-	nameC map[*discovery.Node]string
+	pis     map[*discovery.Port]*mad.PortInfo // decoded once: a big fabric has many ports
+	nameC   map[*discovery.Node]string
+	lineBuf []byte // the port line being built
 }
 
 // info is p's PortInfo, decoded once.
@@ -721,7 +723,7 @@ func (lp *linkPrinter) render(w *bufio.Writer) {
 	formatInOrder(w, len(lp.events), func(int) int { return 1 }, func(w *bufio.Writer, lo, hi int) {
 		// Each goroutine has its own decoded PortInfos and names.
 		sub := *lp
-		sub.pis, sub.nameC = nil, nil
+		sub.pis, sub.nameC, sub.lineBuf = nil, nil, nil
 		for _, ev := range lp.events[lo:hi] {
 			sub.renderEvent(w, ev)
 		}
@@ -749,49 +751,93 @@ func (lp *linkPrinter) renderEvent(w *bufio.Writer, ev linkEvent) {
 func (lp *linkPrinter) renderPort(w *bufio.Writer, ev linkEvent) {
 	n, p := ev.node, ev.port
 	t := lp.texts(p)
-	var remote string
-	if r := p.Remote; r != nil {
-		guidStr := ""
-		if lp.line {
-			guidStr = fmt.Sprintf("0x%016x ", r.GUID)
-		}
-		full := fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", guidStr, remoteLIDOf(r), r.Num, extText(r.ExtNum),
-			lp.name(r.Node), t.maxWidth, t.maxSpeed)
-		remote = full
-		if len(full) > 255 { // snprintf into 256 bytes
-			remote = full[:255]
-			if len(full) > 256 {
-				fmt.Fprintln(lp.warn, "WARN: string buffer overflow")
-			}
-		}
-	} else if t.down {
-		remote = "           [  ] \"\" ( )\n"
-	} else {
-		remote = "    \"Port not available\"\n"
-	}
+	b := append(lp.lineBuf[:0], ev.prefix...)
 	if lp.line {
-		fmt.Fprintf(w, "%s0x%016x \"%30s\" ", ev.prefix, p.GUID, lp.name(n))
+		b = append(b, "0x"...)
+		b = appendHex16(b, p.GUID)
+		b = append(b, ` "`...)
+		b = appendPadded(b, lp.name(n), 30)
+		b = append(b, `" `...)
 	} else {
-		fmt.Fprintf(w, "%s      ", ev.prefix)
+		b = append(b, "      "...)
 	}
 	lid := n.SMALID
 	if n.Type != discovery.NodeSwitch {
 		if !lp.line {
-			fmt.Fprintf(w, "0x%016x ", p.GUID)
+			b = append(b, "0x"...)
+			b = appendHex16(b, p.GUID)
+			b = append(b, ' ')
 		}
 		lid = p.BaseLID
 	}
-	fmt.Fprintf(w, "%6d %4d[%2s] ==", lid, p.Num, extText(p.ExtNum))
+	b = appendLinkEnd(b, lid, p)
+	b = append(b, " =="...)
 	if !t.down {
-		fmt.Fprintf(w, "(%3s %18s %6s/%8s)", t.width, t.speed, t.state, t.phys)
-		if lp.additional {
-			fmt.Fprintf(w, " (HOQ:%d VL_Stall:%d)", t.hoq, t.vlStall)
-		}
+		b = append(b, '(')
+		b = appendPadded(b, t.width, 3)
+		b = append(b, ' ')
+		b = appendPadded(b, t.speed, 18)
+		b = append(b, ' ')
 	} else {
-		fmt.Fprintf(w, "(              %6s/%8s)", t.state, t.phys)
+		b = append(b, "(              "...)
 	}
-	w.WriteString("==>  ")
-	w.WriteString(remote)
+	b = appendPadded(b, t.state, 6)
+	b = append(b, '/')
+	b = appendPadded(b, t.phys, 8)
+	b = append(b, ')')
+	if !t.down && lp.additional {
+		b = append(b, " (HOQ:"...)
+		b = strconv.AppendUint(b, uint64(t.hoq), 10)
+		b = append(b, " VL_Stall:"...)
+		b = strconv.AppendUint(b, uint64(t.vlStall), 10)
+		b = append(b, ')')
+	}
+	b = append(b, "==>  "...)
+	switch r := p.Remote; {
+	case r != nil:
+		start := len(b)
+		if lp.line {
+			b = append(b, "0x"...)
+			b = appendHex16(b, r.GUID)
+			b = append(b, ' ')
+		}
+		b = appendLinkEnd(b, remoteLIDOf(r), r)
+		b = append(b, ` "`...)
+		b = append(b, lp.name(r.Node)...)
+		b = append(b, `" (`...)
+		b = append(b, t.maxWidth...)
+		b = append(b, ' ')
+		b = append(b, t.maxSpeed...)
+		b = append(b, ")\n"...)
+		if full := len(b) - start; full > 255 { // snprintf into 256 bytes
+			b = b[:start+255]
+			if full > 256 {
+				fmt.Fprintln(lp.warn, "WARN: string buffer overflow")
+			}
+		}
+	case t.down:
+		b = append(b, "           [  ] \"\" ( )\n"...)
+	default:
+		b = append(b, "    \"Port not available\"\n"...)
+	}
+	w.Write(b)
+	lp.lineBuf = b
+}
+
+// appendLinkEnd appends one end of a link as print_port does:
+// "%6d %4d[%2s]", the LID, the port number and the external port number
+// if there is one.
+func appendLinkEnd(b []byte, lid uint16, p *discovery.Port) []byte {
+	b = appendPaddedUint(b, uint64(lid), 6)
+	b = append(b, ' ')
+	b = appendPaddedUint(b, uint64(p.Num), 4)
+	b = append(b, '[')
+	if p.ExtNum != 0 {
+		b = appendPaddedUint(b, uint64(p.ExtNum), 2)
+	} else {
+		b = append(b, "  "...)
+	}
+	return append(b, ']')
 }
 
 // The JSON form (docs/json.md, "iblinkinfo").

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -402,6 +403,7 @@ type topoPrinter struct {
 	// needs its port 0's capabilities.
 	p0     *discovery.Port
 	p0Info *mad.PortInfo
+	buf    []byte // the port line being built
 }
 
 // rate is rateOf, decoding each switch's port 0 once.
@@ -443,8 +445,11 @@ func allNodes(f *discovery.Fabric) []*discovery.Node {
 }
 
 // quotedName is ibnetdiscover's "S-<guid>" node name.
-func quotedName(n *discovery.Node) string {
-	c := '?'
+func quotedName(n *discovery.Node) string { return string(appendQuotedName(nil, n)) }
+
+// appendQuotedName appends quotedName.
+func appendQuotedName(b []byte, n *discovery.Node) []byte {
+	c := byte('?')
 	switch n.Type {
 	case discovery.NodeSwitch:
 		c = 'S'
@@ -453,7 +458,9 @@ func quotedName(n *discovery.Node) string {
 	case discovery.NodeRouter:
 		c = 'R'
 	}
-	return fmt.Sprintf("\"%c-%016x\"", c, n.GUID)
+	b = append(b, '"', c, '-')
+	b = appendHex16(b, n.GUID)
+	return append(b, '"')
 }
 
 func (tp *topoPrinter) name(n *discovery.Node) string {
@@ -481,13 +488,6 @@ func remoteLID(p *discovery.Port) uint16 {
 		return p.Node.SMALID
 	}
 	return p.BaseLID
-}
-
-func (tp *topoPrinter) extPort(p *discovery.Port, group bool) string {
-	if group && p.ExtNum != 0 {
-		return fmt.Sprintf("[ext %d]", p.ExtNum)
-	}
-	return ""
 }
 
 func (tp *topoPrinter) outIDs(n *discovery.Node, group bool, chname *string, prefix string) {
@@ -575,42 +575,102 @@ func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) 
 		speed = 0
 	}
 	rem := p.Remote
-	tp.printf("%s[%d]", prefix, p.Num)
-	tp.printf("%s", tp.extPort(p, group))
-	tp.printf("\t%s[%d]%s", quotedName(rem.Node), rem.Num, tp.extPort(rem, group))
+	b := append(tp.buf[:0], prefix...)
+	b = appendPortNum(b, p.Num)
+	b = tp.appendExtPort(b, p, group)
+	b = append(b, '\t')
+	b = appendQuotedName(b, rem.Node)
+	b = appendPortNum(b, rem.Num)
+	b = tp.appendExtPort(b, rem, group)
 	if rem.Node.Type != discovery.NodeSwitch {
-		tp.printf("(%x) ", rem.GUID)
+		b = append(b, '(')
+		b = strconv.AppendUint(b, rem.GUID, 16)
+		b = append(b, ") "...)
 	}
-	tp.printf("\t\t# \"%s\" lid %d %s%s", tp.name(rem.Node), remoteLID(rem), r.compatWidth(), r.compatSpeed())
+	b = append(b, "\t\t# \""...)
+	b = append(b, tp.name(rem.Node)...)
+	b = append(b, "\" lid "...)
+	b = strconv.AppendUint(b, uint64(remoteLID(rem)), 10)
+	b = append(b, ' ')
+	b = append(b, r.compatWidth()...)
+	b = append(b, r.compatSpeed()...)
 	if tp.full {
-		tp.printf(" s=%d w=%d v=%d", speed, uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
+		b = appendSWV(b, speed, uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
 	}
 	if discovery.IsXsigoTCA(rem.GUID) {
-		tp.printf(" slot %d", p.Num)
+		b = append(b, " slot "...)
+		b = strconv.AppendInt(b, int64(p.Num), 10)
 	} else if discovery.IsXsigoHCA(rem.GUID) {
-		tp.printf(" (scp)")
+		b = append(b, " (scp)"...)
 	}
-	tp.printf("\n")
+	b = append(b, '\n')
+	tp.w.Write(b)
+	tp.buf = b
 }
 
 func (tp *topoPrinter) caPort(p *discovery.Port, group bool, prefix string) {
 	r := tp.rate(p)
 	rem := p.Remote
-	tp.printf("%s[%d]", prefix, p.Num)
+	b := append(tp.buf[:0], prefix...)
+	b = appendPortNum(b, p.Num)
 	if p.Node.Type != discovery.NodeSwitch {
-		tp.printf("(%x) ", p.GUID)
+		b = append(b, '(')
+		b = strconv.AppendUint(b, p.GUID, 16)
+		b = append(b, ") "...)
 	}
-	tp.printf("\t%s[%d]", quotedName(rem.Node), rem.Num)
-	tp.printf("%s", tp.extPort(rem, group))
+	b = append(b, '\t')
+	b = appendQuotedName(b, rem.Node)
+	b = appendPortNum(b, rem.Num)
+	b = tp.appendExtPort(b, rem, group)
 	if rem.Node.Type != discovery.NodeSwitch {
-		tp.printf(" (%x) ", rem.GUID)
+		b = append(b, " ("...)
+		b = strconv.AppendUint(b, rem.GUID, 16)
+		b = append(b, ") "...)
 	}
-	tp.printf("\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, tp.name(rem.Node), remoteLID(rem),
-		r.compatWidth(), r.compatSpeed())
+	b = append(b, "\t\t# lid "...)
+	b = strconv.AppendUint(b, uint64(p.BaseLID), 10)
+	b = append(b, " lmc "...)
+	b = strconv.AppendUint(b, uint64(p.LMC), 10)
+	b = append(b, " \""...)
+	b = append(b, tp.name(rem.Node)...)
+	b = append(b, "\" lid "...)
+	b = strconv.AppendUint(b, uint64(remoteLID(rem)), 10)
+	b = append(b, ' ')
+	b = append(b, r.compatWidth()...)
+	b = append(b, r.compatSpeed()...)
 	if tp.full {
-		tp.printf(" s=%d w=%d v=%d", uint32(r.pi.LinkSpeedActive), uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
+		b = appendSWV(b, uint32(r.pi.LinkSpeedActive), uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
 	}
-	tp.printf("\n")
+	b = append(b, '\n')
+	tp.w.Write(b)
+	tp.buf = b
+}
+
+// appendPortNum appends "[n]".
+func appendPortNum(b []byte, n int) []byte {
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, ']')
+}
+
+// appendExtPort appends extPort's "[ext N]".
+func (tp *topoPrinter) appendExtPort(b []byte, p *discovery.Port, group bool) []byte {
+	if group && p.ExtNum != 0 {
+		b = append(b, "[ext "...)
+		b = strconv.AppendInt(b, int64(p.ExtNum), 10)
+		b = append(b, ']')
+	}
+	return b
+}
+
+// appendSWV appends --full's " s=%d w=%d v=%d".
+func appendSWV(b []byte, speed, width, vls uint32) []byte {
+	b = append(b, " s="...)
+	b = strconv.AppendUint(b, uint64(speed), 10)
+	b = append(b, " w="...)
+	b = strconv.AppendUint(b, uint64(width), 10)
+	b = append(b, " v="...)
+	return strconv.AppendUint(b, uint64(vls), 10)
 }
 
 // switchWithPorts prints a switch and its linked ports.

@@ -1,0 +1,34 @@
+package cli
+
+import "strconv"
+
+// Appenders for the printf conversions of the C tools' per-port lines, so
+// that a big fabric's text is built without fmt (which was most of the
+// printers' time). Widths count bytes, as C's do.
+
+// appendPadded appends s right-aligned in width bytes: C's %<width>s.
+func appendPadded(b []byte, s string, width int) []byte {
+	for n := len(s); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+// appendPaddedUint appends v right-aligned in width bytes: C's %<width>u.
+func appendPaddedUint(b []byte, v uint64, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], v, 10)
+	for n := len(d); n < width; n++ {
+		b = append(b, ' ')
+	}
+	return append(b, d...)
+}
+
+// appendHex16 appends v as 16 hex digits: C's %016lx.
+func appendHex16(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xF])
+	}
+	return b
+}
