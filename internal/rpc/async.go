@@ -78,8 +78,9 @@ type call struct {
 	done   func(*Reply, error)
 	// Kept here to save an allocation per call: wait is what waiter
 	// points to, pkt the packet of the first attempt.
-	wait waiter
-	pkt  umad.Packet
+	wait  waiter
+	pkt   umad.Packet
+	reply Reply
 }
 
 // transmit sends the attempt of c that follows attempt after (0 for the
@@ -203,7 +204,11 @@ func (e *Engine) received(c *call, attempt int, pkt *umad.Packet) {
 	if attempt == 1 {
 		e.sampleRTT(c)
 	}
-	e.finish(c, &Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt, Length: pkt.ValidLen()}, nil)
+	// The reply lives in the call: one allocation less per MAD. Only the
+	// receive loop gets here, and only once per call (a second reply
+	// finds the call gone from e.calls).
+	c.reply = Reply{Addr: pkt.Addr, MAD: pkt.MAD, Attempts: attempt, Length: pkt.ValidLen()}
+	e.finish(c, &c.reply, nil)
 }
 
 // timedOut resends c or, after its last attempt, fails it, unless attempt
