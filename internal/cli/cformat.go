@@ -32,3 +32,14 @@ func appendHex16(b []byte, v uint64) []byte {
 	}
 	return b
 }
+
+// appendZeroPadded appends v in base 10 or 16 with at least width digits:
+// C's %0<width>d and %0<width>x.
+func appendZeroPadded(b []byte, v uint64, base, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], v, base)
+	for n := len(d); n < width; n++ {
+		b = append(b, '0')
+	}
+	return append(b, d...)
+}

@@ -9,6 +9,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -45,7 +46,7 @@ type ftsSwitch struct {
 	NumPorts int          `json:"num_ports"`
 	FirstLID int          `json:"first_lid"`
 	LastLID  int          `json:"last_lid"`
-	Unicast  []*lftEntry  `json:"unicast,omitempty"`
+	Unicast  *lftTable    `json:"unicast,omitempty"`
 	Multi    []*mftEntry  `json:"multicast,omitempty"`
 	// Error is the first block that could not be read, if one was not.
 	Error string `json:"error,omitempty"`
@@ -58,7 +59,22 @@ type ftsSwitch struct {
 	truncated bool
 }
 
-// lftEntry is one LID of a linear forwarding table.
+// lftTable is a switch's linear forwarding table as read: the output port
+// of each LID from first on, a byte each (the tables of a 2000-node fabric
+// have 600,000 LIDs, which as entries of their own took 90 MB), and what
+// the Destination Info column and the JSON say of the LIDs' destinations.
+type lftTable struct {
+	first  int
+	ports  []byte
+	nports int
+	all    bool // -a: invalid entries are shown too
+	// dests names the LIDs' destinations; nil without Destination Info
+	// (-n), unknown is the text for a LID it does not have.
+	dests   map[int]*ftsDest
+	unknown string
+}
+
+// lftEntry is one LID of a table as shown, and its JSON form.
 type lftEntry struct {
 	LID          int            `json:"lid"`
 	Port         int            `json:"port"`
@@ -69,6 +85,71 @@ type lftEntry struct {
 	DestType     jsonv.NodeType `json:"dest_node_type,omitempty"`
 	DestName     string         `json:"dest_node_name,omitempty"`
 	text         string         // the Destination Info column
+}
+
+// each calls f with every entry the table shows, in order: the valid
+// LIDs, every LID with -a. The entry is f's only during the call.
+func (t *lftTable) each(f func(e *lftEntry)) {
+	if t == nil {
+		return
+	}
+	var d *lidDescriber
+	if t.dests != nil {
+		d = &lidDescriber{unknown: t.unknown, lookup: func(lid int) (*ftsDest, bool) {
+			dest, ok := t.dests[lid]
+			return dest, ok
+		}}
+	}
+	var e lftEntry
+	for i, p := range t.ports {
+		e = lftEntry{LID: t.first + i, Port: int(p), Valid: int(p) <= t.nports}
+		if !e.Valid && !t.all {
+			continue
+		}
+		if d != nil {
+			e.text = d.describe(e.LID, e.Valid)
+			if dest, ok := t.dests[e.LID]; ok && e.Valid {
+				e.DestNodeGUID, e.DestPortGUID, e.DestName, e.DestPort = &dest.jsonNodeGUID, &dest.jsonPortGUID, dest.name, &dest.port
+				e.DestType = jsonv.NodeTypeOf(dest.nodeType)
+			}
+		}
+		f(&e)
+	}
+}
+
+// shown is how many entries the table shows.
+func (t *lftTable) shown() int {
+	if t == nil {
+		return 0
+	}
+	if t.all {
+		return len(t.ports)
+	}
+	n := 0
+	for _, p := range t.ports {
+		if int(p) <= t.nports {
+			n++
+		}
+	}
+	return n
+}
+
+// validLIDs are the LIDs the table sends out of a port.
+func (t *lftTable) validLIDs() []int {
+	var lids []int
+	for i, p := range t.ports {
+		if int(p) <= t.nports {
+			lids = append(lids, t.first+i)
+		}
+	}
+	return lids
+}
+
+// MarshalJSON writes the entries shown, one switch's at a time.
+func (t *lftTable) MarshalJSON() ([]byte, error) {
+	var entries []lftEntry
+	t.each(func(e *lftEntry) { entries = append(entries, *e) })
+	return json.Marshal(entries)
 }
 
 // mftEntry is one MLID of a multicast forwarding table.
@@ -95,11 +176,19 @@ func (r *ftsResult) writeText(w io.Writer) error {
 func (sw *ftsSwitch) unicastText(b *bufio.Writer) {
 	fmt.Fprintf(b, "Unicast lids [0x%x-0x%x] of switch %s guid %s (%s):\n", sw.FirstLID, sw.LastLID, sw.Route, sw.NodeGUID, sw.NodeName)
 	b.WriteString("  Lid  Out   Destination\n       Port     Info \n")
-	for _, e := range sw.Unicast {
-		fmt.Fprintf(b, "0x%04x %03d %s\n", e.LID, e.Port, e.text)
-	}
+	var line []byte
+	sw.Unicast.each(func(e *lftEntry) {
+		line = append(line[:0], "0x"...)
+		line = appendZeroPadded(line, uint64(e.LID), 16, 4)
+		line = append(line, ' ')
+		line = appendZeroPadded(line, uint64(e.Port), 10, 3)
+		line = append(line, ' ')
+		line = append(line, e.text...)
+		line = append(line, '\n')
+		b.Write(line)
+	})
 	if !sw.truncated {
-		fmt.Fprintf(b, "%d %slids dumped \n", len(sw.Unicast), validWord(sw.all))
+		fmt.Fprintf(b, "%d %slids dumped \n", sw.Unicast.shown(), validWord(sw.all))
 	}
 }
 

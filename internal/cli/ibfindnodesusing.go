@@ -258,11 +258,11 @@ func switchNamed(f *discovery.Fabric, arg string, name func(uint64, string) stri
 // its "Channel Adapter" lines.
 func routedHosts(t *ftsSwitch, port int) []string {
 	hosts := []string{}
-	for _, e := range t.Unicast {
+	t.Unicast.each(func(e *lftEntry) {
 		if e.Port == port && strings.HasPrefix(e.text, ": (Channel Adapter ") {
 			hosts = append(hosts, e.DestName)
 		}
-	}
+	})
 	return hosts
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/endport"
-	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
@@ -225,6 +224,11 @@ func readTables(ctx context.Context, c *query.Client, specs []ftsSpec, o *ftsOpt
 }
 
 func fillLFT(sw *ftsSwitch, s *ftsSpec, jobs []query.Job, res []query.Result[mad.LinearForwardingTable], onErr blockError) {
+	defer func() {
+		if sw.Unicast.shown() == 0 {
+			sw.Unicast = nil // no "unicast" in the JSON, as before
+		}
+	}()
 	var lft mad.LinearForwardingTable // the C tools' buffer: a failed block leaves it as it was
 	for k, r := range res {
 		block := int(jobs[k].Mod)
@@ -240,12 +244,15 @@ func fillLFT(sw *ftsSwitch, s *ftsSpec, jobs []query.Job, res []query.Result[mad
 		}
 		lo, hi := block*query.LIDsPerLFTBlock, (block+1)*query.LIDsPerLFTBlock
 		lo, hi = max(lo, sw.FirstLID), min(hi, sw.LastLID+1)
+		if lo >= hi {
+			continue
+		}
+		if sw.Unicast == nil {
+			sw.Unicast = &lftTable{first: lo, nports: s.nports, all: sw.all,
+				ports: make([]byte, 0, sw.LastLID+1-lo)}
+		}
 		for lid := lo; lid < hi; lid++ {
-			port := int(lft.Port[lid%query.LIDsPerLFTBlock])
-			valid := port <= s.nports
-			if valid || sw.all {
-				sw.Unicast = append(sw.Unicast, &lftEntry{LID: lid, Port: port, Valid: valid})
-			}
+			sw.Unicast.ports = append(sw.Unicast.ports, lft.Port[lid%query.LIDsPerLFTBlock])
 		}
 	}
 }
@@ -315,21 +322,13 @@ func printFtsWarnings(env *Env, res *ftsResult) {
 
 // fillDests writes each valid LID's Destination Info from dests.
 func fillDests(sw *ftsSwitch, o *ftsOptions, dests map[int]*ftsDest, unknown string) {
-	if o.brief {
+	if o.brief || sw.Unicast == nil {
 		return
 	}
-	d := &lidDescriber{unknown: unknown, lookup: func(lid int) (*ftsDest, bool) {
-		dest, ok := dests[lid]
-		return dest, ok
-	}}
-	for _, e := range sw.Unicast {
-		e.text = d.describe(e.LID, e.Valid)
-		if dest, ok := dests[e.LID]; ok && e.Valid {
-			dest.jsonNodeGUID, dest.jsonPortGUID = mad.GUID(dest.nodeGUID), mad.GUID(dest.portGUID)
-			e.DestNodeGUID, e.DestPortGUID, e.DestName, e.DestPort = &dest.jsonNodeGUID, &dest.jsonPortGUID, dest.name, &dest.port
-			e.DestType = jsonv.NodeTypeOf(mad.NodeType(dest.nodeType))
-		}
+	for _, dest := range dests {
+		dest.jsonNodeGUID, dest.jsonPortGUID = mad.GUID(dest.nodeGUID), mad.GUID(dest.portGUID)
 	}
+	sw.Unicast.dests, sw.Unicast.unknown = dests, unknown
 }
 
 // liveDests asks every valid LID of a table for its NodeDescription,
@@ -341,9 +340,9 @@ func liveDests(ctx context.Context, c *query.Client, sw *ftsSwitch, names *noden
 		return dests
 	}
 	var jobs []query.Job
-	for _, e := range sw.Unicast {
-		if e.Valid {
-			jobs = append(jobs, query.Job{Dest: query.LID(uint16(e.LID)), Timeout: destTimeout})
+	if sw.Unicast != nil {
+		for _, lid := range sw.Unicast.validLIDs() {
+			jobs = append(jobs, query.Job{Dest: query.LID(uint16(lid)), Timeout: destTimeout})
 		}
 	}
 	var (
