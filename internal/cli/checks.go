@@ -9,13 +9,13 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -257,9 +257,9 @@ type checkRecord struct {
 	// data counters also in bytes; ExtendedCounters its
 	// PortCountersExtended (--json, where the PMA has them); Exceeded the
 	// counters beyond their threshold.
-	Counters         json.RawMessage `json:"counters,omitempty"`
-	ExtendedCounters json.RawMessage `json:"extended_counters,omitempty"`
-	Exceeded         []thresholdHit  `json:"exceeded,omitempty"`
+	Counters         *lazyPerfJSON  `json:"counters,omitempty"`
+	ExtendedCounters *lazyPerfJSON  `json:"extended_counters,omitempty"`
+	Exceeded         []thresholdHit `json:"exceeded,omitempty"`
 	// dataCounts prints the data counters (ibdatacounts) instead of the
 	// verdict.
 	dataCounts *mad.PortCounters
@@ -526,15 +526,23 @@ func portsOf(ep endPort) []*discovery.Port {
 	return out
 }
 
-// parallel runs fn for 0..n-1 at once and waits: the MAD engine, not
-// this, bounds what is in flight.
+// parallelWorkers bounds the goroutines parallel runs at once. The MAD
+// engine bounds what is in flight (and the SA, one destination, gets a
+// few MADs at a time), so more goroutines only wait there: one per node
+// of a 2000-node fabric took 20 MB of stacks.
+const parallelWorkers = 64
+
+// parallel runs fn for 0..n-1, up to parallelWorkers at once, and waits.
 func parallel(n int, fn func(i int)) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	wg.Add(n)
-	for i := 0; i < n; i++ {
+	for range min(n, parallelWorkers) {
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fn(i)
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
 		}()
 	}
 	wg.Wait()

@@ -398,12 +398,18 @@ func perfRecord(p *checkPort, read *portRead, th pyThresholds) *checkRecord {
 // setCounters puts what was read in the record's JSON.
 func (r *checkRecord) setCounters(read *portRead) {
 	if read.basic != nil {
-		r.Counters = perfJSON(read.basic)
+		r.Counters = &lazyPerfJSON{read.basic}
 	}
 	if read.ext != nil {
-		r.ExtendedCounters = perfJSON(read.ext)
+		r.ExtendedCounters = &lazyPerfJSON{read.ext}
 	}
 }
+
+// lazyPerfJSON is perfJSON of its counters, made only when the JSON is:
+// text output never needs it, and it was a tenth of ibchecknet's CPU.
+type lazyPerfJSON struct{ s mad.Struct }
+
+func (l *lazyPerfJSON) MarshalJSON() ([]byte, error) { return perfJSON(l.s), nil }
 
 // writeDataCounts prints a port's data counters as python-rdma's
 // do_show_counts does.
