@@ -587,13 +587,8 @@ func (tp *topoPrinter) switchPort(p *discovery.Port, group bool, prefix string) 
 		b = strconv.AppendUint(b, rem.GUID, 16)
 		b = append(b, ") "...)
 	}
-	b = append(b, "\t\t# \""...)
-	b = append(b, tp.name(rem.Node)...)
-	b = append(b, "\" lid "...)
-	b = strconv.AppendUint(b, uint64(remoteLID(rem)), 10)
-	b = append(b, ' ')
-	b = append(b, r.compatWidth()...)
-	b = append(b, r.compatSpeed()...)
+	b = append(b, "\t\t# "...)
+	b = tp.appendRemoteEnd(b, rem, r)
 	if tp.full {
 		b = appendSWV(b, speed, uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
 	}
@@ -631,19 +626,26 @@ func (tp *topoPrinter) caPort(p *discovery.Port, group bool, prefix string) {
 	b = strconv.AppendUint(b, uint64(p.BaseLID), 10)
 	b = append(b, " lmc "...)
 	b = strconv.AppendUint(b, uint64(p.LMC), 10)
-	b = append(b, " \""...)
-	b = append(b, tp.name(rem.Node)...)
-	b = append(b, "\" lid "...)
-	b = strconv.AppendUint(b, uint64(remoteLID(rem)), 10)
 	b = append(b, ' ')
-	b = append(b, r.compatWidth()...)
-	b = append(b, r.compatSpeed()...)
+	b = tp.appendRemoteEnd(b, rem, r)
 	if tp.full {
 		b = appendSWV(b, uint32(r.pi.LinkSpeedActive), uint32(r.pi.LinkWidthActive), uint32(r.pi.VLCap))
 	}
 	b = append(b, '\n')
 	tp.w.Write(b)
 	tp.buf = b
+}
+
+// appendRemoteEnd appends the far end of a link as both port lines end:
+// `"<name>" lid <lid> <width><speed>`.
+func (tp *topoPrinter) appendRemoteEnd(b []byte, rem *discovery.Port, r portRate) []byte {
+	b = append(b, '"')
+	b = append(b, tp.name(rem.Node)...)
+	b = append(b, "\" lid "...)
+	b = strconv.AppendUint(b, uint64(remoteLID(rem)), 10)
+	b = append(b, ' ')
+	b = append(b, r.compatWidth()...)
+	return append(b, r.compatSpeed()...)
 }
 
 // appendPortNum appends "[n]".
