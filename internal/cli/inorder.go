@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"runtime"
 	"sync"
 )
 
@@ -20,7 +19,9 @@ const minParallelCost = 4096
 // items lo to hi-1; format must be safe to run on several goroutines at
 // once, each with its own writer.
 func formatInOrder(w *bufio.Writer, n int, cost func(i int) int, format func(w *bufio.Writer, lo, hi int)) {
-	bounds := splitByCost(n, cost, runtime.GOMAXPROCS(0))
+	cpus, restore := allCPUs()
+	defer restore()
+	bounds := splitByCost(n, cost, cpus)
 	if len(bounds) <= 2 {
 		format(w, 0, n)
 		return

@@ -39,6 +39,9 @@ type Env struct {
 	unknownHelp bool
 	// args are the command line, to shorten long ones in messages.
 	args []string
+	// process is true when the command runs as the process (Main), not
+	// in a test: it may then set process-wide state (procs.go).
+	process bool
 }
 
 // commandBuilder makes one command. Its name is known before it is built:
@@ -62,7 +65,7 @@ func register(name string, build func(*Env) *cobra.Command) {
 // When args[0] names a registered command (a symlink such as "smpdump"), that
 // command runs with the remaining arguments, busybox style.
 func Main(args []string, io IO) int {
-	return run(args, &Env{IO: io, Transport: umad.DefaultOpener()})
+	return run(args, &Env{IO: io, Transport: umad.DefaultOpener(), process: true})
 }
 
 // run is Main with the environment given, for tests.
@@ -208,6 +211,11 @@ func newRoot(env *Env, only string) *cobra.Command {
 		help(c, args)
 	})
 	root.SetHelpCommand(newHelpCmd())
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		if env.process {
+			oneProc(c.Name())
+		}
+	}
 	for _, b := range buildersFor(only) {
 		root.AddCommand(b.build(env))
 	}

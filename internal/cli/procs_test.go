@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"runtime"
+	"testing"
+)
+
+// A command run as the process goes on one CPU; formatInOrder's allCPUs
+// gives the CPUs back while it formats, and the exporter keeps them.
+func TestOneProcAndAllCPUs(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	before := runtime.GOMAXPROCS(2)
+	defer func() {
+		allProcs = 0
+		runtime.GOMAXPROCS(before)
+	}()
+
+	oneProc("exporter")
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Fatalf("the exporter runs on %d CPUs, want 2", got)
+	}
+	oneProc("ibnetdiscover")
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("ibnetdiscover runs on %d CPUs, want 1", got)
+	}
+	cpus, restore := allCPUs()
+	if got := runtime.GOMAXPROCS(0); cpus != 2 || got != 2 {
+		t.Fatalf("allCPUs: %d CPUs, GOMAXPROCS %d, want 2", cpus, got)
+	}
+	restore()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("after allCPUs: %d CPUs, want 1", got)
+	}
+}
+
+// GOMAXPROCS set by the user is left as it is.
+func TestOneProcObeysGOMAXPROCS(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "2")
+	before := runtime.GOMAXPROCS(2)
+	defer func() {
+		allProcs = 0
+		runtime.GOMAXPROCS(before)
+	}()
+	oneProc("ibnetdiscover")
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Fatalf("with GOMAXPROCS=2 ibnetdiscover runs on %d CPUs", got)
+	}
+	if cpus, restore := allCPUs(); cpus != 2 {
+		restore()
+		t.Fatalf("allCPUs gives %d CPUs, want 2", cpus)
+	}
+}
