@@ -16,6 +16,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -352,7 +355,56 @@ func (e *Engine) readLoop() {
 			pkts[i] = nil
 		}
 		e.flushSends()
+		if batch != nil {
+			e.gather(n)
+		}
 	}
+}
+
+// A receive loop on a port that moves batches (the simulator's) pauses
+// for gatherPause after a batch of fewer than gatherBelow replies when
+// at least gatherInFlight requests are out: the replies that come
+// meanwhile are taken by one recvmmsg, and the requests their callbacks
+// send leave in one sendmmsg. ibsim answers one MAD per wake-up, so
+// without the pause the loop took each reply alone and sent each next
+// request alone: an S2000 walk made 20,551 recvmmsg and 14,229 sendmmsg
+// calls for its 19,600 MADs, about 2,100 of each with the pause, and used
+// a fifth less CPU in the same time (more where the tools share the CPUs
+// with a relay). With that many requests out, the simulator has work
+// queued for longer than the pause.
+const (
+	gatherPause    = 100 * time.Microsecond
+	gatherBelow    = 8
+	gatherInFlight = 24
+)
+
+// gather pauses the receive loop, as above, after a batch of n replies.
+// The pause is a plain nanosleep that keeps the loop's thread, as the
+// next receive will: time.Sleep would park the goroutine and wake it
+// through the runtime's poller, the hand-off the pause is there to save.
+func (e *Engine) gather(n int) {
+	e.mu.Lock()
+	pause := gatherPauseFor(n, e.inflight)
+	e.mu.Unlock()
+	if pause == 0 {
+		return
+	}
+	ts := unix.NsecToTimespec(pause.Nanoseconds())
+	for { // a signal (the runtime's preemption) cuts a sleep short
+		_, _, errno := unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), uintptr(unsafe.Pointer(&ts)), 0)
+		if errno != unix.EINTR {
+			return
+		}
+	}
+}
+
+// gatherPauseFor is the pause after a batch of n replies with inflight
+// requests out.
+func gatherPauseFor(n, inflight int) time.Duration {
+	if n >= gatherBelow || inflight < gatherInFlight {
+		return 0
+	}
+	return gatherPause
 }
 
 // handle passes one received MAD to whatever waits for it.
