@@ -1,6 +1,10 @@
 package discovery
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ibtool/ibtool/internal/mad"
+)
 
 // Chassis grouping, as libibnetdisc's group_nodes does it (chassis.c,
 // infiniband-diags 44): Voltaire ISR chassis recognised by their chips'
@@ -193,8 +197,20 @@ func itoa(v int) string {
 	return string(b[i:])
 }
 
-func nodeVendor(n *Node) uint32 { return n.Info().VendorID }
-func nodeDevID(n *Node) uint16  { return n.Info().DeviceID }
+// nodeVendor and nodeDevID decode n's NodeInfo on the stack: grouping
+// asks a few times per node, and Node.Info's copy on the heap was most of
+// GroupNodes' allocations.
+func nodeVendor(n *Node) uint32 {
+	var ni mad.NodeInfo
+	_ = ni.Unmarshal(n.NodeInfo)
+	return ni.VendorID
+}
+
+func nodeDevID(n *Node) uint16 {
+	var ni mad.NodeInfo
+	_ = ni.Unmarshal(n.NodeInfo)
+	return ni.DeviceID
+}
 
 // Xsigo GUID tests (libibnetdisc exports them; ibnetdiscover -g uses them).
 func IsXsigoGUID(g uint64) bool    { return g&0xffffff0000000000 == 0x0013970000000000 }
@@ -296,7 +312,8 @@ func at(t []int, i int) int {
 // every discovery and cache load, sets the external port numbers it
 // derives (Port.ExtNum) and returns the grouping.
 func GroupNodes(f *Fabric) *Grouping {
-	g := &Grouping{info: map[*Node]*ChassisInfo{}, byGUID: map[uint64]*Chassis{}}
+	// A chassis GUID per node at most (most nodes are a chassis of their own).
+	g := &Grouping{info: make(map[*Node]*ChassisInfo, len(f.Nodes)), byGUID: make(map[uint64]*Chassis, len(f.Nodes))}
 	switches := reversed(f.NodesOfType(NodeSwitch)) // libibnetdisc's lists run newest first
 	nodes := reversed(f.Nodes)
 
