@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -69,16 +70,22 @@ func (c *Client) jobRequest(j *Job, out mad.Struct) (*rpc.Request, error) {
 	}
 	if req != nil {
 		req.Timeout = j.Timeout
+		// decodeReply keeps nothing of the reply but a copy: the
+		// transport may reuse its memory (a fan-out over a fabric's
+		// ports would otherwise allocate a fresh packet per port).
+		req.BorrowReply = true
 	}
 	return req, err
 }
 
+// decodeReply decodes a job's reply into out; the reply is borrowed
+// (jobRequest), so an error keeps a copy of its MAD.
 func decodeReply(req *rpc.Request, reply *rpc.Reply, err error, out mad.Struct) error {
 	if err != nil {
 		return err
 	}
 	if status(reply.MAD) != 0 {
-		return &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: reply.MAD}
+		return &rpc.StatusError{Addr: req.Addr, Req: req.MAD, Reply: mad.Header(bytes.Clone(reply.MAD))}
 	}
 	return out.Unmarshal(attrData(reply.MAD))
 }

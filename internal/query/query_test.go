@@ -225,3 +225,27 @@ func TestSetErrorIsTheRequestsOwn(t *testing.T) {
 		t.Fatalf("Set of port 5: %v; want the status error, which names the request, as it is", err)
 	}
 }
+
+// A fan-out borrows its replies (the transport reuses their memory for
+// the next ones), so a status error must hold a copy of its reply.
+func TestFanOutStatusErrorKeepsItsReply(t *testing.T) {
+	c := client(t, Options{})
+	jobs := make([]Job, 256)
+	for i := range jobs {
+		jobs[i] = Job{Dest: DR([]byte{0}), Mod: 1}
+	}
+	jobs[0].Mod = 99 // the local CA has no port 99: a status error
+	res := FanOut[mad.PortInfo](context.Background(), c, jobs)
+	var se *rpc.StatusError
+	if !errors.As(res[0].Err, &se) {
+		t.Fatalf("job 0: %v, want a StatusError", res[0].Err)
+	}
+	if status(se.Reply) == 0 || se.Reply.AttrMod() != 99 {
+		t.Errorf("the error's reply has status %#x for port %d, want an error for port 99 (overwritten by a later reply?)", status(se.Reply), se.Reply.AttrMod())
+	}
+	for i, r := range res[1:] {
+		if r.Err != nil {
+			t.Errorf("job %d: %v", i+1, r.Err)
+		}
+	}
+}
