@@ -26,11 +26,15 @@ import (
 
 // Defaults, as libibmad has them (1000 ms, 3 attempts), and windows that
 // are safe for real switch SMAs: an SMA is a small firmware agent that drops
-// MADs when flooded, so no destination gets more than a few at once.
+// MADs when flooded, so no destination gets more than a few at once. The
+// global window starts at 64: replies may wait up to gatherPause for the
+// receive loop, and the agents need requests queued meanwhile (on the
+// 2000-node simulated fabric 64 walked 3-6% faster than 32, alternated
+// runs; 48 as fast as 64).
 const (
 	DefaultTimeout    = 1000 * time.Millisecond
 	DefaultRetries    = 2 // resends after the first attempt: 3 sends in all
-	DefaultWindow     = 32
+	DefaultWindow     = 64
 	DefaultDestWindow = 4
 )
 

@@ -20,7 +20,7 @@ import (
 // in a queue somewhere (TCP Vegas's estimate). On a simulator that answers
 // in microseconds most of the window queues in the simulator, and a wider
 // window would only lengthen that queue; where an SMP takes a millisecond
-// to come back, 32 in flight leave the fabric idle and the window grows.
+// to come back, 64 in flight leave the fabric idle and the window grows.
 // When queueing takes over again it halves, down to where it started. The
 // per-destination window does not change: each SMA still gets at most
 // DestWindow MADs at once.
