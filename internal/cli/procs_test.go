@@ -5,16 +5,21 @@ import (
 	"testing"
 )
 
+// onTwoCPUs runs the test with Go code on two CPUs and GOMAXPROCS set to
+// env, and puts back what oneProc and the test changed.
+func onTwoCPUs(t *testing.T, env string) {
+	t.Setenv("GOMAXPROCS", env)
+	before := runtime.GOMAXPROCS(2)
+	t.Cleanup(func() {
+		allProcs = 0
+		runtime.GOMAXPROCS(before)
+	})
+}
+
 // A command run as the process goes on one CPU; formatInOrder's allCPUs
 // gives the CPUs back while it formats, and the exporter keeps them.
 func TestOneProcAndAllCPUs(t *testing.T) {
-	t.Setenv("GOMAXPROCS", "")
-	before := runtime.GOMAXPROCS(2)
-	defer func() {
-		allProcs = 0
-		runtime.GOMAXPROCS(before)
-	}()
-
+	onTwoCPUs(t, "")
 	oneProc("exporter")
 	if got := runtime.GOMAXPROCS(0); got != 2 {
 		t.Fatalf("the exporter runs on %d CPUs, want 2", got)
@@ -35,18 +40,14 @@ func TestOneProcAndAllCPUs(t *testing.T) {
 
 // GOMAXPROCS set by the user is left as it is.
 func TestOneProcObeysGOMAXPROCS(t *testing.T) {
-	t.Setenv("GOMAXPROCS", "2")
-	before := runtime.GOMAXPROCS(2)
-	defer func() {
-		allProcs = 0
-		runtime.GOMAXPROCS(before)
-	}()
+	onTwoCPUs(t, "2")
 	oneProc("ibnetdiscover")
 	if got := runtime.GOMAXPROCS(0); got != 2 {
 		t.Fatalf("with GOMAXPROCS=2 ibnetdiscover runs on %d CPUs", got)
 	}
-	if cpus, restore := allCPUs(); cpus != 2 {
-		restore()
+	cpus, restore := allCPUs()
+	defer restore()
+	if cpus != 2 {
 		t.Fatalf("allCPUs gives %d CPUs, want 2", cpus)
 	}
 }
