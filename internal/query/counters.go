@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/mad"
-	"github.com/ibtool/ibtool/internal/rpc"
 )
 
 // AllPortSelect is the PortSelect of a node's sum over all its ports, on
@@ -283,22 +282,7 @@ func (p portSelectData) Unmarshal([]byte) error {
 // in a layout of the caller's (AsAttr): job i's reply is decoded into
 // outs[i], and errs[i] is job i's error.
 func FanOutStructs(ctx context.Context, c *Client, jobs []Job, outs []mad.Struct) []error {
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i := range jobs {
-		req, err := c.jobRequest(&jobs[i], outs[i])
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		wg.Add(1)
-		c.eng.Go(ctx, req, func(reply *rpc.Reply, err error) {
-			defer wg.Done()
-			errs[i] = decodeReply(req, reply, err, outs[i])
-		})
-	}
-	wg.Wait()
-	return errs
+	return c.fanOut(ctx, jobs, func(i int) mad.Struct { return outs[i] })
 }
 
 // CounterReset is a reset of the counters Select chooses in attribute

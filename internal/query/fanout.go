@@ -42,22 +42,124 @@ type Struct[T any] interface {
 // returns when every job has its answer or ctx has ended.
 func FanOut[T any, P Struct[T]](ctx context.Context, c *Client, jobs []Job) []Result[T] {
 	results := make([]Result[T], len(jobs))
-	var wg sync.WaitGroup
+	errs := c.fanOut(ctx, jobs, func(i int) mad.Struct { return P(&results[i].Value) })
+	for i, err := range errs {
+		results[i].Err = err
+	}
+	return results
+}
+
+// fanOut runs jobs through the engine, decoding job i's reply into
+// out(i), and returns each job's error in the jobs' order.
+//
+// Only a few windows' worth of jobs are handed to the engine at once, and
+// each answer hands over the next, from the engine's receive loop. Handing
+// over all of a fabric's jobs first kept the engine's receive loop from
+// running until the last was queued (a command runs its Go code on one
+// CPU): ibsim answered the first window and then sat idle, 6-10 ms per
+// 2,000 jobs, and every queued job held its request and MAD meanwhile.
+// Jobs go out one destination at a time in turn (issueOrder), so that the
+// few handed over are not stuck behind one agent's window.
+func (c *Client) fanOut(ctx context.Context, jobs []Job, out func(int) mad.Struct) []error {
+	f := &fanOutRun{ctx: ctx, c: c, jobs: jobs, out: out, errs: make([]error, len(jobs)), order: issueOrder(jobs)}
+	f.wg.Add(len(jobs))
+	f.more(fanOutAhead * c.eng.MaxWindow())
+	f.wg.Wait()
+	return f.errs
+}
+
+// fanOutAhead is how many of the engine's largest windows of jobs a
+// fan-out keeps handed over: enough to fill the global window while some
+// wait for a busy destination.
+const fanOutAhead = 2
+
+// fanOutRun is one fan-out in progress.
+type fanOutRun struct {
+	ctx   context.Context
+	c     *Client
+	jobs  []Job
+	out   func(int) mad.Struct
+	errs  []error
+	order []int32 // the jobs in the order they are handed over
+	wg    sync.WaitGroup
+
+	mu      sync.Mutex
+	next    int  // in order
+	owed    int  // jobs to hand over
+	handing bool // a goroutine is in more's loop
+}
+
+// more hands n more jobs to the engine. A job's answer can come at once,
+// from inside Go (a closed engine, an ended ctx), and calls more again:
+// that call only adds to what the loop already running owes, so the
+// stack does not grow with the jobs.
+func (f *fanOutRun) more(n int) {
+	f.mu.Lock()
+	f.owed += n
+	if f.handing {
+		f.mu.Unlock()
+		return
+	}
+	f.handing = true
+	for f.owed > 0 && f.next < len(f.order) {
+		f.owed--
+		i := int(f.order[f.next])
+		f.next++
+		f.mu.Unlock()
+		f.send(i)
+		f.mu.Lock()
+	}
+	f.handing = false
+	f.mu.Unlock()
+}
+
+// send hands job i to the engine; its answer asks for the next job.
+func (f *fanOutRun) send(i int) {
+	req, err := f.c.jobRequest(&f.jobs[i], f.out(i))
+	if err != nil {
+		f.errs[i] = err
+		f.wg.Done()
+		f.more(1)
+		return
+	}
+	f.c.eng.Go(f.ctx, req, func(reply *rpc.Reply, err error) {
+		f.errs[i] = decodeReply(req, reply, err, f.out(i))
+		f.more(1)
+		f.wg.Done()
+	})
+}
+
+// issueOrder is the order in which a fan-out hands over jobs: the first
+// job of each run of jobs to one destination, then the second of each,
+// and so on. Fan-outs list a node's ports together, and the engine lets
+// only a few requests at a time reach one destination.
+func issueOrder(jobs []Job) []int32 {
+	type run struct{ start, end int32 }
+	var runs []run
 	for i := range jobs {
-		r := &results[i]
-		req, err := c.jobRequest(&jobs[i], P(&r.Value))
-		if err != nil {
-			r.Err = err
+		if i > 0 && sameDest(&jobs[i-1].Dest, &jobs[i].Dest) {
+			runs[len(runs)-1].end++
 			continue
 		}
-		wg.Add(1)
-		c.eng.Go(ctx, req, func(reply *rpc.Reply, err error) {
-			defer wg.Done()
-			r.Err = decodeReply(req, reply, err, P(&r.Value))
-		})
+		runs = append(runs, run{int32(i), int32(i) + 1})
 	}
-	wg.Wait()
-	return results
+	order := make([]int32, 0, len(jobs))
+	for len(runs) > 0 {
+		left := runs[:0]
+		for _, r := range runs {
+			order = append(order, r.start)
+			if r.start++; r.start < r.end {
+				left = append(left, r)
+			}
+		}
+		runs = left
+	}
+	return order
+}
+
+// sameDest tells whether a and b reach the same agent.
+func sameDest(a, b *Dest) bool {
+	return a.Kind == b.Kind && a.LID == b.LID && a.GMP.LID == b.GMP.LID && bytes.Equal(a.DRPath, b.DRPath)
 }
 
 func (c *Client) jobRequest(j *Job, out mad.Struct) (*rpc.Request, error) {

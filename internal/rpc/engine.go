@@ -153,6 +153,10 @@ func New(port umad.Port, opt Options) *Engine {
 // Port returns the engine's local port.
 func (e *Engine) Port() umad.Port { return e.port }
 
+// MaxWindow is the most requests the engine keeps in flight at once: its
+// global window's upper bound.
+func (e *Engine) MaxWindow() int { return e.adapt.max }
+
 // Close stops the engine and closes its port.
 func (e *Engine) Close() error {
 	err := e.port.Close()
