@@ -259,9 +259,11 @@ func (q *qeRun) fabricNodes() ([]*discovery.Node, error) {
 		}
 	}
 	var err error
+	// Only -r's link lines and the JSON show external port numbers.
+	noChassis := !opts.JSON && opts.reportPort == 0
 	switch {
 	case !opts.src.Live():
-		if q.fab, err = opts.src.Fabric(q.ctx, nil, query.Walk{}); err != nil {
+		if q.fab, err = opts.src.Fabric(q.ctx, nil, query.Walk{NoChassis: noChassis}); err != nil {
 			return nil, exitWith(ExitFailure, "loading cached fabric failed")
 		}
 	case resolved:
@@ -270,7 +272,7 @@ func (q *qeRun) fabricNodes() ([]*discovery.Node, error) {
 		}
 	}
 	if q.fab == nil {
-		walk := query.Walk{Progress: progressLine(q.env)}
+		walk := query.Walk{Progress: progressLine(q.env), NoChassis: noChassis}
 		if !opts.guidSet && !opts.drSet && q.namesLater() {
 			walk.Skip = discovery.LoadNodeDesc
 		}

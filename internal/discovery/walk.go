@@ -61,6 +61,11 @@ type Options struct {
 	// Found, if set, is called for every NodeInfo reply in libibnetdisc's
 	// order when the walk's result is put in that order (ibnetdiscover -s).
 	Found func(FoundEvent)
+	// NoChassis skips the chassis grouping that libibnetdisc does after
+	// every walk (GroupNodes), for a caller that uses neither chassis nor
+	// external port numbers (Port.ExtNum stays 0): on a big fabric it
+	// costs as much as a few thousand MADs.
+	NoChassis bool
 }
 
 // Progress counts what a walk has done so far.
@@ -111,7 +116,9 @@ func Discover(ctx context.Context, eng *rpc.Engine, opts Options) (*Fabric, erro
 		load:  opts.Load,
 		found: opts.Found,
 	})
-	GroupNodes(f)
+	if !opts.NoChassis {
+		GroupNodes(f)
+	}
 	return f, nil
 }
 

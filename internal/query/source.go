@@ -105,6 +105,10 @@ type Walk struct {
 	// Skip is what the walk need not read: the command reads it later,
 	// of the few nodes it needs it of.
 	Skip discovery.Load
+	// NoChassis: the command uses neither chassis nor external port
+	// numbers, so the fabric need not be grouped into chassis
+	// (discovery.Options.NoChassis). A cache keeps the numbers it holds.
+	NoChassis bool
 }
 
 // SourceError is a fabric that could not be had; Op is the C tools'
@@ -121,7 +125,7 @@ func (e *SourceError) Unwrap() error { return e.Err }
 // it may be nil when the source is a cache.
 func (s *Source) Fabric(ctx context.Context, c *Client, w Walk) (*discovery.Fabric, error) {
 	if s.LoadCache != "" {
-		f, err := LoadCache(s.LoadCache)
+		f, err := loadCache(s.LoadCache, !w.NoChassis)
 		if err != nil {
 			return nil, &SourceError{"loading cached fabric", err}
 		}
@@ -137,6 +141,7 @@ func (s *Source) Fabric(ctx context.Context, c *Client, w Walk) (*discovery.Fabr
 	} else {
 		f, err = discovery.Discover(ctx, c.eng, discovery.Options{
 			Mode: mode, Load: s.load() &^ w.Skip, MKey: c.opts.MKey, Found: w.Found, Progress: w.Progress,
+			NoChassis: w.NoChassis,
 		})
 	}
 	if err != nil {
@@ -202,11 +207,15 @@ func (c *Client) RouteToLID(ctx context.Context, lid uint16) ([]byte, error) {
 
 // LoadCache reads an ibnetdiscover cache file (and its companion file),
 // and redoes the chassis grouping, as libibnetdisc does after a load.
-func LoadCache(path string) (*discovery.Fabric, error) {
+func LoadCache(path string) (*discovery.Fabric, error) { return loadCache(path, true) }
+
+func loadCache(path string, group bool) (*discovery.Fabric, error) {
 	f, err := cache.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	discovery.GroupNodes(f)
+	if group {
+		discovery.GroupNodes(f)
+	}
 	return f, nil
 }
