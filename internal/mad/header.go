@@ -113,6 +113,12 @@ func NewRequest(class, classVersion, method uint8, attrID uint16, attrMod uint32
 	return newRequest(class, classVersion, method, attrID, attrMod)
 }
 
+// InitRequest is NewRequest into h, which must be Size bytes of zeros: a
+// fan-out over a fabric reuses its requests' memory.
+func InitRequest(h Header, class, classVersion, method uint8, attrID uint16, attrMod uint32) Header {
+	return initRequest(h, class, classVersion, method, attrID, attrMod)
+}
+
 // NewDRSMP builds a directed-route SMP request along path, where path[0] is
 // 0 (the local port) and path[1:] are the egress ports of each hop
 // (IBA 14.2.2). DrSLID and DrDLID are the permissive LID: the route is

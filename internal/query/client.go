@@ -214,16 +214,39 @@ func (c *Client) gmpAddr(a umad.Address) umad.Address {
 // M_Key) for SMP attributes, a GMP of class otherwise. data, when not nil,
 // is the attribute data of the request.
 func (c *Client) Request(d Dest, class, method uint8, attr uint16, mod uint32, data []byte) (*rpc.Request, error) {
-	var req *rpc.Request
+	req := &rpc.Request{MAD: make(mad.Header, mad.Size)}
+	if err := c.initRequest(req, d, class, method, attr, mod); err != nil {
+		return nil, err
+	}
+	copy(req.MAD[requestDataOffset(class, attr):], data)
+	return req, nil
+}
+
+// initRequest makes req the request Request describes, without its data:
+// req.MAD is mad.Size bytes of zeros, the rest of req its zero value.
+func (c *Client) initRequest(req *rpc.Request, d Dest, class, method uint8, attr uint16, mod uint32) error {
+	m := req.MAD
 	switch {
 	case class == mad.ClassSubnLID || class == mad.ClassSubnDR:
-		req = c.smp(d, method, attr, mod)
-		copy(req.MAD.SMPData(), data)
+		switch d.Kind {
+		case ByDR:
+			req.Addr = umad.Address{LID: umad.PermissiveLID}
+			mad.InitDRSMP(m, method, attr, mod, d.DRPath)
+		case ByCombined:
+			req.Addr = umad.Address{LID: d.LID}
+			mad.InitDRSMP(m, method, attr, mod, d.DRPath)
+			binary.BigEndian.PutUint16(m[32:], d.DRSLID) // DrSLID: LID routed up to the path's start
+		default:
+			req.Addr = umad.Address{LID: d.LID}
+			mad.InitLIDSMP(m, method, attr, mod)
+		}
+		binary.BigEndian.PutUint64(m[24:], c.opts.MKey) // M_Key (IBA 14.2.1.1)
 	default:
 		if d.GMP.QP == 0 {
-			return nil, fmt.Errorf("no GMP address for %s", d)
+			return fmt.Errorf("no GMP address for %s", d)
 		}
-		m := mad.NewRequest(class, classVersion(class), method, attr, mod)
+		req.Addr = d.GMP
+		mad.InitRequest(m, class, classVersion(class), method, attr, mod)
 		if class >= 0x30 && class <= 0x4f {
 			// Vendor range 2 MADs carry an OUI (IBA 13.4.4); the
 			// ones ibtool speaks are OpenIB's.
@@ -233,26 +256,16 @@ func (c *Client) Request(d Dest, class, method uint8, attr uint16, mod uint32, d
 		if class == mad.ClassCongest {
 			binary.BigEndian.PutUint64(m[24:], c.opts.CCKey) // CC_Key (IBA A10.4.1)
 		}
-		copy(m[mad.AttrDataOffset(class, attr):], data)
-		req = &rpc.Request{Addr: d.GMP, MAD: m}
 	}
-	return req, nil
+	return nil
 }
 
-func (c *Client) smp(d Dest, method uint8, attr uint16, mod uint32) *rpc.Request {
-	var req *rpc.Request
-	switch d.Kind {
-	case ByDR:
-		req = &rpc.Request{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: mad.NewDRSMP(method, attr, mod, d.DRPath)}
-	case ByCombined:
-		m := mad.NewDRSMP(method, attr, mod, d.DRPath)
-		binary.BigEndian.PutUint16(m[32:], d.DRSLID) // DrSLID: LID routed up to the path's start
-		req = &rpc.Request{Addr: umad.Address{LID: d.LID}, MAD: m}
-	default:
-		req = &rpc.Request{Addr: umad.Address{LID: d.LID}, MAD: mad.NewLIDSMP(method, attr, mod)}
+// requestDataOffset is where a request's attribute data starts.
+func requestDataOffset(class uint8, attr uint16) int {
+	if class == mad.ClassSubnLID || class == mad.ClassSubnDR {
+		return mad.SMPDataOffset
 	}
-	binary.BigEndian.PutUint64(req.MAD[24:], c.opts.MKey) // M_Key (IBA 14.2.1.1)
-	return req
+	return mad.AttrDataOffset(class, attr)
 }
 
 // classVersion is the class version ibtool speaks for a class: 2 for the

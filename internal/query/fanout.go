@@ -63,7 +63,7 @@ func FanOut[T any, P Struct[T]](ctx context.Context, c *Client, jobs []Job) []Re
 func (c *Client) fanOut(ctx context.Context, jobs []Job, out func(int) mad.Struct) []error {
 	f := &fanOutRun{ctx: ctx, c: c, jobs: jobs, out: out, errs: make([]error, len(jobs)), order: issueOrder(jobs)}
 	f.wg.Add(len(jobs))
-	f.more(fanOutAhead * c.eng.MaxWindow())
+	f.more(fanOutAhead*c.eng.MaxWindow(), nil)
 	f.wg.Wait()
 	return f.errs
 }
@@ -87,15 +87,22 @@ type fanOutRun struct {
 	next    int  // in order
 	owed    int  // jobs to hand over
 	handing bool // a goroutine is in more's loop
+	// spare are requests of answered jobs, for the next jobs to reuse
+	// with their MADs: only a few windows' worth are ever made.
+	spare []*rpc.Request
 }
 
-// more hands n more jobs to the engine. A job's answer can come at once,
-// from inside Go (a closed engine, an ended ctx), and calls more again:
-// that call only adds to what the loop already running owes, so the
-// stack does not grow with the jobs.
-func (f *fanOutRun) more(n int) {
+// more hands n more jobs to the engine, and takes back spare, a request
+// no send reads any more (nil for none). A job's answer can come at
+// once, from inside Go (a closed engine, an ended ctx), and calls more
+// again: that call only adds to what the loop already running owes, so
+// the stack does not grow with the jobs.
+func (f *fanOutRun) more(n int, spare *rpc.Request) {
 	f.mu.Lock()
 	f.owed += n
+	if spare != nil {
+		f.spare = append(f.spare, spare)
+	}
 	if f.handing {
 		f.mu.Unlock()
 		return
@@ -105,26 +112,38 @@ func (f *fanOutRun) more(n int) {
 		f.owed--
 		i := int(f.order[f.next])
 		f.next++
+		var req *rpc.Request
+		if k := len(f.spare); k > 0 {
+			req, f.spare = f.spare[k-1], f.spare[:k-1]
+		}
 		f.mu.Unlock()
-		f.send(i)
+		f.send(i, req)
 		f.mu.Lock()
 	}
 	f.handing = false
 	f.mu.Unlock()
 }
 
-// send hands job i to the engine; its answer asks for the next job.
-func (f *fanOutRun) send(i int) {
-	req, err := f.c.jobRequest(&f.jobs[i], f.out(i))
+// send hands job i to the engine, in req if it is not nil; its answer
+// asks for the next job.
+func (f *fanOutRun) send(i int, req *rpc.Request) {
+	req, err := f.c.jobRequest(req, &f.jobs[i], f.out(i))
 	if err != nil {
 		f.errs[i] = err
 		f.wg.Done()
-		f.more(1)
+		f.more(1, nil)
 		return
 	}
 	f.c.eng.Go(f.ctx, req, func(reply *rpc.Reply, err error) {
-		f.errs[i] = decodeReply(req, reply, err, f.out(i))
-		f.more(1)
+		err = decodeReply(req, reply, err, f.out(i))
+		f.errs[i] = err
+		// A status error keeps the request's MAD; while one send
+		// only went out, no resend reads it now (rpc.Reply.Sends).
+		var spare *rpc.Request
+		if err == nil && reply.Sends == 1 {
+			spare = req
+		}
+		f.more(1, spare)
 		f.wg.Done()
 	})
 }
@@ -162,22 +181,43 @@ func sameDest(a, b *Dest) bool {
 	return a.Kind == b.Kind && a.LID == b.LID && a.GMP.LID == b.GMP.LID && bytes.Equal(a.DRPath, b.DRPath)
 }
 
-func (c *Client) jobRequest(j *Job, out mad.Struct) (*rpc.Request, error) {
-	var req *rpc.Request
-	var err error
-	if j.Class == 0 {
-		req, err = c.getRequest(j.Dest, j.Mod, j.In, out)
+// jobRequest is the Get of job j, whose reply out decodes: in req, which
+// an answered job no longer needs, or a new request if req is nil.
+func (c *Client) jobRequest(req *rpc.Request, j *Job, out mad.Struct) (*rpc.Request, error) {
+	class := j.Class
+	if class == 0 {
+		var err error
+		if class, err = ClassOf(out.Desc(), j.Dest); err != nil {
+			return nil, err
+		}
+	}
+	if req == nil {
+		req = &rpc.Request{MAD: make(mad.Header, mad.Size)}
 	} else {
-		req, err = c.Request(j.Dest, j.Class, mad.MethodGet, out.Desc().AttrID, j.Mod, encode(j.In))
+		clear(req.MAD)
+		*req = rpc.Request{MAD: req.MAD}
 	}
-	if req != nil {
-		req.Timeout = j.Timeout
-		// decodeReply keeps nothing of the reply but a copy: the
-		// transport may reuse its memory (a fan-out over a fabric's
-		// ports would otherwise allocate a fresh packet per port).
-		req.BorrowReply = true
+	attr := out.Desc().AttrID
+	if err := c.initRequest(req, j.Dest, class, mad.MethodGet, attr, j.Mod); err != nil {
+		return nil, err
 	}
-	return req, err
+	if j.In != nil {
+		// Straight into the MAD: a fan-out's requests are many.
+		data := req.MAD[requestDataOffset(class, attr):]
+		if len(data) >= j.In.Desc().Size {
+			if err := j.In.Marshal(data); err != nil {
+				return nil, err
+			}
+		} else {
+			copy(data, mad.Encode(j.In))
+		}
+	}
+	req.Timeout = j.Timeout
+	// decodeReply keeps nothing of the reply but a copy: the transport
+	// may reuse its memory (a fan-out over a fabric's ports would
+	// otherwise allocate a fresh packet per port).
+	req.BorrowReply = true
+	return req, nil
 }
 
 // decodeReply decodes a job's reply into out; the reply is borrowed

@@ -243,6 +243,10 @@ func TestFanOutStatusErrorKeepsItsReply(t *testing.T) {
 	if status(se.Reply) == 0 || se.Reply.AttrMod() != 99 {
 		t.Errorf("the error's reply has status %#x for port %d, want an error for port 99 (overwritten by a later reply?)", status(se.Reply), se.Reply.AttrMod())
 	}
+	// The fan-out reuses answered jobs' requests: never one an error keeps.
+	if se.Req.AttrMod() != 99 {
+		t.Errorf("the error's request asks for port %d, want 99 (reused for a later job?)", se.Req.AttrMod())
+	}
 	for i, r := range res[1:] {
 		if r.Err != nil {
 			t.Errorf("job %d: %v", i+1, r.Err)
