@@ -421,7 +421,7 @@ func (tp *topoPrinter) rate(p *discovery.Port) portRate {
 }
 
 func newTopoPrinter(f *discovery.Fabric, names *nodename.Map, full bool) *topoPrinter {
-	return &topoPrinter{f: f, g: discovery.GroupNodes(f), names: names, full: full}
+	return &topoPrinter{f: f, g: f.Chassis(), names: names, full: full}
 }
 
 func (tp *topoPrinter) printf(format string, args ...any) { fmt.Fprintf(tp.w, format, args...) }

@@ -67,6 +67,7 @@ func (w *walker) complete(f *Fabric) (*Fabric, error) {
 		return nil, err
 	}
 	f.Loaded = f.loaded() | need
+	f.chassis = nil // grouped from what the nodes said before
 	f.Errors = append(f.Errors, w.obs.sortedErrors(f)...)
 	return f, nil
 }

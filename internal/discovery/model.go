@@ -42,7 +42,8 @@ type Fabric struct {
 	// Loaded says which attributes the fabric holds (see Load and Has).
 	Loaded Load
 
-	byGUID map[uint64]*Node
+	byGUID  map[uint64]*Node
+	chassis *Grouping // the last GroupNodes', until a node is added
 }
 
 // Node is one CA, switch or router. The attribute blobs are kept as they
@@ -144,6 +145,7 @@ func (f *Fabric) AddNode(n *Node) *Node {
 	}
 	f.byGUID[n.GUID] = n
 	f.Nodes = append(f.Nodes, n)
+	f.chassis = nil
 	if len(n.Ports) < n.NumPorts+1 {
 		n.Ports = append(n.Ports, make([]*Port, n.NumPorts+1-len(n.Ports))...)
 	}

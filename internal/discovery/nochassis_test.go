@@ -23,3 +23,20 @@ func TestNoChassisSkipsTheGrouping(t *testing.T) {
 		t.Errorf("with NoChassis the walk lost something: %d nodes", len(alone.Nodes))
 	}
 }
+
+func TestChassisIsTheLastGroupingUntilANodeComes(t *testing.T) {
+	f := NewFabric()
+	line := chassisNode(f, NodeSwitch, 0x21, 0x20, 0x2c9, 0xbd36, 36, "MF0;ib-core:MIS5600/L05/U1")
+	chassisNode(f, NodeSwitch, 0x22, 0x20, 0x2c9, 0xbd36, 36, "MF0;ib-core:MIS5600/S03:board/U1")
+	if f.Chassis().ChassisNum(line) != 1 {
+		t.Fatalf("an ungrouped fabric's Chassis did not group it")
+	}
+	g := GroupNodes(f)
+	if f.Chassis() != g {
+		t.Errorf("Chassis is not the grouping GroupNodes made")
+	}
+	other := chassisNode(f, NodeSwitch, 0x23, 0x20, 0x2c9, 0xbd36, 36, "not a chassis chip")
+	if got := f.Chassis(); got == g || got.ChassisNum(other) != 1 {
+		t.Errorf("after a node came, Chassis kept the old grouping (the new node in chassis %d)", got.ChassisNum(other))
+	}
+}
