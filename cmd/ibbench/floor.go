@@ -6,6 +6,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cache"
+	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -22,8 +24,21 @@ const (
 	floorTries  = 3     // measurements; the median is reported
 )
 
-// simFloor measures the floor on fab, attached where the tools are.
+// simFloor measures the floor on fab, attached where the tools are: DR
+// NodeInfo SMPs to the host's switch and its neighbours.
 func simFloor(fab *simfabric.Fabric) (float64, error) {
+	return measureFloor(fab, func(port umad.Port) (func(uint32) *umad.Packet, error) {
+		paths, err := floorPaths(port)
+		if err != nil {
+			return nil, err
+		}
+		return drNodeInfo(paths), nil
+	})
+}
+
+// measureFloor is floorMedian on a port of its own, attached where the
+// tools are, of the requests that requests makes for that port.
+func measureFloor(fab *simfabric.Fabric, requests func(umad.Port) (func(uint32) *umad.Packet, error)) (float64, error) {
 	cfg := umad.SimConfig{ServerName: "127.0.0.1", ServerPort: fab.ServerPort(), Host: attach}
 	port, err := umad.NewSim(cfg).Open("", -1)
 	if err != nil {
@@ -34,13 +49,18 @@ func simFloor(fab *simfabric.Fabric) (float64, error) {
 	if !ok {
 		return 0, fmt.Errorf("the simulator port moves no batches")
 	}
-	paths, err := floorPaths(port)
+	request, err := requests(port)
 	if err != nil {
 		return 0, err
 	}
+	return floorMedian(bp, request)
+}
+
+// floorMedian is the median of floorTries floor measurements.
+func floorMedian(bp umad.BatchPort, request func(uint32) *umad.Packet) (float64, error) {
 	var rates []float64
 	for range floorTries {
-		r, err := floorRate(bp, paths)
+		r, err := floorRate(bp, request)
 		if err != nil {
 			return 0, err
 		}
@@ -89,20 +109,18 @@ func floorAsk(port umad.Port, path []byte) ([]byte, error) {
 	}
 }
 
-// floorRate keeps floorWindow NodeInfo requests in flight over paths,
-// answering every batch of replies with as many requests, and returns
-// replies per second.
-func floorRate(bp umad.BatchPort, paths [][]byte) (float64, error) {
+// floorRate keeps floorWindow requests in flight, each made by request
+// with its TID, answering every batch of replies with as many requests,
+// and returns replies per second.
+func floorRate(bp umad.BatchPort, request func(tid uint32) *umad.Packet) (float64, error) {
 	next := uint32(100)
-	request := func() *umad.Packet {
+	newRequest := func() *umad.Packet {
 		next++
-		m := mad.NewDRSMP(mad.MethodGet, 0x11, 0, paths[int(next)%len(paths)])
-		m.SetTID(uint64(next))
-		return &umad.Packet{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: m}
+		return request(next)
 	}
 	var out []*umad.Packet
 	for range floorWindow {
-		out = append(out, request())
+		out = append(out, newRequest())
 	}
 	into := make([]*umad.Packet, 16)
 	start := time.Now()
@@ -121,9 +139,53 @@ func floorRate(bp umad.BatchPort, paths [][]byte) (float64, error) {
 		out = out[:0]
 		for range m {
 			if sent+len(out) < floorMADs {
-				out = append(out, request())
+				out = append(out, newRequest())
 			}
 		}
 	}
 	return float64(got) / time.Since(start).Seconds(), nil
+}
+
+// drNodeInfo is a floor request: a DR NodeInfo over one of paths.
+func drNodeInfo(paths [][]byte) func(uint32) *umad.Packet {
+	return func(tid uint32) *umad.Packet {
+		m := mad.NewDRSMP(mad.MethodGet, 0x11, 0, paths[int(tid)%len(paths)])
+		m.SetTID(uint64(tid))
+		return &umad.Packet{Addr: umad.Address{LID: umad.PermissiveLID}, MAD: m}
+	}
+}
+
+// pmaPortCounters is a PMA floor request: a PerfMgt Get of PortCounters
+// (PortSelect 1) to one of lids in turn, as ibqueryerrors reads them.
+func pmaPortCounters(lids []uint16) func(uint32) *umad.Packet {
+	return func(tid uint32) *umad.Packet {
+		m := mad.NewGet(mad.ClassPerf, 1, mad.AttrPortCounters, 0)
+		m[mad.GSDataOffset+1] = 1 // PortSelect
+		m.SetTID(uint64(tid))
+		return &umad.Packet{Addr: umad.Address{LID: lids[int(tid)%len(lids)], QP: 1, QKey: umad.QP1QKey}, MAD: m}
+	}
+}
+
+// pmaFloor is the floor of PerfMgt MADs: the rate of PortCounters Gets
+// to every PMA of the fabric in the cache file, routed by LID across the
+// fabric as ibqueryerrors' are (ibsim forwards each through every
+// switch's table on the way, where the DR floor's go one or two hops).
+func pmaFloor(fab *simfabric.Fabric, cacheFile string) (float64, error) {
+	f, err := cache.Read(cacheFile)
+	if err != nil {
+		return 0, err
+	}
+	var lids []uint16
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.BaseLID != 0 && (n.Type != discovery.NodeSwitch || p.Num == 0) {
+				lids = append(lids, p.BaseLID)
+				break
+			}
+		}
+	}
+	if len(lids) == 0 {
+		return 0, fmt.Errorf("no LIDs in %s", cacheFile)
+	}
+	return measureFloor(fab, func(umad.Port) (func(uint32) *umad.Packet, error) { return pmaPortCounters(lids), nil })
 }

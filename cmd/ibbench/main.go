@@ -208,7 +208,13 @@ func benchFabric(spec fabricSpec, cfg config, rep *report) {
 	if err != nil {
 		progress("%s: simulator floor: %v", label, err)
 	}
-	rep.floors = append(rep.floors, floorRow{fabric: label, madsPerSec: floor})
+	fr := floorRow{fabric: label, madsPerSec: floor}
+	if b.cache != "" {
+		if fr.pmaMadsPerSec, err = pmaFloor(fab, b.cache); err != nil {
+			progress("%s: PMA floor: %v", label, err)
+		}
+	}
+	rep.floors = append(rep.floors, fr)
 	latencies := spec.latencies
 	if latencies == nil {
 		latencies = cfg.latencies
@@ -255,10 +261,11 @@ func benchFabric(spec fabricSpec, cfg config, rep *report) {
 	}
 }
 
-// needsCache says whether a row of spec's that runs reads a cache file.
+// needsCache says whether a row of spec's that runs reads a cache file,
+// or reports a PMA phase, whose PMA floor takes the LIDs from the cache.
 func needsCache(commands []string, spec fabricSpec) bool {
 	for _, c := range allCommands {
-		if c.loadCache && slices.Contains(commands, c.name) && (spec.commands == nil || slices.Contains(spec.commands, c.name)) {
+		if (c.loadCache || c.stats) && slices.Contains(commands, c.name) && (spec.commands == nil || slices.Contains(spec.commands, c.name)) {
 			return !spec.scale
 		}
 	}

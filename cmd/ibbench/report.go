@@ -22,6 +22,9 @@ type report struct {
 type floorRow struct {
 	fabric     string
 	madsPerSec float64
+	// pmaMadsPerSec is the floor of PerfMgt MADs routed by LID to every
+	// PMA (pmaFloor); 0 when not measured.
+	pmaMadsPerSec float64
 }
 
 // scaleRow is ibtool's ibnetdiscover at no added latency on one fabric.
@@ -125,35 +128,41 @@ func (rep *report) markdown() string {
 func (rep *report) pmaTable(p func(string, ...any)) {
 	var lines []string
 	for _, r := range rep.rows {
-		floor := rep.floorOf(r.fabric)
+		fl := rep.floorOf(r.fabric)
+		floor := fl.madsPerSec
 		ss := r.samples[ours]
 		if !r.cmd.stats || r.latency != 0 || len(ss) == 0 || !ss[0].pma.ok || floor == 0 {
 			continue
 		}
 		pmaMADs, pmaRate := median(ss, func(s sample) float64 { return float64(s.pma.mads) }), median(ss, func(s sample) float64 { return s.pma.rate })
 		allRate := median(ss, func(s sample) float64 { return s.pma.allRate })
-		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %.0f MADs/s | %.2f | %.0f MADs/s | %.2f |\n", r.fabric, r.cmdLabel(),
-			count(pmaMADs), pmaRate, pmaRate/floor, allRate, allRate/floor))
+		overPMA := "-"
+		if fl.pmaMadsPerSec > 0 {
+			overPMA = fmt.Sprintf("%.0f MADs/s: %.2f", fl.pmaMadsPerSec, pmaRate/fl.pmaMadsPerSec)
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %.0f MADs/s | %.2f | %s | %.0f MADs/s | %.2f |\n", r.fabric, r.cmdLabel(),
+			count(pmaMADs), pmaRate, pmaRate/floor, overPMA, allRate, allRate/floor))
 	}
 	if len(lines) == 0 {
 		return
 	}
-	p("\nibqueryerrors' PMA phase, from ibtool's --stats (medians): its MADs (ClassPortInfo and counter reads, after the fabric is walked or loaded) and their rate; then every MAD of the run (walk, SA and PMA) over the run's time. Each rate is also given over the simulator floor (1.00: ibsim saturated).\n\n")
-	p("| fabric | command | PMA MADs | PMA phase rate | / floor | run rate | / floor |\n")
-	p("|---|---|---|---|---|---|---|\n")
+	p("\nibqueryerrors' PMA phase, from ibtool's --stats (medians): its MADs (ClassPortInfo and counter reads, after the fabric is walked or loaded) and their rate; then every MAD of the run (walk, SA and PMA) over the run's time. Each rate is also given over the simulator floor (1.00: ibsim saturated), and the PMA phase's over the PMA floor: ibsim's rate for PerfMgt PortCounters Gets routed by LID to every PMA, %d in flight, by a client that does nothing else (median of %d runs of %d MADs).\n\n",
+		floorWindow, floorTries, floorMADs)
+	p("| fabric | command | PMA MADs | PMA phase rate | / floor | PMA floor: / it | run rate | / floor |\n")
+	p("|---|---|---|---|---|---|---|---|\n")
 	for _, l := range lines {
 		p("%s", l)
 	}
 }
 
-// floorOf is the floor measured on a fabric, 0 if none.
-func (rep *report) floorOf(fabric string) float64 {
+// floorOf is the floors measured on a fabric, zero if none.
+func (rep *report) floorOf(fabric string) floorRow {
 	for _, f := range rep.floors {
 		if f.fabric == fabric {
-			return f.madsPerSec
+			return f
 		}
 	}
-	return 0
+	return floorRow{}
 }
 
 func (r row) cmdLabel() string {

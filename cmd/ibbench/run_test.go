@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -123,7 +124,8 @@ func TestParsePMAStats(t *testing.T) {
 	}
 }
 
-// The cache is made for a fabric only when one of its rows reads it.
+// The cache is made for a fabric only when one of its rows reads it, or
+// the PMA floor of ibqueryerrors' PMA table needs its LIDs.
 func TestNeedsCache(t *testing.T) {
 	s2000 := fabricSpec{name: "S2000"}
 	s5000 := fabricSpec{name: "S5000", commands: []string{"ibnetdiscover", "ibqueryerrors"}}
@@ -134,12 +136,32 @@ func TestNeedsCache(t *testing.T) {
 		want     bool
 	}{
 		{[]string{"ibqueryerrors", "ibqueryerrors --load-cache"}, s2000, true},
-		{[]string{"ibqueryerrors", "ibchecknet"}, s2000, false},
+		{[]string{"ibqueryerrors", "ibchecknet"}, s2000, true},
+		{[]string{"ibnetdiscover", "ibchecknet"}, s2000, false},
 		{[]string{"ibqueryerrors --load-cache"}, s5000, false},
 		{[]string{"ibqueryerrors --load-cache"}, scale, false},
 	} {
 		if got := needsCache(tc.commands, tc.spec); got != tc.want {
 			t.Errorf("needsCache(%q, %s) = %v, want %v", tc.commands, tc.spec.name, got, tc.want)
 		}
+	}
+}
+
+func TestPMATableSetsThePhaseAgainstBothFloors(t *testing.T) {
+	stats := pmaStats{ok: true, mads: 4000, rate: 80000, allMADs: 20000, allRate: 50000}
+	r := row{fabric: "S2000", cmd: command{name: "ibqueryerrors", stats: true}}
+	r.samples[ours] = []sample{{pma: stats}}
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	rep := &report{rows: []row{r}, floors: []floorRow{{fabric: "S2000", madsPerSec: 100000, pmaMadsPerSec: 90000}}}
+	rep.pmaTable(p)
+	if want := "| S2000 | ibqueryerrors | 4000 | 80000 MADs/s | 0.80 | 90000 MADs/s: 0.89 | 50000 MADs/s | 0.50 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	rep.floors[0].pmaMadsPerSec = 0 // not measured
+	rep.pmaTable(p)
+	if want := "| 0.80 | - | 50000 MADs/s |"; !strings.Contains(b.String(), want) {
+		t.Errorf("without a PMA floor the table lacks %q:\n%s", want, b.String())
 	}
 }
