@@ -527,9 +527,9 @@ func portsOf(ep endPort) []*discovery.Port {
 }
 
 // parallelWorkers bounds the goroutines parallel runs at once. The MAD
-// engine bounds what is in flight (and the SA, one destination, gets a
-// few MADs at a time), so more goroutines only wait there: one per node
-// of a 2000-node fabric took 20 MB of stacks.
+// engine bounds what is in flight (and the SA, one destination, gets
+// rpc.DefaultSADestWindow MADs at a time), so more goroutines only wait
+// there: one per node of a 2000-node fabric took 20 MB of stacks.
 const parallelWorkers = 64
 
 // parallel runs fn for 0..n-1, up to parallelWorkers at once, and waits.

@@ -47,7 +47,7 @@ func (e *Engine) Go(ctx context.Context, req *Request, done func(*Reply, error))
 		done(nil, e.closedErr())
 		return
 	}
-	c.dest = e.destFor(req.dest())
+	c.dest = e.destFor(req)
 	e.calls[c.tid] = c
 	e.watchLocked(ctx)
 	if !e.tryTake(c.dest) {

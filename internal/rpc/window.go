@@ -3,11 +3,12 @@ package rpc
 import (
 	"time"
 
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
 // The windows bound what is in flight: at most the global window's
-// requests in all (Options.Window, or adapted: see below) and Options.DestWindow to one destination. A request that does not
+// requests in all (Options.Window, or adapted: see below) and Options.DestWindow to one destination (Options.SADestWindow to the SA). A request that does not
 // fit waits in its destination's queue; destinations with a waiting
 // request and room of their own take turns for the global slots as they
 // free up, so one busy switch cannot starve the others.
@@ -91,6 +92,7 @@ func (e *Engine) Window() int {
 
 // destSlot is one destination's window.
 type destSlot struct {
+	limit    int // its requests in flight at most
 	inflight int
 	waiting  []*waiter
 	ready    bool // in Engine.ready: has waiters and room of its own
@@ -105,13 +107,18 @@ type waiter struct {
 	cancelled bool // a Do that gave up waiting before it got one
 }
 
-// destFor returns dest's window, making it the first time (the caller
-// holds e.mu). Windows stay once made: a fabric has a bounded number of
-// destinations, and making one per MAD costs more than keeping them.
-func (e *Engine) destFor(dest string) *destSlot {
+// destFor returns the window of req's destination, making it the first
+// time (the caller holds e.mu). Windows stay once made: a fabric has a
+// bounded number of destinations, and making one per MAD costs more than
+// keeping them.
+func (e *Engine) destFor(req *Request) *destSlot {
+	dest := req.dest()
 	d := e.dests[dest]
 	if d == nil {
-		d = &destSlot{}
+		d = &destSlot{limit: e.opt.DestWindow}
+		if req.MAD.Class() == mad.ClassSubnAdm {
+			d.limit = e.opt.SADestWindow
+		}
 		e.dests[dest] = d
 	}
 	return d
@@ -120,7 +127,7 @@ func (e *Engine) destFor(dest string) *destSlot {
 // tryTake takes a slot for d if one is free and nothing waits for d (the
 // caller holds e.mu).
 func (e *Engine) tryTake(d *destSlot) bool {
-	if e.inflight >= e.window || d.inflight >= e.opt.DestWindow || len(d.waiting) > 0 {
+	if e.inflight >= e.window || d.inflight >= d.limit || len(d.waiting) > 0 {
 		return false
 	}
 	e.inflight++
@@ -136,7 +143,7 @@ func (e *Engine) enqueue(d *destSlot, w *waiter) {
 
 // markReady queues d for a global slot when it has waiters and room.
 func (e *Engine) markReady(d *destSlot) {
-	if !d.ready && len(d.waiting) > 0 && d.inflight < e.opt.DestWindow {
+	if !d.ready && len(d.waiting) > 0 && d.inflight < d.limit {
 		d.ready = true
 		e.ready = append(e.ready, d)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
@@ -105,3 +106,38 @@ type limited struct {
 }
 
 func (l limited) MaxInFlight() int { return l.max }
+
+// The SA is asked SADestWindow requests at once, a switch's SMA
+// DestWindow.
+func TestTheSAGetsAWiderWindowThanAnSMA(t *testing.T) {
+	saGet := func(mod uint32) *Request {
+		return &Request{Addr: umad.Address{LID: 1, QP: 1, QKey: umad.QP1QKey},
+			MAD: mad.NewRequest(mad.ClassSubnAdm, 2, mad.MethodGet, mad.AttrPathRecord, mod)}
+	}
+	for _, tc := range []struct {
+		name    string
+		request func(uint32) *Request
+		want    int
+	}{
+		{"SA", saGet, 8},
+		{"SMA", func(mod uint32) *Request { return get(1, mod) }, 2},
+	} {
+		port := umadtest.NewPort(func(p *umad.Packet) []*umad.Packet { return []*umad.Packet{reply(p)} }, umadtest.Delay(5*time.Millisecond))
+		e := New(port, Options{Window: 32, DestWindow: 2, SADestWindow: 8})
+		var wg sync.WaitGroup
+		for i := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := e.Do(context.Background(), tc.request(uint32(i))); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		e.Close()
+		if _, one := port.MostInFlight(); one != tc.want {
+			t.Errorf("%s: %d requests in flight at once, want %d", tc.name, one, tc.want)
+		}
+	}
+}
