@@ -24,8 +24,6 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register("check_lft_balance", newCheckLftBalanceCmd) }
-
 type checkLftOptions struct {
 	Common
 	lftFile   string
@@ -35,7 +33,7 @@ type checkLftOptions struct {
 	src       query.Source
 }
 
-func newCheckLftBalanceCmd(env *Env) *cobra.Command {
+func newCheckLftBalanceCmd(env *Env, _ string) *cobra.Command {
 	o := &checkLftOptions{}
 	cmd := toolCommand("check_lft_balance [-l lft-output -i ibnetdiscover-cache] [-e] [-v]", "Check that switches spread their routes evenly over their ports")
 	cmd.Long = "check_lft_balance counts, for every switch, the LIDs each port forwards to, and\n" +

@@ -21,7 +21,7 @@ const CompletionCacheEnv = "IBTOOL_CACHE"
 // newCompletionCmd prints cobra's completion script for a shell. The
 // scripts call "ibtool __complete", so they complete commands, flags and,
 // where a command takes a node, the node names of a fabric cache.
-func newCompletionCmd(env *Env) *cobra.Command {
+func newCompletionCmd(env *Env, _ string) *cobra.Command {
 	shells := map[string]func(c *cobra.Command, w io.Writer) error{
 		"bash": genBashCompletion,
 		"zsh":  func(c *cobra.Command, w io.Writer) error { return c.GenZshCompletion(w) },

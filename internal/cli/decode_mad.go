@@ -50,8 +50,6 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register("decode_mad", newDecodeMADCmd) }
-
 type decodeMADOptions struct {
 	verbose int
 	offset  int
@@ -60,7 +58,7 @@ type decodeMADOptions struct {
 	json    bool
 }
 
-func newDecodeMADCmd(env *Env) *cobra.Command {
+func newDecodeMADCmd(env *Env, _ string) *cobra.Command {
 	opts := &decodeMADOptions{}
 	cmd := toolCommand("decode_mad [options] [file...]", "Decode MADs given in hex on stdin")
 	cmd.Long = "decode_mad reads MADs as hex text (or python-escaped strings) and prints them decoded:\n" +

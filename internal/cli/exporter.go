@@ -37,9 +37,7 @@ type exporterOptions struct {
 // DefaultExporterAddress is where the exporter listens by default.
 const DefaultExporterAddress = ":9732"
 
-func init() { register("exporter", newExporterCmd) }
-
-func newExporterCmd(env *Env) *cobra.Command {
+func newExporterCmd(env *Env, _ string) *cobra.Command {
 	o := &exporterOptions{}
 	cmd := &cobra.Command{
 		Use:   "exporter [--listen-address ADDR] [--once] [--textfile FILE] [options]",

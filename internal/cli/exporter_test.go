@@ -190,7 +190,7 @@ func startExporter(t *testing.T, f *simfabric.Fabric, args ...string) string {
 		IO:        IO{In: strings.NewReader(""), Out: io.Discard, Err: pw},
 		Transport: umad.NewSim(umad.SimConfig{SockName: f.SockName()}),
 	}
-	cmd := newExporterCmd(env)
+	cmd := newExporterCmd(env, "exporter")
 	cmd.SetArgs(append([]string{"--listen-address", "127.0.0.1:0"}, args...))
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	ctx, cancel := context.WithCancel(context.Background())

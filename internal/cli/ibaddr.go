@@ -44,15 +44,13 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("ibaddr", newIbaddrCmd) }
-
 type ibaddrOptions struct {
 	Common
 	showGID, showLIDDec bool
 	showLID             int
 }
 
-func newIbaddrCmd(env *Env) *cobra.Command {
+func newIbaddrCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibaddrOptions{}
 	cmd := toolCommand("ibaddr [options] [<lid|dr_path|guid> [port]]", "Show the GID and LID range of a port")
 	cmd.Example = `  ibaddr                  # local port's address

@@ -20,9 +20,7 @@ type ibcacheeditOptions struct {
 	switchGUID, caGUID, sysimgGUID, portGUID string
 }
 
-func init() { register("ibcacheedit", newIbcacheeditCmd) }
-
-func newIbcacheeditCmd(env *Env) *cobra.Command {
+func newIbcacheeditCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibcacheeditOptions{}
 	cmd := toolCommand("ibcacheedit [options] <orig.cache> <new.cache>", "Edit the GUIDs in an ibnetdiscover cache file")
 	cmd.Long = `ibcacheedit rewrites node, port and system image GUIDs in a cache written by

@@ -53,8 +53,6 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register("ibccconfig", newIbccconfigCmd) }
-
 var ccConfigOps = []ccOp{
 	{"CongestionKeyInfo", "CK", false, "<cckey> <cckeyprotectbit> <cckeyleaseperiod> <cckeyviolations>"},
 	{"SwitchCongestionSetting", "SS", false, "<controlmap> <victimmask> <creditmask> <threshold> <packetsize> <csthreshold> <csreturndelay> <markingrate>"},
@@ -63,7 +61,7 @@ var ccConfigOps = []ccOp{
 	{"CongestionControlTable", "CT", false, "<cctilimit> <index> <cctentry> <cctentry> ..."},
 }
 
-func newIbccconfigCmd(env *Env) *cobra.Command {
+func newIbccconfigCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibccOptions{}
 	cmd := toolCommand("ibccconfig [-c key] <op> <lid|guid> <values>...", "Set a congestion control attribute of a port")
 	cmd.Long = "ibccconfig sets a congestion control attribute of a port (IBA annex A10).\n\n" +

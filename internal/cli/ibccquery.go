@@ -47,8 +47,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("ibccquery", newIbccqueryCmd) }
-
 type ibccOptions struct {
 	Common
 	ccKey string
@@ -102,7 +100,7 @@ func ccOpsUsage(ops []ccOp, optPort string) string {
 	return b.String()
 }
 
-func newIbccqueryCmd(env *Env) *cobra.Command {
+func newIbccqueryCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibccOptions{}
 	cmd := toolCommand("ibccquery [-c key] <op> <lid|guid> [portnum]", "Query a congestion control attribute of a port")
 	cmd.Long = "ibccquery reads a congestion control attribute of a port (IBA annex A10).\n\n" +

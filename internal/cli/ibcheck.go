@@ -54,8 +54,8 @@ var (
 	allPortChecks   = []portCheckFunc{checkPortState, checkPortWidth, checkPortLink}
 )
 
-func init() {
-	for _, k := range []checkCommand{
+// checkCommands are the ibcheck family, by name.
+var checkCommands = []checkCommand{
 		{name: "ibchecknode", short: "Check one node: its NodeInfo agrees with the SA's, which has a path to it",
 			kinds: kindNode},
 		{name: "ibcheckport", short: "Check one port's state, width, speed, LID and SM",
@@ -82,9 +82,16 @@ func init() {
 			kinds: kindClear, clearSelect: 0xFFFF},
 		{name: "ibclearerrors", short: "Reset the error counters of PortCounters on every port", fabric: true,
 			kinds: kindClear, clearSelect: query.SelectErrors},
-	} {
-		register(k.name, func(env *Env) *cobra.Command { return newCheckCmd(env, k) })
+}
+
+// newIbcheckCmd builds the ibcheck family's command of that name.
+func newIbcheckCmd(env *Env, name string) *cobra.Command {
+	for _, k := range checkCommands {
+		if k.name == name {
+			return newCheckCmd(env, k)
+		}
 	}
+	panic("ibcheck: no command " + name)
 }
 
 func newCheckCmd(env *Env, k checkCommand) *cobra.Command {

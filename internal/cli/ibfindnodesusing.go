@@ -24,15 +24,13 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register("ibfindnodesusing", newIbfindnodesusingCmd) }
-
 type ibfindnodesusingOptions struct {
 	Common
 	recalculate bool
 	src         query.Source
 }
 
-func newIbfindnodesusingCmd(env *Env) *cobra.Command {
+func newIbfindnodesusingCmd(env *Env, _ string) *cobra.Command {
 	o := &ibfindnodesusingOptions{}
 	cmd := toolCommand("ibfindnodesusing [options] <switch_guid|switch_name> <port>", "List the hosts whose routes use a switch port")
 	cmd.Long = "ibfindnodesusing reads the forwarding tables of a switch and of the node at the\n" +

@@ -38,9 +38,7 @@ type ibidsverifyOptions struct {
 	regenerate bool
 }
 
-func init() { register("ibidsverify", newIbidsverifyCmd) }
-
-func newIbidsverifyCmd(env *Env) *cobra.Command {
+func newIbidsverifyCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibidsverifyOptions{}
 	cmd := toolCommand("ibidsverify [options]", "Check the fabric for zero and duplicate LIDs and GUIDs")
 	cmd.Long = `Validate LIDs and GUIDs (check for zero and duplicates) in the local subnet,

@@ -48,8 +48,6 @@ type iblinkinfoOptions struct {
 	onlyType                    int // 0, or the node type of --switches-only/--cas-only (the last wins)
 }
 
-func init() { register("iblinkinfo", newIblinkinfoCmd) }
-
 // lastStringFlag stores its value in a shared variable, so that of -S and
 // -G the last one given wins, as in the C tool.
 type lastStringFlag struct {
@@ -67,7 +65,7 @@ func (f *lastStringFlag) Set(s string) error {
 // lkDiffKeys are iblinkinfo's --diffcheck keys.
 var lkDiffKeys = map[string]int{"port": lkDiffPort, "state": lkDiffState, "lid": lkDiffLID, "nodedesc": lkDiffNodeDesc}
 
-func newIblinkinfoCmd(env *Env) *cobra.Command {
+func newIblinkinfoCmd(env *Env, _ string) *cobra.Command {
 	opts := &iblinkinfoOptions{diffFlags: lkDiffDefault}
 	cmd := toolCommand("iblinkinfo [options]", "Show every link of the fabric, switch by switch")
 	cmd.Long = `Report the link of every port of the fabric (or of one switch), as

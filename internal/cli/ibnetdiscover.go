@@ -53,8 +53,6 @@ type ibnetdiscoverOptions struct {
 	diffFlags                            int
 }
 
-func init() { register("ibnetdiscover", newIbnetdiscoverCmd) }
-
 // listFlag is a bool-like flag that stores its value in a shared variable,
 // so that of a group of them the last one given wins, as in the C tools
 // (ibnetdiscover's -l, -H, -S and -R; iblinkinfo's --switches-only and
@@ -104,7 +102,7 @@ func (f *diffCheckFlag) Set(s string) error {
 // diffKeys are ibnetdiscover's --diffcheck keys.
 var diffKeys = map[string]int{"sw": diffSwitch, "ca": diffCA, "router": diffRouter, "port": diffPort, "lid": diffLID, "nodedesc": diffNodeDesc}
 
-func newIbnetdiscoverCmd(env *Env) *cobra.Command {
+func newIbnetdiscoverCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibnetdiscoverOptions{diffFlags: diffDefault}
 	cmd := toolCommand("ibnetdiscover [options] [topology-file]", "Discover the fabric and print its topology")
 	cmd.Long = `Discover the InfiniBand fabric from the local port and print its topology

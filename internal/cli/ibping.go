@@ -66,15 +66,13 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register("ibping", newIbpingCmd) }
-
 type ibpingOptions struct {
 	Common
 	count, oui    string
 	flood, server bool
 }
 
-func newIbpingCmd(env *Env) *cobra.Command {
+func newIbpingCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibpingOptions{}
 	cmd := toolCommand("ibping [options] <dest lid|guid>", "Ping a port with vendor MADs, or answer pings (-S)")
 	cmd.Example = `  ibping -c 3 12         # three pings to LID 12

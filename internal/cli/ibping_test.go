@@ -64,14 +64,14 @@ func waitServer(t *testing.T, f *simfabric.Fabric, host string, done <-chan stru
 
 // startGoServer runs "ibtool <tool> -S" in-process, attached to host as an
 // SM (SIM_SET_ISSM), until the returned stop is called.
-func startGoServer(t *testing.T, f *simfabric.Fabric, host string, build func(*Env) *cobra.Command, args ...string) (stop func() (stdout, stderr string)) {
+func startGoServer(t *testing.T, f *simfabric.Fabric, host string, build func(*Env, string) *cobra.Command, args ...string) (stop func() (stdout, stderr string)) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	env := &Env{
 		IO:        IO{In: strings.NewReader(""), Out: &out, Err: &errOut},
 		Transport: umad.NewSim(umad.SimConfig{SockName: f.SockName(), Host: host, IsSM: true}),
 	}
-	cmd := build(env)
+	cmd := build(env, "")
 	cmd.SetArgs(append([]string{"-S"}, args...))
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

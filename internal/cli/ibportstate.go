@@ -62,8 +62,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("ibportstate", newIbportstateCmd) }
-
 type ibportstateOptions struct {
 	Common
 	force bool
@@ -73,7 +71,7 @@ const ibportstateOps = "enable, disable, on, off, reset, speed, espeed, fdr10,\n
 	"\twidth, query, down, arm, active, vls, mtu, lid, smlid, lmc,\n" +
 	"\tmkey, mkeylease, mkeyprot"
 
-func newIbportstateCmd(env *Env) *cobra.Command {
+func newIbportstateCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibportstateOptions{}
 	cmd := toolCommand("ibportstate [options] <dest dr_path|lid|guid> <portnum> [<op> [<value>]]...", "Query or change a port's state, speed and width")
 	cmd.Long = "ibportstate shows a port's state, LIDs, width and speed (and its peer's, for an Active\n" +

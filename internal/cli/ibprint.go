@@ -35,14 +35,21 @@ type ibprintKind struct {
 	list       nodeList
 }
 
-func init() {
-	for _, k := range []ibprintKind{
+// ibprintKinds are ibprintca, ibprintswitch and ibprintrt.
+var ibprintKinds = []ibprintKind{
 		{"ibprintca", "CA", listHosts},
 		{"ibprintswitch", "switch", listSwitches},
 		{"ibprintrt", "router", listRouters},
-	} {
-		register(k.name, func(env *Env) *cobra.Command { return newIbprintCmd(env, k) })
+}
+
+// newIbprintFamilyCmd builds ibprintca, ibprintswitch or ibprintrt.
+func newIbprintFamilyCmd(env *Env, name string) *cobra.Command {
+	for _, k := range ibprintKinds {
+		if k.name == name {
+			return newIbprintCmd(env, k)
+		}
 	}
+	panic("ibprint: no command " + name)
 }
 
 func newIbprintCmd(env *Env, k ibprintKind) *cobra.Command {

@@ -43,8 +43,6 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register("ibqueryerrors", newIbqueryerrorsCmd) }
-
 // Node types of --switch/--ca/--router (ibqueryerrors.c PRINT_*).
 const (
 	qePrintSwitch = 1 << iota
@@ -74,7 +72,7 @@ type ibqueryerrorsOptions struct {
 	dryRun         bool
 }
 
-func newIbqueryerrorsCmd(env *Env) *cobra.Command {
+func newIbqueryerrorsCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibqueryerrorsOptions{thresholdFile: defaultThresholdFile}
 	cmd := toolCommand("ibqueryerrors [options]", "Report the error counters of every port of the fabric")
 	cmd.Long = `Query the PerfMgt error counters of every port of the fabric (or of the node

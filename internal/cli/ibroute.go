@@ -18,11 +18,18 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() {
-	register("ibroute", newIbrouteCmd)
-	register("dump_fts", func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_fts", false, "") })
-	register("dump_lfts", func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_lfts", false, "dump_fts") })
-	register("dump_mfts", func(env *Env) *cobra.Command { return newDumpFtsCmd(env, "dump_mfts", true, "dump_fts -M") })
+// newFtsCmd builds ibroute, dump_fts and dump_fts' old names dump_lfts
+// and dump_mfts.
+func newFtsCmd(env *Env, name string) *cobra.Command {
+	switch name {
+	case "dump_fts":
+		return newDumpFtsCmd(env, "dump_fts", false, "")
+	case "dump_lfts":
+		return newDumpFtsCmd(env, "dump_lfts", false, "dump_fts")
+	case "dump_mfts":
+		return newDumpFtsCmd(env, "dump_mfts", true, "dump_fts -M")
+	}
+	return newIbrouteCmd(env)
 }
 
 // destTimeout is dump_lid's timeout for the queries that name a LID's

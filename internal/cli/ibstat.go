@@ -53,9 +53,12 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() {
-	register("ibstat", newIbstatCmd)
-	register("ibstatus", newIbstatusCmd)
+// newIbstatFamilyCmd builds ibstat or ibstatus.
+func newIbstatFamilyCmd(env *Env, name string) *cobra.Command {
+	if name == "ibstatus" {
+		return newIbstatusCmd(env)
+	}
+	return newIbstatCmd(env)
 }
 
 type ibstatOptions struct {

@@ -65,9 +65,7 @@ func (f *groupFlag) Set(s string) error {
 	return err
 }
 
-func init() { register("ibswportwatch", newIbswportwatchCmd) }
-
-func newIbswportwatchCmd(env *Env) *cobra.Command {
+func newIbswportwatchCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibswportwatchOptions{}
 	cmd := toolCommand("ibswportwatch [options] [TARGET [PORT]]", "Show a port's counters and their rates over time")
 	cmd.Long = `Read a port's PMA counters every -p seconds (default 1; fractions allowed),

@@ -49,8 +49,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("ibsysstat", newIbsysstatCmd) }
-
 type ibsysstatOptions struct {
 	Common
 	oui    string
@@ -65,7 +63,7 @@ var sysstatOps = map[string]uint16{
 	"cpi":  0x0001, // ClassPortInfo
 }
 
-func newIbsysstatCmd(env *Env) *cobra.Command {
+func newIbsysstatCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibsysstatOptions{}
 	cmd := toolCommand("ibsysstat [options] <dest lid|guid> [<op>]", "Query a host's system information (ping, host, cpu, cpi), or serve it (-S)")
 	cmd.Long = "ibsysstat asks the ibsysstat server on a host (ibsysstat -S) for its name or CPUs.\n" +

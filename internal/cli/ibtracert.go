@@ -26,8 +26,6 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-func init() { register("ibtracert", newIbtracertCmd) }
-
 type ibtracertOptions struct {
 	Common
 	force     bool
@@ -38,7 +36,7 @@ type ibtracertOptions struct {
 	src       query.Source
 }
 
-func newIbtracertCmd(env *Env) *cobra.Command {
+func newIbtracertCmd(env *Env, _ string) *cobra.Command {
 	o := &ibtracertOptions{}
 	cmd := toolCommand("ibtracert [options] [<src-addr>] <dest-addr>", "Trace the route between two ports")
 	cmd.Long = "ibtracert follows the switches' forwarding tables from the source port to the\n" +

@@ -35,14 +35,12 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("init_all_ports", newInitAllPortsCmd) }
-
 type initAllPortsOptions struct {
 	Common
 	confirm bool
 }
 
-func newInitAllPortsCmd(env *Env) *cobra.Command {
+func newInitAllPortsCmd(env *Env, _ string) *cobra.Command {
 	opts := &initAllPortsOptions{}
 	cmd := toolCommand("init_all_ports --confirm [options]", "Reset every active link of the fabric to INIT")
 	cmd.Long = "init_all_ports takes every Armed or Active link of the fabric down to INIT, where only\n" +

@@ -10,7 +10,7 @@ import (
 
 // newInstallLinksCmd creates one symlink per tool command pointing at this
 // binary, so `perfquery ...` runs `ibtool perfquery ...`.
-func newInstallLinksCmd(env *Env) *cobra.Command {
+func newInstallLinksCmd(env *Env, _ string) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "install-links DIR",

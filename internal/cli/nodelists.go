@@ -36,19 +36,17 @@ var (
 
 const nodeListUsageArgs = "[-h] [<topology-file> | -y mkey -C ca_name -P ca_port -t timeout_ms]"
 
-func init() {
-	register("ibhosts", func(env *Env) *cobra.Command {
+// newNodeListsCmd builds ibhosts, ibswitches, ibrouters or ibnodes.
+func newNodeListsCmd(env *Env, name string) *cobra.Command {
+	switch name {
+	case "ibhosts":
 		return newNodeListCmd(env, "ibhosts", "Show the CAs of the fabric", listHosts)
-	})
-	register("ibswitches", func(env *Env) *cobra.Command {
+	case "ibswitches":
 		return newNodeListCmd(env, "ibswitches", "Show the switches of the fabric", listSwitches)
-	})
-	register("ibrouters", func(env *Env) *cobra.Command {
+	case "ibrouters":
 		return newNodeListCmd(env, "ibrouters", "Show the routers of the fabric", listRouters)
-	})
-	register("ibnodes", func(env *Env) *cobra.Command {
-		return newNodeListCmd(env, "ibnodes", "Show the CAs and switches of the fabric", listHosts, listSwitches)
-	})
+	}
+	return newNodeListCmd(env, "ibnodes", "Show the CAs and switches of the fabric", listHosts, listSwitches)
 }
 
 func newNodeListCmd(env *Env, name, short string, lists ...nodeList) *cobra.Command {

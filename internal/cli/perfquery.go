@@ -79,8 +79,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("perfquery", newPerfqueryCmd) }
-
 // allPorts is PortSelect's "every port" value (AllPortSelect).
 const allPorts = 0xFF
 
@@ -147,7 +145,7 @@ type perfqueryOptions struct {
 	dryRun    bool
 }
 
-func newPerfqueryCmd(env *Env) *cobra.Command {
+func newPerfqueryCmd(env *Env, _ string) *cobra.Command {
 	opts := &perfqueryOptions{groups: make([]bool, len(perfGroups))}
 	cmd := toolCommand("perfquery [options] [<lid|guid> [[port(s)] [reset_mask]]]", "Query (and reset) the performance counters of a port")
 	cmd.Long = "perfquery reads the PerfMgt counters of a port the way infiniband-diags prints them.\n" +

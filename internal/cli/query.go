@@ -56,8 +56,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("query", newQueryCmd) }
-
 type queryCmdOptions struct {
 	Common
 	fields   []string
@@ -66,7 +64,7 @@ type queryCmdOptions struct {
 	ccKey    string
 }
 
-func newQueryCmd(env *Env) *cobra.Command {
+func newQueryCmd(env *Env, _ string) *cobra.Command {
 	opts := &queryCmdOptions{}
 	cmd := toolCommand("query [options] <method> <attribute> [<target>]", "Get (or, with --write, set) any attribute of any class")
 	cmd.Long = "query sends one Get of any attribute the wire description knows, in its management class,\n" +

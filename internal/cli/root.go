@@ -46,14 +46,75 @@ type Env struct {
 
 // commandBuilder makes one command. Its name is known before it is built:
 // a run builds only the command it runs, since building all 60 with their
-// flags was a fifth of the start-up time of every command.
+// flags was a fifth of the start-up time of every command. A family's
+// builder makes the command of the name it is given.
 type commandBuilder struct {
 	name  string
-	build func(*Env) *cobra.Command
+	build func(env *Env, name string) *cobra.Command
 }
 
-// commandBuilders is filled by each command file's init function.
-var commandBuilders []commandBuilder
+// commandBuilders is every command ibtool has, by name.
+var commandBuilders = []commandBuilder{
+	{"check_lft_balance", newCheckLftBalanceCmd},
+	{"decode_mad", newDecodeMADCmd},
+	{"dump_fts", newFtsCmd},
+	{"dump_lfts", newFtsCmd},
+	{"dump_mfts", newFtsCmd},
+	{"exporter", newExporterCmd},
+	{"ibaddr", newIbaddrCmd},
+	{"ibcacheedit", newIbcacheeditCmd},
+	{"ibccconfig", newIbccconfigCmd},
+	{"ibccquery", newIbccqueryCmd},
+	{"ibcheckerrors", newIbcheckCmd},
+	{"ibcheckerrs", newIbcheckCmd},
+	{"ibchecknet", newIbcheckCmd},
+	{"ibchecknode", newIbcheckCmd},
+	{"ibcheckport", newIbcheckCmd},
+	{"ibcheckportstate", newIbcheckCmd},
+	{"ibcheckportwidth", newIbcheckCmd},
+	{"ibcheckstate", newIbcheckCmd},
+	{"ibcheckwidth", newIbcheckCmd},
+	{"ibclearcounters", newIbcheckCmd},
+	{"ibclearerrors", newIbcheckCmd},
+	{"ibdatacounters", newIbcheckCmd},
+	{"ibdatacounts", newIbcheckCmd},
+	{"ibfindnodesusing", newIbfindnodesusingCmd},
+	{"ibhosts", newNodeListsCmd},
+	{"ibidsverify", newIbidsverifyCmd},
+	{"iblinkinfo", newIblinkinfoCmd},
+	{"ibnetdiscover", newIbnetdiscoverCmd},
+	{"ibnodes", newNodeListsCmd},
+	{"ibping", newIbpingCmd},
+	{"ibportstate", newIbportstateCmd},
+	{"ibprintca", newIbprintFamilyCmd},
+	{"ibprintrt", newIbprintFamilyCmd},
+	{"ibprintswitch", newIbprintFamilyCmd},
+	{"ibqueryerrors", newIbqueryerrorsCmd},
+	{"ibroute", newFtsCmd},
+	{"ibrouters", newNodeListsCmd},
+	{"ibstat", newIbstatFamilyCmd},
+	{"ibstatus", newIbstatFamilyCmd},
+	{"ibswitches", newNodeListsCmd},
+	{"ibswportwatch", newIbswportwatchCmd},
+	{"ibsysstat", newIbsysstatCmd},
+	{"ibtracert", newIbtracertCmd},
+	{"ibv_devices", newIbvDevicesCmd},
+	{"ibv_devinfo", newIbvDevinfoCmd},
+	{"init_all_ports", newInitAllPortsCmd},
+	{"perfquery", newPerfqueryCmd},
+	{"query", newQueryCmd},
+	{"rdma_bw", newRdmaBwCmd},
+	{"saquery", newSaqueryCmd},
+	{"set_guid", newSetGUIDCmd},
+	{"set_nodedesc", newSetNodedescCmd},
+	{"set_port_state", newSetPortStateCmd},
+	{"sminfo", newSminfoCmd},
+	{"smpdump", newSmpdumpCmd},
+	{"smpquery", newSmpqueryCmd},
+	{"subnet_diff", newSubnetDiffCmd},
+	{"topology", newTopologyCmd},
+	{"vendstat", newVendstatCmd},
+}
 
 // registered tells whether a command of that name is registered.
 func registered(name string) bool {
@@ -63,12 +124,6 @@ func registered(name string) bool {
 		}
 	}
 	return false
-}
-
-// register adds a command; name must be the built command's Name()
-// (TestRegisteredNames checks).
-func register(name string, build func(*Env) *cobra.Command) {
-	commandBuilders = append(commandBuilders, commandBuilder{name, build})
 }
 
 // Main runs ibtool with the process arguments and returns the exit code.
@@ -235,7 +290,7 @@ func newRoot(env *Env, only string) *cobra.Command {
 		}
 	}
 	for _, b := range buildersFor(only) {
-		root.AddCommand(b.build(env))
+		root.AddCommand(b.build(env, b.name))
 	}
 	addCompletions(root)
 	// Unknown commands are usage errors (exit 2), as in the C tools.

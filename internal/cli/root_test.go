@@ -33,7 +33,7 @@ func TestEveryCommandHelp(t *testing.T) {
 func TestRegisteredNames(t *testing.T) {
 	seen := map[string]bool{}
 	for _, b := range commandBuilders {
-		if got := b.build(&Env{}).Name(); got != b.name {
+		if got := b.build(&Env{}, b.name).Name(); got != b.name {
 			t.Errorf("registered as %q, but the command is named %q", b.name, got)
 		}
 		if seen[b.name] {

@@ -85,8 +85,6 @@ import (
 	"github.com/ibtool/ibtool/internal/sa"
 )
 
-func init() { register("saquery", newSaqueryCmd) }
-
 // errno values the C tool exits with.
 const (
 	saEIO       = 5
@@ -319,7 +317,7 @@ func saqueryNames() string {
 	return b.String()
 }
 
-func newSaqueryCmd(env *Env) *cobra.Command {
+func newSaqueryCmd(env *Env, _ string) *cobra.Command {
 	opts := &saqueryOptions{flags: map[string]*saOrdered{}}
 	cmd := toolCommand(saqueryUse, "Query the subnet administrator (SA) for records")
 	cmd.Long = "saquery asks the subnet manager's SA for records (NodeRecord by default) and prints them the way infiniband-diags does.\n" +

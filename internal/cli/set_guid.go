@@ -44,12 +44,10 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("set_guid", newSetGUIDCmd) }
-
 // guidsPerBlock is the GUIDs of one GUIDInfo block (IBA 14.2.5.5).
 const guidsPerBlock = 8
 
-func newSetGUIDCmd(env *Env) *cobra.Command {
+func newSetGUIDCmd(env *Env, _ string) *cobra.Command {
 	opts := &Common{}
 	cmd := toolCommand("set_guid [options] <target> <slot> <guid>[,<guid>...]", "Program alias GUIDs of a port through the SA")
 	cmd.Long = "set_guid asks the SA (a SubnAdmSet of GUIDInfoRecord) to give the target port alias GUIDs,\n" +

@@ -43,15 +43,13 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-func init() { register("set_nodedesc", newSetNodedescCmd) }
-
 type setNodedescOptions struct {
 	Common
 	viewAll bool
 	smp     bool
 }
 
-func newSetNodedescCmd(env *Env) *cobra.Command {
+func newSetNodedescCmd(env *Env, _ string) *cobra.Command {
 	opts := &setNodedescOptions{}
 	cmd := toolCommand("set_nodedesc [options] [<name>]", "Show or set the local CAs' node descriptions")
 	cmd.Long = "set_nodedesc shows the node description of each local CA, or sets it to <name> on every\n" +

@@ -54,8 +54,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("set_port_state", newSetPortStateCmd) }
-
 // portChange is one state change set_port_state can make.
 type portChange struct {
 	name      string
@@ -91,7 +89,7 @@ type setPortStateOptions struct {
 	force                 bool
 }
 
-func newSetPortStateCmd(env *Env) *cobra.Command {
+func newSetPortStateCmd(env *Env, _ string) *cobra.Command {
 	opts := &setPortStateOptions{}
 	cmd := toolCommand("set_port_state [options] <target@port>...", "Change port states across the fabric, safely")
 	cmd.Long = "set_port_state disables, enables or resets ports anywhere in the fabric, reaching each one\n" +

@@ -50,14 +50,12 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("sminfo", newSminfoCmd) }
-
 type sminfoOptions struct {
 	Common
 	state, priority, activity string
 }
 
-func newSminfoCmd(env *Env) *cobra.Command {
+func newSminfoCmd(env *Env, _ string) *cobra.Command {
 	opts := &sminfoOptions{}
 	cmd := toolCommand("sminfo [options] [<sm_lid|sm_dr_path> [modifier]]", "Query (or set) the subnet manager's SMInfo")
 	cmd.Long = "sminfo asks the subnet manager for its SMInfo: GUID, activity count, priority and state.\n" +

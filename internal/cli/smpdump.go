@@ -25,9 +25,7 @@ type smpdumpOptions struct {
 	decode   bool
 }
 
-func init() { register("smpdump", newSmpdumpCmd) }
-
-func newSmpdumpCmd(env *Env) *cobra.Command {
+func newSmpdumpCmd(env *Env, _ string) *cobra.Command {
 	opts := &smpdumpOptions{}
 	cmd := toolCommand("smpdump [options] <dlid|dr_path> <attr> [mod]", "Dump the raw data of any SMP attribute")
 	cmd.Example = `  smpdump -D 0,1,2,3,5 16     # NODE DESC

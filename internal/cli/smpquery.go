@@ -59,8 +59,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("smpquery", newSmpqueryCmd) }
-
 type smpqueryOptions struct {
 	Common
 	combined    bool
@@ -112,7 +110,7 @@ func smpqueryOpsHelp() string {
 	return b.String()
 }
 
-func newSmpqueryCmd(env *Env) *cobra.Command {
+func newSmpqueryCmd(env *Env, _ string) *cobra.Command {
 	opts := &smpqueryOptions{}
 	cmd := toolCommand("smpquery [options] <op> <dest dr_path|lid|guid> [op params]", "Query SMP attributes of a node or port, formatted")
 	cmd.Long = "smpquery sends SubnGet SMPs to one node and prints the attribute the way infiniband-diags does.\n" +

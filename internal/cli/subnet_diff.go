@@ -28,9 +28,7 @@ type subnetDiffOptions struct {
 // diff(1) does).
 const ExitDifferent = 1
 
-func init() { register("subnet_diff", newSubnetDiffCmd) }
-
-func newSubnetDiffCmd(env *Env) *cobra.Command {
+func newSubnetDiffCmd(env *Env, _ string) *cobra.Command {
 	opts := &subnetDiffOptions{}
 	cmd := toolCommand("subnet_diff [options] REFERENCE [CURRENT]", "Compare a saved fabric with the current one")
 	cmd.Long = `Compare a fabric saved earlier (REFERENCE, a cache file written by

@@ -21,9 +21,7 @@ type topologyOptions struct {
 	format string
 }
 
-func init() { register("topology", newTopologyCmd) }
-
-func newTopologyCmd(env *Env) *cobra.Command {
+func newTopologyCmd(env *Env, _ string) *cobra.Command {
 	o := &topologyOptions{}
 	cmd := &cobra.Command{
 		Use:   "topology [--format slurm|dot] [options]",

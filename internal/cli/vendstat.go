@@ -56,8 +56,6 @@ import (
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
-func init() { register("vendstat", newVendstatCmd) }
-
 type vendstatOptions struct {
 	Common
 	generalInfo, xmitWait, groupInfo bool
@@ -66,7 +64,7 @@ type vendstatOptions struct {
 	reads, writes                    []string
 }
 
-func newVendstatCmd(env *Env) *cobra.Command {
+func newVendstatCmd(env *Env, _ string) *cobra.Command {
 	opts := &vendstatOptions{}
 	cmd := toolCommand("vendstat [options] <lid|guid> [port]", "Show Mellanox vendor-specific information of a device")
 	cmd.Long = "vendstat reads Mellanox vendor-class (0x0A) attributes of a switch or CA: general\n" +

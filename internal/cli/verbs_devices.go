@@ -13,13 +13,11 @@ import (
 	"github.com/ibtool/ibtool/internal/verbs"
 )
 
-func init() { register("ibv_devices", newIbvDevicesCmd) }
-
 type ibvDevicesOptions struct {
 	Common // only --json
 }
 
-func newIbvDevicesCmd(env *Env) *cobra.Command {
+func newIbvDevicesCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibvDevicesOptions{}
 	cmd := toolCommand("ibv_devices", "List RDMA devices (libibverbs) and their node GUIDs")
 	cmd.Long = "ibv_devices lists the RDMA devices libibverbs sees, in rdma-core's ibv_devices format.\n" +

@@ -17,8 +17,6 @@ import (
 	"github.com/ibtool/ibtool/internal/verbs"
 )
 
-func init() { register("ibv_devinfo", newIbvDevinfoCmd) }
-
 type ibvDevinfoOptions struct {
 	Common   // only --json
 	device   string
@@ -27,7 +25,7 @@ type ibvDevinfoOptions struct {
 	allAttrs bool // -v
 }
 
-func newIbvDevinfoCmd(env *Env) *cobra.Command {
+func newIbvDevinfoCmd(env *Env, _ string) *cobra.Command {
 	opts := &ibvDevinfoOptions{}
 	cmd := toolCommand("ibv_devinfo [options]", "Print RDMA device and port attributes (libibverbs)")
 	cmd.Long = "ibv_devinfo prints the attributes of RDMA devices and their ports as libibverbs reports them,\n" +

@@ -14,14 +14,12 @@ import (
 	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
 )
 
-func init() { register("rdma_bw", newRdmaBwCmd) }
-
 type rdmaBwOptions struct {
 	Common // only --json
 	cfg    rdmabw.Config
 }
 
-func newRdmaBwCmd(env *Env) *cobra.Command {
+func newRdmaBwCmd(env *Env, _ string) *cobra.Command {
 	opts := &rdmaBwOptions{}
 	cmd := toolCommand("rdma_bw [options] [SERVER]", "RDMA WRITE bandwidth test over an RC queue pair")
 	cmd.Long = `rdma_bw measures RDMA WRITE bandwidth over one reliable-connected queue pair.
