@@ -75,3 +75,22 @@ func hexDigit(c byte) uint64 {
 	}
 	return 99
 }
+
+// atoiPrefix keeps what atoi reads of s: blanks, a sign and decimal digits.
+func atoiPrefix(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
+		i++
+	}
+	j := i
+	if j < len(s) && (s[j] == '+' || s[j] == '-') {
+		j++
+	}
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == i || (j == i+1 && (s[i] == '+' || s[i] == '-')) {
+		return "0"
+	}
+	return s[i:j]
+}

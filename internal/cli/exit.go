@@ -39,3 +39,13 @@ func exitCodeOf(err error) int {
 	}
 	return ExitFailure
 }
+
+// ExitIncomplete is the exit status of a fabric-wide command whose walk
+// could not read everything (docs/exit-codes.md).
+const ExitIncomplete = 3
+
+// errSilent marks an error whose message has already been printed.
+var errSilent = errors.New("already reported")
+
+// errVersionShown ends a command after -V printed its version.
+var errVersionShown = errors.New("version shown")

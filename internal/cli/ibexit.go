@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
@@ -99,4 +100,32 @@ func reportIBExit(env *Env, c *Common, tool string, f *ibFailure, err error) err
 		}
 	}
 	return &ExitError{Code: ExitFailure, Err: errSilent}
+}
+
+// exitWith is the C tool's fprintf(stderr, msg) + exit(code), as a
+// failure for the one failure path (ibFail).
+func exitWith(code int, format string, args ...any) error {
+	return &ibFailure{cstderr: fmt.Sprintf(format+"\n", args...), code: code}
+}
+
+// ibwarn prints libibmad's IBWARN line ("ibwarn: [pid] func: msg").
+func ibwarn(env *Env, fn, format string, args ...any) {
+	fmt.Fprintf(env.IO.Err, "ibwarn: [%d] %s: %s\n", os.Getpid(), fn, fmt.Sprintf(format, args...))
+}
+
+// ibWarns says whether libibmad writes to stderr for a failed MAD: it does
+// for lost ones ("_do_madrpc failed"), not for a bad status (unless -e).
+func ibWarns(err error) bool {
+	var te *rpc.TimeoutError
+	return errors.As(err, &te) || !errors.As(err, new(*rpc.StatusError))
+}
+
+// smpFailed is the C tools' IBEXIT after a failed SMP to d: cmsg in the
+// C tool's words (fn its function, for -d), err ours.
+func smpFailed(cmsg, fn string, d query.Dest, err error) error {
+	var te *rpc.TimeoutError
+	if errors.As(err, &te) && d.Kind == query.ByCombined {
+		err = fmt.Errorf("%w; combined LID+DR routes need SMAs that forward them (ibsim drops them)", err)
+	}
+	return &ibFailure{cmsg: cmsg, fn: fn, err: err, stderr: ibWarns(err)}
 }

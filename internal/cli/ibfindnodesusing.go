@@ -102,22 +102,6 @@ func (r *findNodesResult) writeText(w io.Writer) error {
 	return err
 }
 
-// guidText and portText print an end the script found no link for as
-// empty, as its undefined hash entries print.
-func guidText(g mad.GUID) string {
-	if g == 0 {
-		return ""
-	}
-	return g.String()
-}
-
-func portText(p int) string {
-	if p == 0 {
-		return ""
-	}
-	return strconv.Itoa(p)
-}
-
 func runIbfindnodesusing(env *Env, o *ibfindnodesusingOptions, args []string) (*findNodesResult, error) {
 	c := &o.Common
 	if len(args) < 2 || args[0] == "" || args[1] == "" {

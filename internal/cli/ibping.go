@@ -52,16 +52,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
-	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -118,9 +115,6 @@ type ibpingPong struct {
 	RTTMS float64 `json:"rtt_ms,omitempty"`
 	Error string  `json:"error,omitempty"`
 }
-
-// ms is a duration in µs in milliseconds, for JSON's *_ms.
-func ms(us int64) float64 { return float64(us) / 1000 }
 
 func (r *ibpingResult) writeText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "\n--- %s (%s) ibping statistics ---\n"+
@@ -252,146 +246,3 @@ func msec(us int64) string { return fmt.Sprintf("%d.%03d", us/1000, us%1000) }
 
 // The rest of this file is shared with ibsysstat: the OFA vendor classes'
 // requests, replies and servers.
-
-// vendorOUI is -o: the OUI of the requests sent or served.
-func vendorOUI(s string) (uint32, error) {
-	if s == "" {
-		return mad.OUIOpenIB, nil
-	}
-	n, err := endport.ParseUint(s, 64)
-	if err != nil || n > 0xFFFFFF {
-		return 0, usageErrorf("invalid OUI %q: a number up to 0xffffff", s)
-	}
-	return uint32(n), nil
-}
-
-// vendorRequest is a Get of a vendor range 2 class with -o's OUI and an
-// empty payload, as ib_vendor_call_via sends it.
-func vendorRequest(client *query.Client, d query.Dest, class uint8, attr uint16, oui uint32) (*rpc.Request, error) {
-	req, err := client.Request(d, class, mad.MethodGet, attr, 0, nil)
-	if err != nil {
-		return nil, err
-	}
-	setOUI(req.MAD, oui)
-	return req, nil
-}
-
-func setOUI(m mad.Header, oui uint32) {
-	var h mad.Vendor2Header
-	_ = h.Unmarshal(m)
-	h.OUI = oui
-	_ = h.Marshal(m)
-}
-
-func getOUI(m mad.Header) uint32 {
-	var h mad.Vendor2Header
-	if h.Unmarshal(m) != nil {
-		return 0
-	}
-	return h.OUI
-}
-
-// vendorString is the reply's data as the C tools print it: up to the
-// first NUL.
-func vendorString(m mad.Header) string {
-	if len(m) <= mad.Vendor2DataOffset {
-		return ""
-	}
-	data := m[mad.Vendor2DataOffset:]
-	if i := strings.IndexByte(string(data), 0); i >= 0 {
-		data = data[:i]
-	}
-	return string(data)
-}
-
-// vendorReplyHeader turns a received request into the header of its
-// reply, as libibmad's mad_encode does it: base and class version 1,
-// status 0, the method given, and the M_Key field (the first 8 bytes of
-// the RMPP header in these classes) zero. TID, attribute and OUI stay.
-func vendorReplyHeader(m mad.Header, method uint8) {
-	m[0], m[2], m[3] = 1, 1, method
-	m[4], m[5] = 0, 0
-	clear(m[24:32])
-}
-
-// vendorTarget resolves where ibping's and ibsysstat's GMPs go: the SA's
-// PathRecord path, or for a LID the SA has no path to, the LID itself (SL
-// 0, as the C tools always send them). On RoCE a GID is the only address
-// (no SA, no LIDs). The target's text is portid2str's ("Lid 3", "Gid
-// fe80::...").
-func vendorTarget(ctx context.Context, env *Env, client *query.Client, c *Common, arg string) (query.Dest, jsonv.Target, error) {
-	cantResolve := func(err error, code int) error {
-		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
-	}
-	t, err := endport.ParseTargetOrName(arg, c.typeFlags())
-	if err != nil {
-		return query.Dest{}, jsonv.Target{}, cantResolve(err, ExitUsage)
-	}
-	if t.Kind != endport.ByLID {
-		d, err := client.GMPDest(ctx, t)
-		if err != nil {
-			return d, jsonv.Target{}, cantResolve(err, resolveCode(err))
-		}
-		return d, vendorTargetJSON(t, d.GMP, d.String()), nil
-	}
-	d, err := client.GMPDestOrLID(ctx, t.LID)
-	if err != nil {
-		if r, rerr := client.Resolver(); rerr != nil || umad.IsRoCE(r.Local) {
-			return query.Dest{}, jsonv.Target{}, cantResolve(err, ExitFailure)
-		}
-		if c.Verbose > 0 {
-			fmt.Fprintf(env.IO.Err, "ibtool: %v; sending to LID %d directly\n", err, t.LID)
-		}
-	}
-	return d, vendorTargetJSON(t, d.GMP, d.String()), nil
-}
-
-// vendorServe answers requests of a vendor class with the given OUI until
-// ctx ends or SIGINT/SIGTERM: reply builds the answer to one request.
-// Requests with another OUI get none (the kernel would not deliver them).
-func vendorServe(ctx context.Context, eng *rpc.Engine, tool string, class uint8, oui uint32, reply func(req mad.Header) mad.Header) error {
-	methods := make([]uint8, 0, 127)
-	for m := uint8(1); m < mad.MethodResponse; m++ {
-		methods = append(methods, m)
-	}
-	err := eng.Serve(class, 1, oui, methods, func(pkt *umad.Packet) mad.Header {
-		req := mad.Header(pkt.MAD)
-		if len(req) < mad.Size || getOUI(req) != oui {
-			return nil
-		}
-		return reply(req[:mad.Size])
-	})
-	if err != nil {
-		return &ibFailure{cmsg: fmt.Sprintf("can't serve class %d on this port", class), err: err, stderr: true}
-	}
-	sigs := make(chan os.Signal, 1)
-	defer umad.HandleSignals(sigs)() // ends with our statistics, not exit 130
-	select {
-	case <-ctx.Done():
-	case <-sigs:
-	}
-	return nil
-}
-
-// hostAndDomain is "hostname.domainname" as get_host_and_domain builds
-// it: the domain from getdomainname ("(none)" when there is no NIS
-// domain), no dot when it is empty, cut to fit size bytes with a NUL.
-func hostAndDomain(size int) string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "?hostname?"
-	}
-	host := unix.ByteSliceToString(u.Nodename[:])
-	if len(host) >= size-1 {
-		return host[:size-1]
-	}
-	domain := unix.ByteSliceToString(u.Domainname[:])
-	if domain == "" {
-		return host
-	}
-	s := host + "." + domain
-	if len(s) > size-1 {
-		s = s[:size-1]
-	}
-	return s
-}

@@ -678,3 +678,31 @@ func (s *portState) warn(fn, msg string) {
 	s.res.Warnings = append(s.res.Warnings, msg)
 	fmt.Fprintf(s.env.IO.Err, "ibwarn: [%d] %s: %s\n", os.Getpid(), fn, msg)
 }
+
+// portChangeKeys are the keys of ibportstate's JSON "changes": the
+// PortInfo (or MlnxExtPortInfo) field each operation sets, as its JSON
+// names it.
+var portChangeKeys = map[string]string{
+	"speed": "link_speed_enabled", "espeed": "link_speed_ext_enabled", "fdr10": "mlnx_link_speed_enabled",
+	"width": "link_width_enabled", "vls": "operational_vls", "mtu": "neighbor_mtu",
+	"lid": "lid", "smlid": "master_sm_lid", "lmc": "lmc",
+	"mkey": "m_key", "mkeylease": "m_key_lease_period", "mkeyprot": "m_key_protect_bits",
+}
+
+// portChangesJSON is ibportstate's values by their JSON keys; the M_Key is
+// a "0x" string (64 bits do not fit a JSON reader's double).
+func portChangesJSON(values map[string]uint64) map[string]any {
+	out := map[string]any{}
+	for op, v := range values {
+		key, ok := portChangeKeys[op]
+		if !ok {
+			key = op
+		}
+		if op == "mkey" {
+			out[key] = fmt.Sprintf("0x%016x", v)
+		} else {
+			out[key] = v
+		}
+	}
+	return out
+}

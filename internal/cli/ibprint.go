@@ -37,9 +37,9 @@ type ibprintKind struct {
 
 // ibprintKinds are ibprintca, ibprintswitch and ibprintrt.
 var ibprintKinds = []ibprintKind{
-		{"ibprintca", "CA", listHosts},
-		{"ibprintswitch", "switch", listSwitches},
-		{"ibprintrt", "router", listRouters},
+	{"ibprintca", "CA", listHosts},
+	{"ibprintswitch", "switch", listSwitches},
+	{"ibprintrt", "router", listRouters},
 }
 
 // newIbprintFamilyCmd builds ibprintca, ibprintswitch or ibprintrt.
@@ -84,16 +84,6 @@ func parseNodeGUID(s string) (uint64, error) {
 		return v, nil
 	}
 	return 0, fmt.Errorf("invalid node GUID %q: hex digits, with or without 0x, or colon groups", s)
-}
-
-// argsBetween is cobra.RangeArgs as a usage error (exit 2).
-func argsBetween(lo, hi int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < lo || len(args) > hi {
-			return usageErrorf("accepts %d to %d arguments, received %d", lo, hi, len(args))
-		}
-		return nil
-	}
 }
 
 func runIbprint(env *Env, k ibprintKind, opts *ibprintOptions, args []string) error {

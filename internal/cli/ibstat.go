@@ -244,15 +244,6 @@ func findIbstatCA(cas []umad.CA, arg string) *umad.CA {
 	return nil
 }
 
-// numPorts is umad_ca_t.numports: the highest port number present.
-func numPorts(c *umad.CA) int {
-	n := 0
-	for _, p := range c.Ports {
-		n = max(n, p.Num)
-	}
-	return n
-}
-
 // portsUpTo returns ports 0..numports by number, nil where absent, the
 // way ibstat.c walks ca.ports[].
 func portsUpTo(c *umad.CA) []*umad.PortInfo {

@@ -526,20 +526,6 @@ func TestPerfqueryJSON(t *testing.T) {
 	}
 }
 
-func TestPerfJSONBytes(t *testing.T) {
-	pce := &mad.PortCountersExtended{PortXmitData: ^uint64(0), PortRcvData: 3}
-	var m map[string]json.Number
-	dec := json.NewDecoder(strings.NewReader(string(perfJSON(pce))))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	// 4 x (2^64 - 1), exactly: more than a uint64 holds.
-	if m["port_xmit_data_bytes"] != "73786976294838206460" || m["port_rcv_data_bytes"] != "12" || m["port_xmit_data"] != "18446744073709551615" {
-		t.Errorf("%v", m)
-	}
-}
-
 func TestAddCountersSaturates(t *testing.T) {
 	a := &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xfff0, LinkDownedCounter: 200, LocalLinkIntegrityErrors: 9,
 		PortXmitData: 0xfffffff0, PortXmitWait: 5, CounterSelect: 0x1}
@@ -840,45 +826,6 @@ func TestPerfqueryCapabilities(t *testing.T) {
 	if want := "# Port extended counters: Lid 3 port 1 (CapMask: 0x200 CapMask2: 0x0000002)\n" +
 		mad.Dotted(&pce, &mad.DottedOptions{Groups: []string{"ExtWidth", "AdditionalCounters"}}); r.code != 0 || r.stdout != want {
 		t.Errorf("all groups: %+v\nwant %q", r, want)
-	}
-}
-
-// libibmad writes dumps into a fixed buffer; what does not fit is cut.
-func TestIbmadBuffer(t *testing.T) {
-	line := "PortSelect:......................1" // 34 bytes
-	text := strings.Repeat(line+"\n", 4)
-	if got := ibmadBuffer(text, 1536); got != text {
-		t.Errorf("fits: %q", got)
-	}
-	// 100 bytes: two whole lines (35 each) leave 30, too few for a third.
-	if got := ibmadBuffer(text, 100); got != line+"\n"+line+"\n" {
-		t.Errorf("100: %q", got)
-	}
-	// 105: 35 left, more than 32: the third line is cut to 33 bytes.
-	if got := ibmadBuffer(text, 105); got != line+"\n"+line+"\n"+line[:33]+"\n" {
-		t.Errorf("105: %q", got)
-	}
-	// -T's 40 lines with every counter at its largest overflow 1536 bytes.
-	esc := mad.PortExtendedSpeedsCounters{PortSelect: 255, CounterSelect: ^uint64(0), SyncHeaderErrorCounter: 65535, UnknownBlockCounter: 65535}
-	for i := range esc.ErrorDetectionCounter {
-		esc.ErrorDetectionCounter[i] = 65535
-		esc.FECCorrectableBlockCtr[i] = 4294967295
-		esc.FECUncorrectableBlockCtr[i] = 4294967295
-	}
-	full := mad.Dotted(&esc, nil)
-	got := ibmadBuffer(full, 1536)
-	if len(full) <= 1536 || len(got) > 1535 || !strings.HasPrefix(full, got[:len(got)-1]) {
-		t.Errorf("-T: %d bytes, cut to %d: %q", len(full), len(got), got[len(got)-80:])
-	}
-}
-
-// Every counter group names a PerfMgt attribute of internal/mad.
-func TestPerfGroupsAreAttributes(t *testing.T) {
-	for _, g := range perfGroups {
-		d := mad.LookupStruct(g.attr)
-		if d == nil || !d.IsAttribute || d.Classes[0] != mad.ClassPerf || d.New == nil {
-			t.Errorf("--%s: %s is not a PerfMgt attribute: %+v", g.long, g.attr, d)
-		}
 	}
 }
 

@@ -183,3 +183,56 @@ func openSourceClient(env *Env, c *Common, src *query.Source) (*query.Client, er
 	src.MlxEPI = c.MlxEPI
 	return openClient(env, c, engineConfig{timeout: DefaultTimeoutMS * time.Millisecond, retries: 3, window: src.Window()})
 }
+
+// ms is a duration in µs in milliseconds, for JSON's *_ms.
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+// numPorts is umad_ca_t.numports: the highest port number present.
+func numPorts(c *umad.CA) int {
+	n := 0
+	for _, p := range c.Ports {
+		n = max(n, p.Num)
+	}
+	return n
+}
+
+// ibOpen opens the local port as mad_rpc_open_port does, with the C tools'
+// failure message.
+func ibOpen(env *Env, c *Common) (*rpc.Engine, error) {
+	return ibOpenWith(env, c, engineConfig{timeout: rpc.DefaultTimeout})
+}
+
+// ibOpenWith is ibOpen with the engine's settings given.
+func ibOpenWith(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
+	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
+		return nil, &ibFailure{cmsg: err.Error(), fn: "process_opt"}
+	}
+	eng, err := openEngine(env, c, cfg)
+	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return nil, err
+		}
+		ca := c.CA
+		if ca == "" {
+			ca = "(null)"
+		}
+		port, _ := endport.ParseUint(c.Port, 32)
+		return nil, &ibFailure{cmsg: fmt.Sprintf("Failed to open '%s' port '%d'", ca, port), err: err, stderr: true}
+	}
+	return eng, nil
+}
+
+// ibOpenClient is ibOpenWith with the query layer on the engine (-y, -s,
+// -Y, sa_key, -v).
+func ibOpenClient(env *Env, c *Common, cfg engineConfig) (*query.Client, error) {
+	o, err := queryOptions(env, c)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := ibOpenWith(env, c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return query.New(eng, o), nil
+}

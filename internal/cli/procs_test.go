@@ -51,13 +51,3 @@ func TestOneProcObeysGOMAXPROCS(t *testing.T) {
 		t.Fatalf("allCPUs gives %d CPUs, want 2", cpus)
 	}
 }
-
-// Only a registered name makes run take the CPUs away before building the
-// command: "ibtool -v exporter" must leave the exporter its CPUs.
-func TestRegistered(t *testing.T) {
-	for name, want := range map[string]bool{"ibqueryerrors": true, "perfquery": true, "exporter": true, "-v": false, "": false, "nosuch": false} {
-		if got := registered(name); got != want {
-			t.Errorf("registered(%q) = %v, want %v", name, got, want)
-		}
-	}
-}

@@ -15,35 +15,6 @@ import (
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-// Version is the ibtool release, overridden at build time with
-// -ldflags "-X github.com/ibtool/ibtool/internal/cli.Version=...".
-var Version = "0.1.0-dev"
-
-// Env is what every command gets: its streams, how it was invoked and the
-// transport to use. Tests replace the fields to run commands in-process.
-type Env struct {
-	IO IO
-	// Compat is true when ibtool runs through a symlink named like the C tool;
-	// messages then use the C tool's wording and name.
-	Compat bool
-	// Transport opens local ports and lists local CAs.
-	Transport umad.Opener
-	// verbosity is the running command's -v count, for error details.
-	verbosity int
-	// engines are the MAD engines opened with --stats.
-	engines []*rpc.Engine
-	// compatHelp is set when -h printed a tool's usage in compat use.
-	compatHelp bool
-	// unknownHelp is set when help was asked for a command that does not
-	// exist ("ibtool nosuch --help", "ibtool help nosuch").
-	unknownHelp bool
-	// args are the command line, to shorten long ones in messages.
-	args []string
-	// process is true when the command runs as the process (Main), not
-	// in a test: it may then set process-wide state (procs.go).
-	process bool
-}
-
 // commandBuilder makes one command. Its name is known before it is built:
 // a run builds only the command it runs, since building all 60 with their
 // flags was a fifth of the start-up time of every command. A family's
@@ -184,12 +155,6 @@ func run(args []string, env *Env) int {
 	}
 	return code
 }
-
-// errSilent marks an error whose message has already been printed.
-var errSilent = errors.New("already reported")
-
-// errVersionShown ends a command after -V printed its version.
-var errVersionShown = errors.New("version shown")
 
 func reportError(env *Env, cmd *cobra.Command, err error, code int) {
 	name := "ibtool"
@@ -367,9 +332,6 @@ func findCommand(root *cobra.Command, name string) *cobra.Command {
 	return nil
 }
 
-// annotLink marks commands that get a symlink (every tool-named command).
-const annotLink = "link"
-
 // linkNames lists the commands that install-links creates symlinks for.
 func linkNames(root *cobra.Command) []string {
 	var names []string
@@ -380,14 +342,4 @@ func linkNames(root *cobra.Command) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// toolCommand returns a cobra command preset the way every tool command
-// wants it: linkable, flag errors as usage errors, interspersed arguments.
-func toolCommand(use, short string) *cobra.Command {
-	return &cobra.Command{
-		Use:         use,
-		Short:       short,
-		Annotations: map[string]string{annotLink: "true"},
-	}
 }

@@ -192,3 +192,13 @@ func TestLongArgumentsAreShortenedInMessages(t *testing.T) {
 		t.Errorf("long in bytes only: %q", got)
 	}
 }
+
+// Only a registered name makes run take the CPUs away before building the
+// command: "ibtool -v exporter" must leave the exporter its CPUs.
+func TestRegistered(t *testing.T) {
+	for name, want := range map[string]bool{"ibqueryerrors": true, "perfquery": true, "exporter": true, "-v": false, "": false, "nosuch": false} {
+		if got := registered(name); got != want {
+			t.Errorf("registered(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

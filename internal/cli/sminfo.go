@@ -37,7 +37,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -170,88 +169,3 @@ func runSminfo(env *Env, opts *sminfoOptions, args []string) (result, error) {
 // The rest of this file is shared by sminfo, ibaddr, ibportstate, ibping
 // and ibsysstat: failures reported the way infiniband-diags does, and
 // targets resolved as libibmad's resolve_portid_str.
-
-// ibWarns says whether libibmad writes to stderr for a failed MAD: it does
-// for lost ones ("_do_madrpc failed"), not for a bad status (unless -e).
-func ibWarns(err error) bool {
-	var te *rpc.TimeoutError
-	return errors.As(err, &te) || !errors.As(err, new(*rpc.StatusError))
-}
-
-// smpFailed is the C tools' IBEXIT after a failed SMP to d: cmsg in the
-// C tool's words (fn its function, for -d), err ours.
-func smpFailed(cmsg, fn string, d query.Dest, err error) error {
-	var te *rpc.TimeoutError
-	if errors.As(err, &te) && d.Kind == query.ByCombined {
-		err = fmt.Errorf("%w; combined LID+DR routes need SMAs that forward them (ibsim drops them)", err)
-	}
-	return &ibFailure{cmsg: cmsg, fn: fn, err: err, stderr: ibWarns(err)}
-}
-
-// ibOpen opens the local port as mad_rpc_open_port does, with the C tools'
-// failure message.
-func ibOpen(env *Env, c *Common) (*rpc.Engine, error) {
-	return ibOpenWith(env, c, engineConfig{timeout: rpc.DefaultTimeout})
-}
-
-// ibOpenWith is ibOpen with the engine's settings given.
-func ibOpenWith(env *Env, c *Common, cfg engineConfig) (*rpc.Engine, error) {
-	if _, err := c.timeoutMS(DefaultTimeoutMS); err != nil {
-		return nil, &ibFailure{cmsg: err.Error(), fn: "process_opt"}
-	}
-	eng, err := openEngine(env, c, cfg)
-	if err != nil {
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			return nil, err
-		}
-		ca := c.CA
-		if ca == "" {
-			ca = "(null)"
-		}
-		port, _ := endport.ParseUint(c.Port, 32)
-		return nil, &ibFailure{cmsg: fmt.Sprintf("Failed to open '%s' port '%d'", ca, port), err: err, stderr: true}
-	}
-	return eng, nil
-}
-
-// ibOpenClient is ibOpenWith with the query layer on the engine (-y, -s,
-// -Y, sa_key, -v).
-func ibOpenClient(env *Env, c *Common, cfg engineConfig) (*query.Client, error) {
-	o, err := queryOptions(env, c)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := ibOpenWith(env, c, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return query.New(eng, o), nil
-}
-
-// smpLID is an SMP destination by LID. LID 0 (no LID or SM yet) is the
-// local node, by a 0-hop directed route, as libibmad sends it.
-func smpLID(lid uint16) query.Dest {
-	if lid == 0 {
-		return query.DR([]byte{0})
-	}
-	return query.LID(lid)
-}
-
-// ibResolve parses and resolves a destination as resolve_portid_str does:
-// a LID, a directed route (-D), or a GUID/GID whose LID the SA's
-// PathRecord gives. A malformed target is a usage error as "ibtool <cmd>".
-func ibResolve(ctx context.Context, c *query.Client, cm *Common, arg string) (query.Dest, error) {
-	cantResolve := func(err error, code int) error {
-		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
-	}
-	t, err := endport.ParseTargetOrName(arg, cm.typeFlags())
-	if err != nil {
-		return query.Dest{}, cantResolve(err, ExitUsage)
-	}
-	d, err := c.SMPDest(ctx, t)
-	if err != nil {
-		return d, cantResolve(err, resolveCode(err))
-	}
-	return d, nil
-}

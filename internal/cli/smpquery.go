@@ -253,13 +253,6 @@ func runSmpquery(env *Env, opts *smpqueryOptions, args []string) (result, error)
 	return q.res, op.run(q)
 }
 
-func orZero(s string) string {
-	if s == "" {
-		return "0"
-	}
-	return s
-}
-
 // resolveTarget parses the destination as resolve_portid_str does for the
 // chosen -D/-L/-G/-c. The JSON target's text is libibmad's portid2str; a
 // GUID or GID is what the LID was resolved from.

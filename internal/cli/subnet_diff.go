@@ -125,13 +125,6 @@ func (r *diffReport) nameOf(guid uint64) string {
 	return ""
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 func (r *diffReport) writeText(out io.Writer) error {
 	if r.d == nil {
 		return nil

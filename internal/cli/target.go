@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/sa"
@@ -79,4 +82,152 @@ func scopeLocalPort(c *Common, arg string) {
 	} else {
 		c.CA = t.Local
 	}
+}
+
+// parseCDRPath is libibmad's str2drpath: comma-separated numbers read with
+// atoi (so "abc" is 0 and "8x" is 8), each cut to a byte; an empty string
+// is no path (ok false).
+func parseCDRPath(s string) ([]byte, bool) {
+	if s == "" {
+		return nil, false
+	}
+	var path []byte
+	for {
+		item, rest, more := strings.Cut(s, ",")
+		v, _ := cStrtoul(atoiPrefix(item))
+		path = append(path, byte(v))
+		if !more || rest == "" {
+			break
+		}
+		s = rest
+	}
+	return path, true
+}
+
+// portNum is -P as a number, for messages.
+func portNum(s string) int {
+	v, _ := cStrtoul(s)
+	return int(v)
+}
+
+// routeToPortGUID is how the C tool reaches -S/-G: the SA's PathRecord
+// gives the port's LID; the route a LID-routed SMP takes to it is then
+// followed switch by switch.
+func routeToPortGUID(ctx context.Context, client *query.Client, guid uint64) ([]byte, error) {
+	if guid == 0 {
+		return nil, errors.New("no GUID")
+	}
+	d, err := client.SMPDest(ctx, endport.Target{Kind: endport.ByGUID, GUID: guid})
+	if err != nil {
+		return nil, err
+	}
+	return client.RouteToLID(ctx, d.LID)
+}
+
+// vendorTarget resolves where ibping's and ibsysstat's GMPs go: the SA's
+// PathRecord path, or for a LID the SA has no path to, the LID itself (SL
+// 0, as the C tools always send them). On RoCE a GID is the only address
+// (no SA, no LIDs). The target's text is portid2str's ("Lid 3", "Gid
+// fe80::...").
+func vendorTarget(ctx context.Context, env *Env, client *query.Client, c *Common, arg string) (query.Dest, jsonv.Target, error) {
+	cantResolve := func(err error, code int) error {
+		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
+	}
+	t, err := endport.ParseTargetOrName(arg, c.typeFlags())
+	if err != nil {
+		return query.Dest{}, jsonv.Target{}, cantResolve(err, ExitUsage)
+	}
+	if t.Kind != endport.ByLID {
+		d, err := client.GMPDest(ctx, t)
+		if err != nil {
+			return d, jsonv.Target{}, cantResolve(err, resolveCode(err))
+		}
+		return d, vendorTargetJSON(t, d.GMP, d.String()), nil
+	}
+	d, err := client.GMPDestOrLID(ctx, t.LID)
+	if err != nil {
+		if r, rerr := client.Resolver(); rerr != nil || umad.IsRoCE(r.Local) {
+			return query.Dest{}, jsonv.Target{}, cantResolve(err, ExitFailure)
+		}
+		if c.Verbose > 0 {
+			fmt.Fprintf(env.IO.Err, "ibtool: %v; sending to LID %d directly\n", err, t.LID)
+		}
+	}
+	return d, vendorTargetJSON(t, d.GMP, d.String()), nil
+}
+
+// vendorTargetJSON is the target of a GMP sent to addr for t, text the C
+// tool's.
+func vendorTargetJSON(t endport.Target, addr umad.Address, text string) jsonv.Target {
+	jt := jsonv.Target{Route: jsonv.RouteLID, LID: addr.LID, Text: text}
+	if addr.LID == 0 && addr.GRH != nil {
+		gid := mad.GID(addr.GRH.GID)
+		jt.Route, jt.GID = jsonv.RouteGID, &gid
+	}
+	return withGiven(jt, t)
+}
+
+// withGiven adds to jt the GUID or GID its target was given as.
+func withGiven(jt jsonv.Target, t endport.Target) jsonv.Target {
+	switch t.Kind {
+	case endport.ByGUID:
+		g := mad.GUID(t.GUID)
+		jt.GUID = &g
+	case endport.ByGID:
+		g := mad.GID(t.GID)
+		jt.GID = &g
+	}
+	return jt
+}
+
+// destTarget is a query layer destination as the vocabulary's target,
+// text the C tool's.
+func destTarget(d query.Dest, text string) jsonv.Target {
+	t := jsonv.Target{Route: jsonv.RouteLID, LID: d.LID, Text: text}
+	switch d.Kind {
+	case query.ByDR:
+		t.Route, t.DRPath = jsonv.RouteDR, mad.FormatDRPath(d.DRPath)
+	case query.ByCombined:
+		t.Route, t.DRPath, t.DRSLID = jsonv.RouteCombined, mad.FormatDRPath(d.DRPath), d.DRSLID
+	}
+	return t
+}
+
+// smpLID is an SMP destination by LID. LID 0 (no LID or SM yet) is the
+// local node, by a 0-hop directed route, as libibmad sends it.
+func smpLID(lid uint16) query.Dest {
+	if lid == 0 {
+		return query.DR([]byte{0})
+	}
+	return query.LID(lid)
+}
+
+// ibResolve parses and resolves a destination as resolve_portid_str does:
+// a LID, a directed route (-D), or a GUID/GID whose LID the SA's
+// PathRecord gives. A malformed target is a usage error as "ibtool <cmd>".
+func ibResolve(ctx context.Context, c *query.Client, cm *Common, arg string) (query.Dest, error) {
+	cantResolve := func(err error, code int) error {
+		return &ibFailure{cmsg: "can't resolve destination port " + arg, err: err, code: code, stderr: code == ExitFailure}
+	}
+	t, err := endport.ParseTargetOrName(arg, cm.typeFlags())
+	if err != nil {
+		return query.Dest{}, cantResolve(err, ExitUsage)
+	}
+	d, err := c.SMPDest(ctx, t)
+	if err != nil {
+		return d, cantResolve(err, resolveCode(err))
+	}
+	return d, nil
+}
+
+// vendorOUI is -o: the OUI of the requests sent or served.
+func vendorOUI(s string) (uint32, error) {
+	if s == "" {
+		return mad.OUIOpenIB, nil
+	}
+	n, err := endport.ParseUint(s, 64)
+	if err != nil || n > 0xFFFFFF {
+		return 0, usageErrorf("invalid OUI %q: a number up to 0xffffff", s)
+	}
+	return uint32(n), nil
 }

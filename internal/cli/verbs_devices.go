@@ -68,12 +68,6 @@ func (r ibvDevices) MarshalJSON() ([]byte, error) { return json.Marshal(verbsDev
 
 func (r ibvDevices) writeText(w io.Writer) error { return writeString(w, formatIbvDevices(r)) }
 
-// writeString writes a text built as a string.
-func writeString(w io.Writer, s string) error {
-	_, err := io.WriteString(w, s)
-	return err
-}
-
 // formatIbvDevices is rdma-core's ibv_devices table.
 func formatIbvDevices(devs []verbs.Device) string {
 	var b strings.Builder
