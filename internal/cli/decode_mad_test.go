@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -17,7 +18,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the decode_mad golden fil
 // decodeRun runs decode_mad in-process with stdin.
 func decodeRun(stdin string, args ...string) cmdResult {
 	var out, errOut bytes.Buffer
-	env := &Env{IO: IO{In: strings.NewReader(stdin), Out: &out, Err: &errOut}}
+	env := &cmdutil.Env{IO: cmdutil.IO{In: strings.NewReader(stdin), Out: &out, Err: &errOut}}
 	code := run(append([]string{"ibtool", "decode_mad"}, args...), env)
 	return cmdResult{out.String(), errOut.String(), code}
 }

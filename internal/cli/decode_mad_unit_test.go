@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/decodemad"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 )
 
@@ -83,19 +85,19 @@ func TestDecodeMADErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"", nil, ExitFailure, "no MAD in the input"},
-		{"0101 0", nil, ExitFailure, "an odd number"},
-		{"0101 zz", nil, ExitFailure, `"z" is no hex digit`},
-		{"'\\x0'", nil, ExitFailure, `\x needs two hex digits`},
-		{"'\\x01", nil, ExitFailure, "must end with the quote"},
-		{"0101", nil, ExitFailure, "2 bytes are too few for a MAD"},
-		{"0101", []string{"-o", "3"}, ExitFailure, "-o 3: the input has only 2 bytes"},
-		{"0101", []string{"--umad"}, ExitFailure, "--umad: 2 bytes, but the umad header alone is 64"},
-		{"0101", []string{"-l"}, ExitFailure, "-l: 2 bytes left at byte 0, too few for the LRH (8)"},
-		{"0000 0000 0000 0000", []string{"-l"}, ExitFailure, "-l: the LRH's LNH is 0 (Raw): no InfiniBand transport header follows"},
-		{"0101", []string{"-o", "-1"}, ExitUsage, "must not be negative"},
-		{strings.Repeat("00", 256) + "\n--\nzz", nil, ExitFailure, "is no hex digit"},
-		{strings.Repeat("00", 256) + "\n--\n00", nil, ExitFailure, "MAD 2: 1 bytes are too few"},
+		{"", nil, cmdutil.ExitFailure, "no MAD in the input"},
+		{"0101 0", nil, cmdutil.ExitFailure, "an odd number"},
+		{"0101 zz", nil, cmdutil.ExitFailure, `"z" is no hex digit`},
+		{"'\\x0'", nil, cmdutil.ExitFailure, `\x needs two hex digits`},
+		{"'\\x01", nil, cmdutil.ExitFailure, "must end with the quote"},
+		{"0101", nil, cmdutil.ExitFailure, "2 bytes are too few for a MAD"},
+		{"0101", []string{"-o", "3"}, cmdutil.ExitFailure, "-o 3: the input has only 2 bytes"},
+		{"0101", []string{"--umad"}, cmdutil.ExitFailure, "--umad: 2 bytes, but the umad header alone is 64"},
+		{"0101", []string{"-l"}, cmdutil.ExitFailure, "-l: 2 bytes left at byte 0, too few for the LRH (8)"},
+		{"0000 0000 0000 0000", []string{"-l"}, cmdutil.ExitFailure, "-l: the LRH's LNH is 0 (Raw): no InfiniBand transport header follows"},
+		{"0101", []string{"-o", "-1"}, cmdutil.ExitUsage, "must not be negative"},
+		{strings.Repeat("00", 256) + "\n--\nzz", nil, cmdutil.ExitFailure, "is no hex digit"},
+		{strings.Repeat("00", 256) + "\n--\n00", nil, cmdutil.ExitFailure, "MAD 2: 1 bytes are too few"},
 	} {
 		r := decodeRun(tc.in, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) || r.stdout != "" {
@@ -192,7 +194,7 @@ func TestDecodeMADLinkHeaders(t *testing.T) {
 		t.Errorf("-l --json: %v %+v", err, r)
 	}
 	// A packet cut inside its headers.
-	if r := decodeRun(packet[:2*52], "-l"); r.code != ExitFailure || !strings.Contains(r.stderr, "too few for the BTH") {
+	if r := decodeRun(packet[:2*52], "-l"); r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "too few for the BTH") {
 		t.Errorf("short packet: %+v", r)
 	}
 }
@@ -238,16 +240,16 @@ func FuzzDecodeMAD(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(decodeDir, "*.mad"))
 	for _, name := range files {
 		in, _ := os.ReadFile(name)
-		blobs, _ := parseMADText(string(in))
+		blobs, _ := decodemad.ParseMADText(string(in))
 		for _, b := range blobs {
 			f.Add(b, false)
 		}
 	}
 	f.Add(make([]byte, 320), true)
 	f.Fuzz(func(t *testing.T, b []byte, umad bool) {
-		if d, err := decodeMADBytes(b, &decodeMADOptions{verbose: 2, umad: umad}); err == nil {
-			d.render(&strings.Builder{})
+		if d, err := decodemad.DecodeMADBytes(b, &decodemad.DecodeMADOptions{Verbose: 2, Umad: umad}); err == nil {
+			d.Render(&strings.Builder{})
 		}
-		_, _ = parseMADText(string(b))
+		_, _ = decodemad.ParseMADText(string(b))
 	})
 }

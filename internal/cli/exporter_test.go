@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/exporter"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -87,7 +89,7 @@ func TestExporterOnceAndTextfile(t *testing.T) {
 
 	for _, args := range [][]string{{"--json"}, {"--refresh", "0s"}, {"now"}, {"--sa", "--discovery", "DR"}} {
 		r := runSim(f, "", append([]string{"exporter", "--once"}, args...)...)
-		if r.Code != ExitUsage || !strings.HasPrefix(r.Stderr, "exporter: ") {
+		if r.Code != cmdutil.ExitUsage || !strings.HasPrefix(r.Stderr, "exporter: ") {
 			t.Errorf("exporter %v: exit %d, stderr %q; want a usage error", args, r.Code, r.Stderr)
 		}
 	}
@@ -186,11 +188,11 @@ func freeAddr(t *testing.T) string {
 func startExporter(t *testing.T, f *simfabric.Fabric, args ...string) string {
 	t.Helper()
 	pr, pw := io.Pipe()
-	env := &Env{
-		IO:        IO{In: strings.NewReader(""), Out: io.Discard, Err: pw},
+	env := &cmdutil.Env{
+		IO:        cmdutil.IO{In: strings.NewReader(""), Out: io.Discard, Err: pw},
 		Transport: umad.NewSim(umad.SimConfig{SockName: f.SockName()}),
 	}
-	cmd := newExporterCmd(env, "exporter")
+	cmd := exporter.NewCmd(env, "exporter")
 	cmd.SetArgs(append([]string{"--listen-address", "127.0.0.1:0"}, args...))
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	ctx, cancel := context.WithCancel(context.Background())

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // tiny.net LIDs: Switch1 1, Hca1 2 (port 2 down), Hca2 3, Hca3 4, Switch2 7.
@@ -68,11 +70,11 @@ func TestIbaddrFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"-t 100 99", ExitFailure, "can't resolve requested address: no reply to SubnGet(NodeInfo) LID 99"},
-		{"2 7", ExitFailure, "can't resolve requested address: SubnGet(PortInfo) LID 2 mod 0x7 failed: MAD status 0x001c"},
-		{"abc", ExitUsage, "can't resolve destination port abc"},
-		{"2 x", ExitUsage, `invalid port number "x"`},
-		{"-G 0x999", ExitFailure, "the SA knows no path to GID fe80::999"},
+		{"-t 100 99", cmdutil.ExitFailure, "can't resolve requested address: no reply to SubnGet(NodeInfo) LID 99"},
+		{"2 7", cmdutil.ExitFailure, "can't resolve requested address: SubnGet(PortInfo) LID 2 mod 0x7 failed: MAD status 0x001c"},
+		{"abc", cmdutil.ExitUsage, "can't resolve destination port abc"},
+		{"2 x", cmdutil.ExitUsage, `invalid port number "x"`},
+		{"-G 0x999", cmdutil.ExitFailure, "the SA knows no path to GID fe80::999"},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			r := runSim(f, "", append([]string{"ibaddr"}, strings.Fields(tc.args)...)...)

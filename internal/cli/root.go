@@ -1,5 +1,9 @@
-// Package cli is ibtool's command tree: it parses arguments, calls the
-// library packages and renders their results as text or JSON.
+// Package cli is the root of ibtool's command tree: it dispatches the
+// command line (or the name of the symlink ibtool runs as) to one command
+// of the table in root.go, built alone, and holds what is about the tree
+// as a whole: completion, the tool links and the man pages. Each command
+// is a package under cli/cmd; what they share is in cli/cmdutil and
+// cli/render (docs/architecture.md).
 package cli
 
 import (
@@ -11,6 +15,36 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/decodemad"
+	"github.com/ibtool/ibtool/internal/cli/cmd/exporter"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibaddr"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcacheedit"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcc"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibidsverify"
+	"github.com/ibtool/ibtool/internal/cli/cmd/iblinkinfo"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibnetdiscover"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibping"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibportstate"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibroute"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibsysstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/nodelists"
+	"github.com/ibtool/ibtool/internal/cli/cmd/perfquery"
+	"github.com/ibtool/ibtool/internal/cli/cmd/query"
+	"github.com/ibtool/ibtool/internal/cli/cmd/saquery"
+	"github.com/ibtool/ibtool/internal/cli/cmd/setguid"
+	"github.com/ibtool/ibtool/internal/cli/cmd/setnodedesc"
+	"github.com/ibtool/ibtool/internal/cli/cmd/setportstate"
+	"github.com/ibtool/ibtool/internal/cli/cmd/sminfo"
+	"github.com/ibtool/ibtool/internal/cli/cmd/smpdump"
+	"github.com/ibtool/ibtool/internal/cli/cmd/smpquery"
+	"github.com/ibtool/ibtool/internal/cli/cmd/subnetdiff"
+	"github.com/ibtool/ibtool/internal/cli/cmd/topology"
+	"github.com/ibtool/ibtool/internal/cli/cmd/vendstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/verbs"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/procs"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -21,70 +55,70 @@ import (
 // builder makes the command of the name it is given.
 type commandBuilder struct {
 	name  string
-	build func(env *Env, name string) *cobra.Command
+	build func(env *cmdutil.Env, name string) *cobra.Command
 }
 
 // commandBuilders is every command ibtool has, by name.
 var commandBuilders = []commandBuilder{
-	{"check_lft_balance", newCheckLftBalanceCmd},
-	{"decode_mad", newDecodeMADCmd},
-	{"dump_fts", newFtsCmd},
-	{"dump_lfts", newFtsCmd},
-	{"dump_mfts", newFtsCmd},
-	{"exporter", newExporterCmd},
-	{"ibaddr", newIbaddrCmd},
-	{"ibcacheedit", newIbcacheeditCmd},
-	{"ibccconfig", newIbccconfigCmd},
-	{"ibccquery", newIbccqueryCmd},
-	{"ibcheckerrors", newIbcheckCmd},
-	{"ibcheckerrs", newIbcheckCmd},
-	{"ibchecknet", newIbcheckCmd},
-	{"ibchecknode", newIbcheckCmd},
-	{"ibcheckport", newIbcheckCmd},
-	{"ibcheckportstate", newIbcheckCmd},
-	{"ibcheckportwidth", newIbcheckCmd},
-	{"ibcheckstate", newIbcheckCmd},
-	{"ibcheckwidth", newIbcheckCmd},
-	{"ibclearcounters", newIbcheckCmd},
-	{"ibclearerrors", newIbcheckCmd},
-	{"ibdatacounters", newIbcheckCmd},
-	{"ibdatacounts", newIbcheckCmd},
-	{"ibfindnodesusing", newIbfindnodesusingCmd},
-	{"ibhosts", newNodeListsCmd},
-	{"ibidsverify", newIbidsverifyCmd},
-	{"iblinkinfo", newIblinkinfoCmd},
-	{"ibnetdiscover", newIbnetdiscoverCmd},
-	{"ibnodes", newNodeListsCmd},
-	{"ibping", newIbpingCmd},
-	{"ibportstate", newIbportstateCmd},
-	{"ibprintca", newIbprintFamilyCmd},
-	{"ibprintrt", newIbprintFamilyCmd},
-	{"ibprintswitch", newIbprintFamilyCmd},
-	{"ibqueryerrors", newIbqueryerrorsCmd},
-	{"ibroute", newFtsCmd},
-	{"ibrouters", newNodeListsCmd},
-	{"ibstat", newIbstatFamilyCmd},
-	{"ibstatus", newIbstatFamilyCmd},
-	{"ibswitches", newNodeListsCmd},
-	{"ibswportwatch", newIbswportwatchCmd},
-	{"ibsysstat", newIbsysstatCmd},
-	{"ibtracert", newIbtracertCmd},
-	{"ibv_devices", newIbvDevicesCmd},
-	{"ibv_devinfo", newIbvDevinfoCmd},
-	{"init_all_ports", newInitAllPortsCmd},
-	{"perfquery", newPerfqueryCmd},
-	{"query", newQueryCmd},
-	{"rdma_bw", newRdmaBwCmd},
-	{"saquery", newSaqueryCmd},
-	{"set_guid", newSetGUIDCmd},
-	{"set_nodedesc", newSetNodedescCmd},
-	{"set_port_state", newSetPortStateCmd},
-	{"sminfo", newSminfoCmd},
-	{"smpdump", newSmpdumpCmd},
-	{"smpquery", newSmpqueryCmd},
-	{"subnet_diff", newSubnetDiffCmd},
-	{"topology", newTopologyCmd},
-	{"vendstat", newVendstatCmd},
+	{"check_lft_balance", ibroute.NewCheckLftBalanceCmd},
+	{"decode_mad", decodemad.NewCmd},
+	{"dump_fts", ibroute.NewCmd},
+	{"dump_lfts", ibroute.NewCmd},
+	{"dump_mfts", ibroute.NewCmd},
+	{"exporter", exporter.NewCmd},
+	{"ibaddr", ibaddr.NewCmd},
+	{"ibcacheedit", ibcacheedit.NewCmd},
+	{"ibccconfig", ibcc.NewConfigCmd},
+	{"ibccquery", ibcc.NewQueryCmd},
+	{"ibcheckerrors", ibcheck.NewCmd},
+	{"ibcheckerrs", ibcheck.NewCmd},
+	{"ibchecknet", ibcheck.NewCmd},
+	{"ibchecknode", ibcheck.NewCmd},
+	{"ibcheckport", ibcheck.NewCmd},
+	{"ibcheckportstate", ibcheck.NewCmd},
+	{"ibcheckportwidth", ibcheck.NewCmd},
+	{"ibcheckstate", ibcheck.NewCmd},
+	{"ibcheckwidth", ibcheck.NewCmd},
+	{"ibclearcounters", ibcheck.NewCmd},
+	{"ibclearerrors", ibcheck.NewCmd},
+	{"ibdatacounters", ibcheck.NewCmd},
+	{"ibdatacounts", ibcheck.NewCmd},
+	{"ibfindnodesusing", ibroute.NewIbfindnodesusingCmd},
+	{"ibhosts", nodelists.NewCmd},
+	{"ibidsverify", ibidsverify.NewCmd},
+	{"iblinkinfo", iblinkinfo.NewCmd},
+	{"ibnetdiscover", ibnetdiscover.NewCmd},
+	{"ibnodes", nodelists.NewCmd},
+	{"ibping", ibping.NewCmd},
+	{"ibportstate", ibportstate.NewCmd},
+	{"ibprintca", nodelists.NewIbprintCmd},
+	{"ibprintrt", nodelists.NewIbprintCmd},
+	{"ibprintswitch", nodelists.NewIbprintCmd},
+	{"ibqueryerrors", ibcheck.NewIbqueryerrorsCmd},
+	{"ibroute", ibroute.NewCmd},
+	{"ibrouters", nodelists.NewCmd},
+	{"ibstat", ibstat.NewCmd},
+	{"ibstatus", ibstat.NewCmd},
+	{"ibswitches", nodelists.NewCmd},
+	{"ibswportwatch", ibcheck.NewIbswportwatchCmd},
+	{"ibsysstat", ibsysstat.NewCmd},
+	{"ibtracert", ibroute.NewIbtracertCmd},
+	{"ibv_devices", verbs.NewDevicesCmd},
+	{"ibv_devinfo", verbs.NewDevinfoCmd},
+	{"init_all_ports", setportstate.NewInitAllPortsCmd},
+	{"perfquery", perfquery.NewCmd},
+	{"query", query.NewCmd},
+	{"rdma_bw", verbs.NewRdmaBwCmd},
+	{"saquery", saquery.NewCmd},
+	{"set_guid", setguid.NewCmd},
+	{"set_nodedesc", setnodedesc.NewCmd},
+	{"set_port_state", setportstate.NewCmd},
+	{"sminfo", sminfo.NewCmd},
+	{"smpdump", smpdump.NewCmd},
+	{"smpquery", smpquery.NewCmd},
+	{"subnet_diff", subnetdiff.NewCmd},
+	{"topology", topology.NewCmd},
+	{"vendstat", vendstat.NewCmd},
 }
 
 // registered tells whether a command of that name is registered.
@@ -100,25 +134,25 @@ func registered(name string) bool {
 // Main runs ibtool with the process arguments and returns the exit code.
 // When args[0] names a registered command (a symlink such as "smpdump"), that
 // command runs with the remaining arguments, busybox style.
-func Main(args []string, io IO) int {
-	return run(args, &Env{IO: io, Transport: umad.DefaultOpener(), process: true})
+func Main(args []string, io cmdutil.IO) int {
+	return run(args, &cmdutil.Env{IO: io, Transport: umad.DefaultOpener(), Process: true})
 }
 
 // run is Main with the environment given, for tests.
-func run(args []string, env *Env) int {
+func run(args []string, env *cmdutil.Env) int {
 	argv := args[1:]
 	name := filepath.Base(args[0])
 	link := !strings.HasPrefix(name, "ibtool")
 	if !link && len(argv) > 0 {
 		name = argv[0]
 	}
-	if env.process && registered(name) {
+	if env.Process && registered(name) {
 		// Before the command is built: giving a CPU back releases its
 		// allocation caches, and the fewer the command's start-up
 		// filled, the cheaper (5 ms of ibqueryerrors' start-up when
 		// done after the flags were parsed). PersistentPreRun catches
 		// a command named after flags.
-		oneProc(name)
+		procs.OneProc(name)
 	}
 	root := newRoot(env, name)
 	if link {
@@ -129,7 +163,7 @@ func run(args []string, env *Env) int {
 			fmt.Fprintf(env.IO.Err, "ibtool: invoked as %q, which is not a tool ibtool knows; it knows: %s\n"+
 				"Link ibtool under one of those names, or run \"ibtool <command>\".\n",
 				name, strings.Join(linkNames(root), " "))
-			return ExitUsage
+			return cmdutil.ExitUsage
 		}
 		if len(argv) > 0 && completionRequest(argv[0]) {
 			// A completion script asks "perfquery __complete ...".
@@ -140,29 +174,29 @@ func run(args []string, env *Env) int {
 		}
 	}
 	root.SetArgs(argv)
-	env.args = argv
+	env.Args = argv
 	cmd, err := root.ExecuteC()
-	printStats(env)
-	if env.compatHelp || env.unknownHelp {
-		return ExitUsage // the C tools print usage on stderr and exit 2
+	cmdutil.PrintStats(env)
+	if env.CompatHelp || env.UnknownHelp {
+		return cmdutil.ExitUsage // the C tools print usage on stderr and exit 2
 	}
-	if err == nil || errors.Is(err, errVersionShown) {
-		return ExitOK
+	if err == nil || errors.Is(err, cmdutil.ErrVersionShown) {
+		return cmdutil.ExitOK
 	}
-	code := exitCodeOf(err)
-	if !errors.Is(err, errSilent) {
+	code := cmdutil.ExitCodeOf(err)
+	if !errors.Is(err, cmdutil.ErrSilent) {
 		reportError(env, cmd, err, code)
 	}
 	return code
 }
 
-func reportError(env *Env, cmd *cobra.Command, err error, code int) {
+func reportError(env *cmdutil.Env, cmd *cobra.Command, err error, code int) {
 	name := "ibtool"
 	if cmd != nil && cmd.HasParent() {
 		name = cmd.Name()
 	}
-	err = shortArgsError{err, env.args}
-	if code == ExitUsage {
+	err = shortArgsError{err, env.Args}
+	if code == cmdutil.ExitUsage {
 		fmt.Fprintf(env.IO.Err, "%s: %v\n", name, err)
 		if cmd != nil {
 			fmt.Fprintf(env.IO.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
@@ -177,7 +211,7 @@ func reportError(env *Env, cmd *cobra.Command, err error, code int) {
 	}
 	var d rpc.Detailer
 	if errors.As(err, &d) {
-		fmt.Fprint(env.IO.Err, d.Detail(env.verbosity))
+		fmt.Fprint(env.IO.Err, d.Detail(env.Verbosity))
 	}
 }
 
@@ -213,12 +247,12 @@ func shortenArgs(msg string, args []string) string {
 
 // newRoot builds the command tree: only the command named only when that
 // is a registered command, else every command.
-func newRoot(env *Env, only string) *cobra.Command {
+func newRoot(env *cmdutil.Env, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "ibtool",
 		Short:         "InfiniBand fabric diagnostics in one binary",
 		Long:          "ibtool discovers InfiniBand fabrics, queries nodes and counters and checks links.\nEach command accepts the options of its infiniband-diags namesake and adds --json.",
-		Version:       Version,
+		Version:       cmdutil.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -226,7 +260,7 @@ func newRoot(env *Env, only string) *cobra.Command {
 	root.SetErr(env.IO.Err)
 	root.SetIn(env.IO.In)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 	})
 	// "ibtool completion" is ours (completion.go): one line of help, and a
 	// wrong shell is a usage error.
@@ -239,19 +273,19 @@ func newRoot(env *Env, only string) *cobra.Command {
 			// cobra would print the general help and succeed, and a script
 			// probing for a command would think it exists.
 			fmt.Fprintf(env.IO.Err, "ibtool: unknown command %q\nRun 'ibtool --help' for usage.\n", unknown)
-			env.unknownHelp = true
+			env.UnknownHelp = true
 			return
 		}
 		if env.Compat {
 			c.SetOut(env.IO.Err)
-			env.compatHelp = true
+			env.CompatHelp = true
 		}
 		help(c, args)
 	})
 	root.SetHelpCommand(newHelpCmd())
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
-		if env.process {
-			oneProc(c.Name())
+		if env.Process {
+			procs.OneProc(c.Name())
 		}
 	}
 	for _, b := range buildersFor(only) {
@@ -261,7 +295,7 @@ func newRoot(env *Env, only string) *cobra.Command {
 	// Unknown commands are usage errors (exit 2), as in the C tools.
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageErrorf("unknown command %q", args[0])
+			return cmdutil.UsageErrorf("unknown command %q", args[0])
 		}
 		return nil
 	}
@@ -289,7 +323,7 @@ func newHelpCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			target, _, err := c.Root().Find(args)
 			if err != nil || len(args) > 0 && target == c.Root() {
-				return usageErrorf("unknown command %q", strings.Join(args, " "))
+				return cmdutil.UsageErrorf("unknown command %q", strings.Join(args, " "))
 			}
 			return target.Help()
 		},
@@ -325,7 +359,7 @@ func unknownCommand(c *cobra.Command, args []string) string {
 
 func findCommand(root *cobra.Command, name string) *cobra.Command {
 	for _, c := range root.Commands() {
-		if c.Name() == name && c.Annotations[annotLink] == "true" {
+		if c.Name() == name && c.Annotations[cmdutil.AnnotLink] == "true" {
 			return c
 		}
 	}
@@ -336,7 +370,7 @@ func findCommand(root *cobra.Command, name string) *cobra.Command {
 func linkNames(root *cobra.Command) []string {
 	var names []string
 	for _, c := range root.Commands() {
-		if c.Annotations[annotLink] == "true" {
+		if c.Annotations[cmdutil.AnnotLink] == "true" {
 			names = append(names, c.Name())
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	verbscmd "github.com/ibtool/ibtool/internal/cli/cmd/verbs"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/verbs"
 )
 
@@ -15,7 +17,7 @@ import (
 
 func runVerbsCmd(args ...string) cmdResult {
 	var out, errOut bytes.Buffer
-	env := &Env{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errOut}}
+	env := &cmdutil.Env{IO: cmdutil.IO{In: strings.NewReader(""), Out: &out, Err: &errOut}}
 	code := run(append([]string{"ibtool"}, args...), env)
 	return cmdResult{out.String(), errOut.String(), code}
 }
@@ -42,7 +44,7 @@ func TestVerbsUsageErrors(t *testing.T) {
 		{"rdma_bw -s x", `invalid argument "x"`},
 	} {
 		r := runVerbsCmd(strings.Fields(tc.args)...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+		if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
 		}
 	}
@@ -58,7 +60,7 @@ func TestVerbsNoDevices(t *testing.T) {
 		t.Skip("this host has RDMA devices")
 	}
 	r := runVerbsCmd("ibv_devices")
-	if r.code != 0 || r.stdout != formatIbvDevices(nil) || r.stderr != "" {
+	if r.code != 0 || r.stdout != verbscmd.FormatIbvDevices(nil) || r.stderr != "" {
 		t.Errorf("ibv_devices: %+v", r)
 	}
 	r = runVerbsCmd("ibv_devices", "--json")
@@ -75,7 +77,7 @@ func TestVerbsNoDevices(t *testing.T) {
 		{"rdma_bw -d mlx5_0 127.0.0.1", "rdma_bw: no such RDMA device: \"mlx5_0\"\n"},
 	} {
 		r := runVerbsCmd(strings.Fields(tc.args)...)
-		if r.code != ExitFailure || r.stderr != tc.want || r.stdout != "" {
+		if r.code != cmdutil.ExitFailure || r.stderr != tc.want || r.stdout != "" {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q; want %q", tc.args, r.code, r.stderr, r.stdout, tc.want)
 		}
 	}
@@ -91,7 +93,7 @@ func TestVerbsWithoutLibibverbs(t *testing.T) {
 	} {
 		r := runHelper(t, noLib, args...)
 		want := args[0] + ": libibverbs is not available (/nonexistent/libibverbs.so.1: cannot open shared object file: No such file or directory); install rdma-core's libibverbs1 and ibverbs-providers\n"
-		if r.code != ExitFailure || r.stderr != want || r.stdout != "" {
+		if r.code != cmdutil.ExitFailure || r.stderr != want || r.stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 255 and %q", args, r.code, r.stderr, r.stdout, want)
 		}
 	}
@@ -101,7 +103,7 @@ func TestVerbsWithoutLibibverbs(t *testing.T) {
 		}
 	}
 	// A usage error is still reported as one before the library matters.
-	if r := runHelper(t, noLib, "ibv_devinfo", "-i", "0"); r.code != ExitUsage {
+	if r := runHelper(t, noLib, "ibv_devinfo", "-i", "0"); r.code != cmdutil.ExitUsage {
 		t.Errorf("usage error without libibverbs: exit %d", r.code)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	verbscmd "github.com/ibtool/ibtool/internal/cli/cmd/verbs"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/verbs"
 	"github.com/ibtool/ibtool/internal/verbs/rdmabw"
@@ -25,7 +27,7 @@ func readTestdata(t *testing.T, name string) []byte {
 }
 
 func TestIbvDevicesFormat(t *testing.T) {
-	var js []verbsDeviceJSON
+	var js []verbscmd.VerbsDeviceJSON
 	if err := json.Unmarshal(readTestdata(t, "rxe_devices.json"), &js); err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +36,10 @@ func TestIbvDevicesFormat(t *testing.T) {
 		devs = append(devs, verbs.Device{Name: d.Name, GUID: uint64(d.NodeGUID)})
 	}
 	want := string(readTestdata(t, "rxe_devices.txt"))
-	if got := formatIbvDevices(devs); got != want {
+	if got := verbscmd.FormatIbvDevices(devs); got != want {
 		t.Fatalf("ibv_devices differs from rdma-core's:\n%s", unifiedDiff(want, got))
 	}
-	if got := formatIbvDevices(nil); got != "    device          \t   node GUID\n    ------          \t----------------\n" {
+	if got := verbscmd.FormatIbvDevices(nil); got != "    device          \t   node GUID\n    ------          \t----------------\n" {
 		t.Fatalf("empty list: %q", got)
 	}
 }
@@ -47,7 +49,7 @@ func TestIbvDevicesFormat(t *testing.T) {
 // and the CQ moderation period are where the JSON vocabulary puts them
 // (node_guid, width and speed_text, max_cq_period_ms), or, in a capture
 // made before it, under their raw ibv_device_attr/ibv_port_attr keys.
-func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
+func devinfoFromJSON(t *testing.T, b []byte) []*verbscmd.DevinfoDevice {
 	t.Helper()
 	type rawAttrs struct {
 		Basic struct {
@@ -88,9 +90,9 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 	}
 	transports := map[string]verbs.Transport{"InfiniBand": verbs.TransportIB, "iWARP": verbs.TransportIWARP}
 	types := map[string]verbs.GIDType{"IB": verbs.GIDTypeIB, "RoCE v1": verbs.GIDTypeRoCEv1, "RoCE v2": verbs.GIDTypeRoCEv2}
-	var out []*devinfoDevice
+	var out []*verbscmd.DevinfoDevice
 	for _, d := range js {
-		info := &devinfoDevice{Dev: verbs.Device{Name: d.HCAID, Transport: transports[d.Transport]},
+		info := &verbscmd.DevinfoDevice{Dev: verbs.Device{Name: d.HCAID, Transport: transports[d.Transport]},
 			BoardID: d.BoardID, NumCompVectors: d.NumCompVectors}
 		var raw rawAttrs
 		if err := json.Unmarshal(d.Attributes, &info.Attr); err != nil {
@@ -106,7 +108,7 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 		}
 		info.Attr.CQModCaps.MaxCQPeriod = raw.CQModCaps.MaxCQPeriod + uint16(math.Round(raw.CQModCaps.MaxCQPeriodMS*1000))
 		for _, p := range d.Ports {
-			port := devinfoPort{Num: p.Port}
+			port := verbscmd.DevinfoPort{Num: p.Port}
 			var rp rawPortAttrs
 			if err := json.Unmarshal(p.Attributes, &port.Attr); err != nil {
 				t.Fatal(err)
@@ -118,7 +120,7 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 			if p.Width != "" {
 				port.Attr.ActiveWidth = map[string]uint8{"1X": 1, "4X": 2, "8X": 4, "12X": 8, "2X": 16}[p.Width]
 			}
-			for code, name := range verbsSpeedNames {
+			for code, name := range verbscmd.VerbsSpeedNames {
 				if p.SpeedText == name {
 					port.Attr.ActiveSpeed = code
 				}
@@ -129,7 +131,7 @@ func devinfoFromJSON(t *testing.T, b []byte) []*devinfoDevice {
 					t.Fatal(err)
 				}
 				typ, known := types[g.Type]
-				port.GIDs = append(port.GIDs, devinfoGID{Index: g.Index, GID: gid, Type: typ, TypeKnown: known})
+				port.GIDs = append(port.GIDs, verbscmd.DevinfoGID{Index: g.Index, GID: gid, Type: typ, TypeKnown: known})
 			}
 			info.Ports = append(info.Ports, port)
 		}
@@ -153,12 +155,12 @@ func TestIbvDevinfoMatchesRdmaCore(t *testing.T) {
 		t.Fatalf("%d devices in the capture", len(infos))
 	}
 	// A capture of today's JSON rebuilds the same devices.
-	again, err := json.Marshal(devinfoJSON(infos))
+	again, err := json.Marshal(verbscmd.DevinfoJSON(infos))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, info := range devinfoFromJSON(t, again) {
-		if got, want := formatDevinfo(info, true), formatDevinfo(infos[i], true); got != want {
+		if got, want := verbscmd.FormatDevinfo(info, true), verbscmd.FormatDevinfo(infos[i], true); got != want {
 			t.Errorf("%s from its JSON:\n%s", info.Dev.Name, unifiedDiff(want, got))
 		}
 	}
@@ -168,7 +170,7 @@ func TestIbvDevinfoMatchesRdmaCore(t *testing.T) {
 	}{{"rxe_devinfo.txt", false}, {"rxe_devinfo_v.txt", true}} {
 		var got strings.Builder
 		for _, info := range infos {
-			got.WriteString(formatDevinfo(info, tc.verbose))
+			got.WriteString(verbscmd.FormatDevinfo(info, tc.verbose))
 		}
 		want := string(readTestdata(t, tc.golden))
 		if got.String() != want {
@@ -178,47 +180,47 @@ func TestIbvDevinfoMatchesRdmaCore(t *testing.T) {
 }
 
 func TestIbvDevinfoFormatting(t *testing.T) {
-	if got := formatDevinfoList(nil); got != "0 HCAs found:\n\n" {
+	if got := verbscmd.FormatDevinfoList(nil); got != "0 HCAs found:\n\n" {
 		t.Errorf("-l without devices: %q", got)
 	}
-	if got := formatDevinfoList([]verbs.Device{{Name: "mlx5_0"}}); got != "1 HCA found:\n\tmlx5_0\n\n" {
+	if got := verbscmd.FormatDevinfoList([]verbs.Device{{Name: "mlx5_0"}}); got != "1 HCA found:\n\tmlx5_0\n\n" {
 		t.Errorf("-l: %q", got)
 	}
 	ib, _ := verbs.ParseGID("fe80::2:c903:0:1491")
 	for _, tc := range []struct {
-		g    devinfoGID
+		g    verbscmd.DevinfoGID
 		ll   verbs.LinkLayer
 		want string
 	}{
-		{devinfoGID{Index: 0, GID: ib, Type: verbs.GIDTypeIB, TypeKnown: true}, verbs.LinkLayerInfiniBand,
+		{verbscmd.DevinfoGID{Index: 0, GID: ib, Type: verbs.GIDTypeIB, TypeKnown: true}, verbs.LinkLayerInfiniBand,
 			"\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0002:c903:0000:1491\n"},
-		{devinfoGID{Index: 3, GID: ib, Type: verbs.GIDTypeRoCEv1, TypeKnown: true}, verbs.LinkLayerEthernet,
+		{verbscmd.DevinfoGID{Index: 3, GID: ib, Type: verbs.GIDTypeRoCEv1, TypeKnown: true}, verbs.LinkLayerEthernet,
 			"\t\t\tGID[  3]:\t\tfe80:0000:0000:0000:0002:c903:0000:1491, RoCE v1\n"},
-		{devinfoGID{Index: 127, GID: ib, Type: verbs.GIDTypeRoCEv2, TypeKnown: true}, verbs.LinkLayerEthernet,
+		{verbscmd.DevinfoGID{Index: 127, GID: ib, Type: verbs.GIDTypeRoCEv2, TypeKnown: true}, verbs.LinkLayerEthernet,
 			"\t\t\tGID[127]:\t\tfe80::2:c903:0:1491, RoCE v2\n"},
-		{devinfoGID{Index: 1, GID: ib}, verbs.LinkLayerEthernet, ""},
+		{verbscmd.DevinfoGID{Index: 1, GID: ib}, verbs.LinkLayerEthernet, ""},
 	} {
-		if got := formatDevinfoGID(tc.g, tc.ll); got != tc.want {
+		if got := verbscmd.FormatDevinfoGID(tc.g, tc.ll); got != tc.want {
 			t.Errorf("GID line %q, want %q", got, tc.want)
 		}
 	}
 	for w, s := range map[uint8]string{1: "1", 2: "4", 4: "8", 8: "12", 16: "2", 3: "invalid width"} {
-		if widthString(w) != s {
-			t.Errorf("width %d = %q", w, widthString(w))
+		if verbscmd.WidthString(w) != s {
+			t.Errorf("width %d = %q", w, verbscmd.WidthString(w))
 		}
 	}
 	for v, s := range map[uint8]string{4: "10.0 Gbps", 8: "10.0 Gbps", 128: "100.0 Gbps", 3: "invalid speed"} {
-		if speedString(v) != s {
-			t.Errorf("speed %d = %q", v, speedString(v))
+		if verbscmd.SpeedString(v) != s {
+			t.Errorf("speed %d = %q", v, verbscmd.SpeedString(v))
 		}
 	}
 	var b strings.Builder
-	writeFlags(&b, 1<<0|1<<15|1<<29, deviceCapFlagNames)
+	verbscmd.WriteFlags(&b, 1<<0|1<<15|1<<29, verbscmd.DeviceCapFlagNames)
 	if b.String() != "\t\t\t\t\tRESIZE_MAX_WR\n\t\t\t\t\tMANAGED_FLOW_STEERING\n\t\t\t\t\tUnknown flags: 0x8000\n" {
 		t.Errorf("flags: %q", b.String())
 	}
-	if guidString(0x0002c90300001491) != "0002:c903:0000:1491" {
-		t.Error(guidString(0x0002c90300001491))
+	if verbscmd.GuidString(0x0002c90300001491) != "0002:c903:0000:1491" {
+		t.Error(verbscmd.GuidString(0x0002c90300001491))
 	}
 }
 
@@ -228,7 +230,7 @@ func TestRdmaBwReport(t *testing.T) {
 		Iters: 1000, TxDepth: 128, NumSGE: 1, MTU: 1024, Verified: true, LocalGID: gid.String(),
 		Local: rdmabw.Endpoint{QPN: 0x11, PSN: 0xabcdef, RKey: 0x4b5, Addr: 0x7f786998a000}}
 	r.Bytes, r.Seconds, r.BWAverage, r.MsgRate = 65536000, 1.625, 38.46, 0.000615
-	got := formatRdmaBwReport(r)
+	got := verbscmd.FormatRdmaBwReport(r)
 	for _, want := range []string{
 		"RDMA_Write BW Test (ibtool rdma_bw, client)",
 		" GID index      : 1\n",
@@ -249,7 +251,7 @@ func TestVerbsHelperProcess(t *testing.T) {
 		return
 	}
 	args := strings.Split(os.Getenv("IBTOOL_VERBS_ARGS"), "\x1f")
-	os.Exit(Main(append([]string{"ibtool"}, args...), StdIO()))
+	os.Exit(Main(append([]string{"ibtool"}, args...), cmdutil.StdIO()))
 }
 
 func runHelper(t *testing.T, env []string, args ...string) cmdResult {
