@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/topogen"
@@ -36,6 +37,25 @@ func main() {
 	}
 }
 
+// guidFlag is a GUID flag, shown in hex.
+type guidFlag struct{ p *uint64 }
+
+func (g guidFlag) String() string {
+	if g.p == nil {
+		return ""
+	}
+	return fmt.Sprintf("%#016x", *g.p)
+}
+
+func (g guidFlag) Set(v string) error {
+	n, err := strconv.ParseUint(v, 0, 64)
+	if err != nil || n == 0 {
+		return errors.New("want a non-zero number, e.g. 0x7cfe900300300000")
+	}
+	*g.p = n
+	return nil
+}
+
 // linkOptions collects the repeated -link flags.
 type linkOptions []string
 
@@ -49,28 +69,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	// A preset's values are the defaults of the flags that change it: a
 	// first pass finds the preset, a second parses the flags over it.
-	o, err := parseFlags(args, topogen.Spec{Hosts: 2, Rows: 3, Cols: 3, Seed: 1}, io.Discard)
-	if err != nil {
-		_, err = parseFlags(args, topogen.Spec{}, stderr) // says what was wrong
-		return err
+	o, err := parseFlags(args, topogen.Spec{Hosts: 2, Rows: 3, Cols: 3, Seed: 1})
+	if err == nil && o.preset != "" {
+		p, perr := topogen.PresetSpec(o.preset)
+		if perr != nil {
+			return perr
+		}
+		o, err = parseFlags(args, p)
 	}
-	if o.preset != "" {
-		p, err := topogen.PresetSpec(o.preset)
-		if err != nil {
-			return err
-		}
-		if o, err = parseFlags(args, p, stderr); err != nil {
-			return err
-		}
+	if errors.Is(err, flag.ErrHelp) {
+		o.fs.SetOutput(stderr)
+		o.fs.Usage()
+	}
+	if err != nil {
+		return err
 	}
 	s := o.spec
 	switch {
 	case o.preset != "" && kind != "":
 		return fmt.Errorf("-preset %s and the shape %s: give one", o.preset, kind)
 	case o.preset == "" && kind == "":
-		o.fs.SetOutput(stderr)
-		o.fs.Usage()
-		return errors.New("give -preset NAME or a shape")
+		return errors.New("give -preset NAME or a shape: fattree2, fattree3 or mesh (-h lists the flags)")
 	case kind != "":
 		s.Kind = kind
 	}
@@ -108,13 +127,14 @@ type options struct {
 	links      linkOptions
 }
 
-// parseFlags parses the flags over the defaults in spec.
-func parseFlags(args []string, spec topogen.Spec, stderr io.Writer) (*options, error) {
+// parseFlags parses the flags over the defaults in spec. It prints
+// nothing: an error is one line, which main prints.
+func parseFlags(args []string, spec topogen.Spec) (*options, error) {
 	o := &options{spec: spec}
 	s := &o.spec
 	fs := flag.NewFlagSet("ibtopogen", flag.ContinueOnError)
 	o.fs = fs
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: ibtopogen -preset NAME [flags]\n"+
 			"       ibtopogen fattree2|fattree3|mesh [flags]\n"+
@@ -125,7 +145,7 @@ func parseFlags(args []string, spec topogen.Spec, stderr io.Writer) (*options, e
 	fs.StringVar(&o.preset, "preset", "", "a named fabric (the tests' and the bench's)")
 	fs.StringVar(&o.out, "o", "", "write the net file here instead of stdout")
 	fs.BoolVar(&o.ibsimFlags, "ibsim-flags", false, "print only the ibsim -N/-S/-P flags the fabric needs (an empty line if none)")
-	fs.Var(&o.links, "link", "`'NODE[PORT] w=N s=N e=N'`: ibsim port options for that port's link, on both ends (repeatable)")
+	fs.Var(&o.links, "link", "'NODE[PORT] w=N s=N e=N': ibsim port `options` for the link on that port, on both ends (repeatable)")
 
 	fs.IntVar(&s.Leaves, "leaves", s.Leaves, "fattree2: leaf switches")
 	fs.IntVar(&s.Spines, "spines", s.Spines, "fattree2: spine switches")
@@ -152,13 +172,15 @@ func parseFlags(args []string, spec topogen.Spec, stderr io.Writer) (*options, e
 	fs.IntVar(&s.Degrade, "degrade", s.Degrade, "random switch links that get the -degrade-options")
 	fs.StringVar(&s.DegradeOptions, "degrade-options", cmp.Or(s.DegradeOptions, "w=1"), "ibsim port options of the degraded links")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the random choices")
-	fs.Uint64Var(&s.SwitchGUID, "switch-guid", cmp.Or(s.SwitchGUID, topogen.DefaultSwitchGUID), "GUID of the first switch")
-	fs.Uint64Var(&s.CAGUID, "ca-guid", cmp.Or(s.CAGUID, topogen.DefaultCAGUID), "node GUID of the first CA")
+	s.SwitchGUID = cmp.Or(s.SwitchGUID, topogen.DefaultSwitchGUID)
+	s.CAGUID = cmp.Or(s.CAGUID, topogen.DefaultCAGUID)
+	fs.Var(guidFlag{&s.SwitchGUID}, "switch-guid", "`GUID` of the first switch")
+	fs.Var(guidFlag{&s.CAGUID}, "ca-guid", "node `GUID` of the first CA")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected %q (the shape comes first: ibtopogen fattree2 -leaves 4 ...)", fs.Arg(0))
+		return o, fmt.Errorf("unexpected %q (the shape comes first: ibtopogen fattree2 -leaves 4 ...)", fs.Arg(0))
 	}
 	return o, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,11 +79,18 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"-preset", "S50", "-link", "leaf09[1] w=1"}, `-link: leaf09[1]: no node "leaf09"`},
 		{[]string{"-preset", "S50", "-link", "leaf01[1] q=1"}, "ibsim knows w=, s= and e="},
 		{[]string{"-preset", "S50", "-hosts", "x"}, `invalid value "x"`},
+		{[]string{"-bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"-preset", "S50", "-switch-guid", "0"}, "want a non-zero number"},
 		{[]string{"fattree2", "-leaves", "2", "-spines", "2", "-hosts", "40"}, "a leaf needs 42 ports"},
 	} {
-		out, _, err := runArgs(tc.args...)
-		if err == nil || !strings.Contains(err.Error(), tc.msg) || out != "" {
-			t.Errorf("%q: %v (stdout %d bytes), want %q", tc.args, err, len(out), tc.msg)
+		// One line, which main prints: no usage text, no half a file.
+		out, stderr, err := runArgs(tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") || out != "" || stderr != "" {
+			t.Errorf("%q: %v (stdout %d bytes, stderr %q), want %q", tc.args, err, len(out), stderr, tc.msg)
 		}
+	}
+	// -h is not an error: the usage, on stderr.
+	if _, stderr, err := runArgs("-h"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr, "-preset string") {
+		t.Errorf("-h: %v, %q", err, stderr)
 	}
 }
