@@ -75,6 +75,7 @@ type ibqueryerrorsOptions struct {
 	dryRun         bool
 }
 
+// NewIbqueryerrorsCmd builds the ibqueryerrors command.
 func NewIbqueryerrorsCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibqueryerrorsOptions{thresholdFile: defaultThresholdFile}
 	cmd := cmdutil.ToolCommand("ibqueryerrors [options]", "Report the error counters of every port of the fabric")

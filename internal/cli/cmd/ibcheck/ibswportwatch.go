@@ -67,6 +67,7 @@ func (f *groupFlag) Set(s string) error {
 	return err
 }
 
+// NewIbswportwatchCmd builds the ibswportwatch command.
 func NewIbswportwatchCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibswportwatchOptions{}
 	cmd := cmdutil.ToolCommand("ibswportwatch [options] [TARGET [PORT]]", "Show a port's counters and their rates over time")

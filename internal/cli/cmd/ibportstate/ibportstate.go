@@ -72,6 +72,7 @@ const ibportstateOps = "enable, disable, on, off, reset, speed, espeed, fdr10,\n
 	"\twidth, query, down, arm, active, vls, mtu, lid, smlid, lmc,\n" +
 	"\tmkey, mkeylease, mkeyprot"
 
+// NewCmd builds the ibportstate command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibportstateOptions{}
 	cmd := cmdutil.ToolCommand("ibportstate [options] <dest dr_path|lid|guid> <portnum> [<op> [<value>]]...", "Query or change a port's state, speed and width")

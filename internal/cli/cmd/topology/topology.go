@@ -22,6 +22,7 @@ type topologyOptions struct {
 	format string
 }
 
+// NewCmd builds the topology command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	o := &topologyOptions{}
 	cmd := &cobra.Command{
