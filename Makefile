@@ -37,14 +37,14 @@ LINKTARGET   = "$$(realpath -ms --relative-to=$(LINKDIR) $(BINDIR)/ibtool)"
 # build on the simulated fabric, groff, which checks the man pages,
 # dpkg-deb for make deb and lintian, which checks the package, Prometheus,
 # whose promtool and server the exporter's tests run, bash-completion,
-# which loads the completions, and Graphviz, which lays out topology's
-# dot output in its test.
+# which loads the completions, Graphviz, which lays out topology's dot
+# output in its test, and PyYAML, which reads its topology.yaml.
 SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h \
 	/usr/bin/aarch64-linux-gnu-gcc /usr/aarch64-linux-gnu/include/pthread.h /usr/bin/qemu-aarch64 \
 	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/lintian /usr/bin/promtool /usr/bin/prometheus \
-	/usr/share/bash-completion/bash_completion /usr/bin/dot
+	/usr/share/bash-completion/bash_completion /usr/bin/dot /usr/lib/python3/dist-packages/yaml/__init__.py
 SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-	qemu-user groff-base dpkg lintian prometheus bash-completion graphviz
+	qemu-user groff-base dpkg lintian prometheus bash-completion graphviz python3-yaml
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz
