@@ -237,7 +237,7 @@ func newRoot(env *Env, only string) *cobra.Command {
 	for _, b := range buildersFor(only) {
 		root.AddCommand(b.build(env))
 	}
-	addCompletions(root)
+	addCompletions(root, env)
 	// Unknown commands are usage errors (exit 2), as in the C tools.
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {

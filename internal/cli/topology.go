@@ -65,6 +65,7 @@ hosts it reaches the hosts through (leaves, then spines, ...).
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.format, "format", topology.Formats[0], "output format: slurm (topology.conf), slurm-yaml (topology.yaml) or dot (Graphviz)")
+	setFlagValues(fs, "format", topology.Formats...)
 	o.src.AddFlags(fs, query.AllSourceFlags)
 	setupCommon(env, cmd, &o.Common, "DGLsKe")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
