@@ -34,7 +34,8 @@ func newCompletionCmd(env *Env) *cobra.Command {
 		Use:   "completion bash|zsh|fish",
 		Short: "Print the shell completion script for bash, zsh or fish",
 		Long: `completion prints a script that makes the shell complete ibtool's commands,
-their flags and, where a command takes a node (perfquery, ibroute, ibtracert,
+their flags, the values of --format, -C (the CAs of the host's transport) and
+-P (their port numbers) and, where a command takes a node (perfquery, ibroute, ibtracert,
 smpquery ...), node names: the node-name-map names or NodeDescription host
 parts of the fabric cache given with --load-cache, or else of the cache named
 by $` + CompletionCacheEnv + ` (write one with "ibtool ibnetdiscover --cache FILE").
