@@ -39,27 +39,39 @@ license_of() {
 
 # paragraph prints the Files paragraph of one piece of linked code:
 # paragraph FILES-PATTERN DIR COMMENT (DIR holds its LICENSE and NOTICE).
+# A second license file (LICENSE.libyaml beside LICENSE, say) covers part
+# of the code: its license joins the first ("Apache-2.0 and MIT"), its
+# text follows.
 paragraph() {
 	files=$1 dir=$2 comment=$3
-	lic=$(ls "$dir" | grep -E -i -m1 '^(licen[cs]e|copying)(\.txt|\.md)?$') ||
+	lics=$(ls "$dir" | grep -E -i '^(licen[cs]e|copying)([._-].*)?$' | LC_ALL=C sort) ||
 		{ echo "copyright.sh: no license file in $dir" >&2; exit 1; }
-	lic=$dir/$lic
-	name=$(license_of "$lic")
+	names= texts=
+	for lic in $lics; do
+		name=$(license_of "$dir/$lic")
+		case " $names " in *" $name "*) ;; *) names="$names $name" ;; esac
+		texts="$texts $dir/$lic"
+	done
 	notice=
 	[ -f "$dir/NOTICE" ] && notice=$dir/NOTICE
-	holders=$(cat "$lic" $notice | grep -E '^[[:space:]]*Copyright' | grep -v '[[{]' | sed 's/^[[:space:]]*//' | LC_ALL=C sort -u)
+	holders=$(cat $texts $notice | grep -E '^[[:space:]]*Copyright' | grep -v '[[{]' | sed 's/^[[:space:]]*//' | LC_ALL=C sort -u)
 	[ -n "$holders" ] || holders="the authors of ${files%/\*}"
 	echo
 	echo "Files: $files"
 	echo "Copyright:"
 	echo "$holders" | indent
-	echo "License: $name"
-	if [ "$name" = Apache-2.0 ]; then
-		echo " On Debian systems, the full text of the Apache License, Version 2.0,"
-		echo " is in /usr/share/common-licenses/Apache-2.0."
-	else
-		indent < "$lic"
-	fi
+	echo "License:$names" | sed 's/ \([^ ]\)/ and \1/2g'
+	first=true
+	for text in $texts; do
+		$first || echo " ."
+		first=false
+		if [ "$(license_of "$text")" = Apache-2.0 ]; then
+			echo " On Debian systems, the full text of the Apache License, Version 2.0,"
+			echo " is in /usr/share/common-licenses/Apache-2.0."
+		else
+			indent < "$text"
+		fi
+	done
 	echo "Comment: $comment"
 	if [ -n "$notice" ]; then
 		echo " Its NOTICE file:"
