@@ -291,7 +291,7 @@ func newRoot(env *cmdutil.Env, only string) *cobra.Command {
 	for _, b := range buildersFor(only) {
 		root.AddCommand(b.build(env, b.name))
 	}
-	addCompletions(root)
+	addCompletions(root, env)
 	// Unknown commands are usage errors (exit 2), as in the C tools.
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {

@@ -53,8 +53,8 @@ const (
 	qePrintRouter
 )
 
-// defaultThresholdFile is IBDIAG_CONFIG_PATH"/error_thresholds".
-const defaultThresholdFile = "/etc/infiniband-diags/error_thresholds"
+// DefaultThresholdFile is IBDIAG_CONFIG_PATH"/error_thresholds".
+const DefaultThresholdFile = "/etc/infiniband-diags/error_thresholds"
 
 type ibqueryerrorsOptions struct {
 	cmdutil.Common
@@ -77,7 +77,7 @@ type ibqueryerrorsOptions struct {
 
 // NewIbqueryerrorsCmd builds the ibqueryerrors command.
 func NewIbqueryerrorsCmd(env *cmdutil.Env, _ string) *cobra.Command {
-	opts := &ibqueryerrorsOptions{thresholdFile: defaultThresholdFile}
+	opts := &ibqueryerrorsOptions{thresholdFile: DefaultThresholdFile}
 	cmd := cmdutil.ToolCommand("ibqueryerrors [options]", "Report the error counters of every port of the fabric")
 	cmd.Long = `Query the PerfMgt error counters of every port of the fabric (or of the node
 of -G/-D) and report those above their thresholds, as infiniband-diags'
@@ -97,7 +97,7 @@ counters and the thresholds exceeded (docs/json.md).`
 	fs.VarP(cmdutil.LastString(&opts.drPath, &opts.drSet), "Direct", "D", "report the node containing the port specified by <dr_path>")
 	fs.BoolVar(&opts.skipSL, "skip-sl", false, "don't obtain SL to all destinations")
 	fs.CountVarP(&opts.reportPort, "report-port", "r", "report port link information")
-	fs.StringVar(&opts.thresholdFile, "threshold-file", defaultThresholdFile, "specify an alternate threshold file, default: "+defaultThresholdFile)
+	fs.StringVar(&opts.thresholdFile, "threshold-file", DefaultThresholdFile, "specify an alternate threshold file, default: "+DefaultThresholdFile)
 	fs.BoolVarP(&opts.gndn, "GNDN", "R", false, "(This option is obsolete and does nothing)")
 	fs.BoolVar(&opts.data, "data", false, "include data counters for ports with errors")
 	addFlagBits(fs, &opts.nodeTypes, qePrintSwitch, "switch", "print data for switches only")
