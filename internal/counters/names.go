@@ -52,7 +52,10 @@ func PyName(field string) string {
 
 // PortCounterFields are PortCounters' counters in wire order: every
 // numeric field but PortSelect, the counter selects and reserved bits.
-var PortCounterFields = sync.OnceValue(func() []*mad.FieldDesc {
+// The slice is shared: do not change it.
+func PortCounterFields() []*mad.FieldDesc { return portCounterFields() }
+
+var portCounterFields = sync.OnceValue(func() []*mad.FieldDesc {
 	var out []*mad.FieldDesc
 	d := (&mad.PortCounters{}).Desc()
 	for i := range d.Fields {
