@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibqueryerrors"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/topogen"
@@ -230,20 +230,20 @@ func TestIbqueryerrorsJSON(t *testing.T) {
 				Counters map[string]json.RawMessage `json:"counters"`
 				Extended map[string]json.RawMessage `json:"extended_counters"`
 				Details  map[string]uint64          `json:"rcv_error_details"`
-				Exceeded []ibcheck.QeExceeded       `json:"exceeded"`
+				Exceeded []ibqueryerrors.Exceeded   `json:"exceeded"`
 			} `json:"ports"`
 		} `json:"nodes"`
-		Summary    ibcheck.QeSummary `json:"summary"`
-		Suppressed []string          `json:"suppressed"`
-		Errors     []any             `json:"errors"`
-		Complete   *bool             `json:"complete"`
-		WalkErrors []any             `json:"walk_errors"`
+		Summary    ibqueryerrors.Summary `json:"summary"`
+		Suppressed []string              `json:"suppressed"`
+		Errors     []any                 `json:"errors"`
+		Complete   *bool                 `json:"complete"`
+		WalkErrors []any                 `json:"walk_errors"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	ports := map[string]int{}
-	var sw1p1 []ibcheck.QeExceeded
+	var sw1p1 []ibqueryerrors.Exceeded
 	for _, n := range doc.Nodes {
 		for _, p := range n.Ports {
 			ports[n.NodeName]++
@@ -399,9 +399,9 @@ func TestIbqueryerrorsUnderLoss(t *testing.T) {
 				Error    string          `json:"error"`
 			} `json:"ports"`
 		} `json:"nodes"`
-		Summary  ibcheck.QeSummary   `json:"summary"`
-		Errors   []ibcheck.QeFailure `json:"errors"`
-		Complete *bool               `json:"complete"`
+		Summary  ibqueryerrors.Summary   `json:"summary"`
+		Errors   []ibqueryerrors.Failure `json:"errors"`
+		Complete *bool                   `json:"complete"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("%v: %s", err, r)

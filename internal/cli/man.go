@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibidsverify"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/nodename"
 )
 
@@ -287,7 +287,7 @@ var manFiles = []manItem{
 	{nodename.DefaultPath, "The node name map, read when --node-name-map names none, for the names printed and the node names a target may be given by.", func(c *cobra.Command) bool {
 		return hasFlag("node-name-map")(c) || nodeArgs[c.Name()] != nil
 	}},
-	{ibcheck.DefaultThresholdFile, "Error counter thresholds; --threshold-file names another.", hasFlag("threshold-file")},
+	{counters.DefaultThresholdFile, "Error counter thresholds; --threshold-file names another.", hasFlag("threshold-file")},
 	{ibidsverify.IdsCacheDir, "ibidsverify's copy of the fabric (ibnetdiscover -g output), written on first use or with -R.", commandIn("ibidsverify")},
 	{"fabric caches", "ibnetdiscover --cache FILE writes the fabric to FILE; --load-cache FILE reads it in place of a walk; $" + CompletionCacheEnv + " names one for completion.", func(c *cobra.Command) bool {
 		return hasFlag("load-cache")(c) || hasFlag("cache")(c) || c.Name() == "completion"
