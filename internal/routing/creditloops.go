@@ -1,0 +1,413 @@
+package routing
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// Channel is one direction of a link between two switches on one VL:
+// the switch, the port it sends out of, and the VL.
+type Channel struct {
+	PortRef
+	VL int
+}
+
+// CreditLoops is the channel dependency graph of the routes and its
+// cycles. A packet holding a buffer of one channel waits for a buffer of
+// the next channel of its route; when these waits can form a cycle, the
+// switches can deadlock for want of credits.
+type CreditLoops struct {
+	Channels int // channels between switches (times the VLs in use)
+	Edges    int // dependencies between them
+	// VLs is how many VLs the channels are told apart by: 1 when no
+	// switch had SL2VL tables (every SL on one VL).
+	VLs int
+	// Loops are the strongly connected components of the graph that hold
+	// a cycle, in the order of their first channel: every credit loop,
+	// not only the first.
+	Loops []CreditLoop
+}
+
+// CreditLoop is a strongly connected component of the channel dependency
+// graph.
+type CreditLoop struct {
+	Channels []Channel // every channel of the component
+	Cycle    []Channel // one cycle through it, each channel waiting on the next, the last on the first
+}
+
+// CreditLoops builds the channel dependency graph of the LFTs' routes to
+// every destination (as Reachability has them) and finds its cycles.
+// LFT routing depends only on the destination, so the dependencies are
+// built once per destination (and per group of SLs that map alike): a
+// switch S that sends it out of port o into switch T, which sends it on
+// out of o2 into another switch, makes channel (S,o) wait on (T,o2).
+// Channels to and from end ports are left out: a packet injected by a
+// CA or delivered to one holds nothing it waits on, so they are in no
+// cycle. With SL2VL tables a channel is a (port, VL): the VL out of o is
+// what S's table maps the SL to from the port the packet came in by.
+func (t *Tables) CreditLoops() *CreditLoops {
+	g := newGraph(t)
+	c := newCDG(g)
+	for _, d := range g.destinations() {
+		c.add(d)
+	}
+	res := &CreditLoops{Channels: len(c.chans) * c.vls, VLs: c.vls}
+	for _, w := range c.succ {
+		res.Edges += bits.OnesCount64(w)
+	}
+	for _, comp := range c.components() {
+		l := CreditLoop{Cycle: c.channels(c.cycle(comp))}
+		slices.Sort(comp)
+		l.Channels = c.channels(comp)
+		res.Loops = append(res.Loops, l)
+	}
+	return res
+}
+
+// cdg is a channel dependency graph. Node u is channel u/vls on VL
+// u%vls; its successors are a bit set over the ports and VLs of the
+// switch the channel leads to (bit o2*vls+vl2), which keeps the graph
+// small and every dependency found again on the next destination cheap.
+type cdg struct {
+	g      *graph
+	vls    int
+	chans  []int32 // channel -> the graph's port index
+	chanSw []int32 // channel -> its switch
+	chanOf []int32 // the graph's port index -> channel, or -1
+	off    []int32 // node -> its first word in succ; len(nodes)+1
+	succ   []uint64
+	sl2vl  *vlMap
+	// Scratch, per destination.
+	out  []int32  // each switch's out port to a switch, 0 for none
+	vlIn []uint16 // the VLs each switch's out channel carries
+}
+
+func newCDG(g *graph) *cdg {
+	c := &cdg{g: g, chanOf: make([]int32, len(g.link)), out: make([]int32, len(g.nodes))}
+	for i := range c.chanOf {
+		c.chanOf[i] = -1
+	}
+	for s := range g.nodes {
+		for i := g.base[s] + 1; i < g.base[s+1]; i++ {
+			if g.link[i] >= 0 {
+				c.chanOf[i] = int32(len(c.chans))
+				c.chans = append(c.chans, i)
+				c.chanSw = append(c.chanSw, int32(s))
+			}
+		}
+	}
+	c.sl2vl = newVLMap(g)
+	c.vls = c.sl2vl.vls
+	c.vlIn = make([]uint16, len(g.nodes))
+	c.off = make([]int32, len(c.chans)*c.vls+1)
+	for u := range len(c.chans) * c.vls {
+		to := g.link[c.chans[u/c.vls]]
+		width := (g.nodes[to].NumPorts + 1) * c.vls
+		c.off[u+1] = c.off[u] + int32((width+63)/64)
+	}
+	c.succ = make([]uint64, c.off[len(c.off)-1])
+	return c
+}
+
+// add puts in the dependencies of the routes to d.
+func (c *cdg) add(d dest) {
+	g := c.g
+	for s := range g.nodes {
+		c.out[s] = 0
+		if int32(s) == d.sw && !d.viaEnd {
+			continue // it delivers to itself
+		}
+		if out, end := g.entry(int32(s), d.lid); end == Arrived && g.link[g.base[s]+int32(out)] >= 0 {
+			c.out[s] = int32(out)
+		}
+	}
+	for _, sl := range c.sl2vl.classes {
+		c.addSL(sl)
+	}
+}
+
+// addSL puts in the dependencies of the routes in c.out for packets of
+// SL sl.
+func (c *cdg) addSL(sl int) {
+	g, m := c.g, c.sl2vl
+	if m.vls > 1 {
+		// The VLs of each switch's out channel: those of the packets
+		// coming from its own ports and end ports, and from the switches
+		// that send it theirs.
+		for s, o := range c.out {
+			if o != 0 {
+				c.vlIn[s] = m.local[s][int(o)*16+sl]
+			}
+		}
+		for s, o := range c.out {
+			if o == 0 {
+				continue
+			}
+			i := g.base[s] + o
+			to := g.link[i]
+			if o2 := c.out[to]; o2 != 0 {
+				c.vlIn[to] |= 1 << m.vl(to, int(g.enter[i]), int(o2), sl)
+			}
+		}
+	}
+	for s, o := range c.out {
+		if o == 0 {
+			continue
+		}
+		i := g.base[s] + o
+		to := g.link[i]
+		o2 := c.out[to]
+		if o2 == 0 {
+			continue // delivered there, or lost: no next channel
+		}
+		from := int(c.chanOf[i]) * c.vls
+		if m.vls == 1 {
+			c.set(from, int(o2))
+			continue
+		}
+		bit := int(o2)*c.vls + m.vl(to, int(g.enter[i]), int(o2), sl)
+		for vls := c.vlIn[s]; vls != 0; vls &= vls - 1 {
+			c.set(from+bits.TrailingZeros16(vls), bit)
+		}
+	}
+}
+
+// set marks bit b of node u's successors.
+func (c *cdg) set(u, b int) { c.succ[int(c.off[u])+b/64] |= 1 << (b % 64) }
+
+// successor is node u's successor of bit b.
+func (c *cdg) successor(u, b int) int32 {
+	to := c.g.link[c.chans[u/c.vls]]
+	ch := c.chanOf[c.g.base[to]+int32(b/c.vls)]
+	return ch*int32(c.vls) + int32(b%c.vls)
+}
+
+// each calls f with every successor of u.
+func (c *cdg) each(u int32, f func(v int32)) {
+	start, end := c.off[u], c.off[u+1]
+	for w := start; w < end; w++ {
+		for word := c.succ[w]; word != 0; word &= word - 1 {
+			f(c.successor(int(u), int(w-start)*64+bits.TrailingZeros64(word)))
+		}
+	}
+}
+
+// channels names nodes.
+func (c *cdg) channels(nodes []int32) []Channel {
+	out := make([]Channel, len(nodes))
+	for k, u := range nodes {
+		ch := int(u) / c.vls
+		s := c.chanSw[ch]
+		out[k] = Channel{PortRef{c.g.nodes[s], int(c.chans[ch] - c.g.base[s])}, int(u) % c.vls}
+	}
+	return out
+}
+
+// components are the strongly connected components that hold a cycle
+// (more than one node, or one node that depends on itself), found by
+// Tarjan's algorithm, iteratively: a big fabric's graph is deeper than
+// a goroutine's stack should grow.
+func (c *cdg) components() [][]int32 {
+	n := int32(len(c.off) - 1)
+	index := make([]int32, n) // 0: not visited; else the visit order + 1
+	low := make([]int32, n)
+	onStack := make([]bool, n)
+	var stack []int32
+	type frame struct {
+		u    int32
+		w    int32  // the word of succ being read
+		rest uint64 // its bits not yet followed
+	}
+	var frames []frame
+	var comps [][]int32
+	next := int32(1)
+	visit := func(u int32) {
+		index[u], low[u] = next, next
+		next++
+		stack = append(stack, u)
+		onStack[u] = true
+		frames = append(frames, frame{u: u, w: c.off[u] - 1})
+	}
+	for root := range n {
+		if index[root] != 0 {
+			continue
+		}
+		visit(root)
+		for len(frames) > 0 {
+			f := &frames[len(frames)-1]
+			for f.rest == 0 && f.w+1 < c.off[f.u+1] {
+				f.w++
+				f.rest = c.succ[f.w]
+			}
+			if f.rest != 0 {
+				b := int(f.w-c.off[f.u])*64 + bits.TrailingZeros64(f.rest)
+				f.rest &= f.rest - 1
+				v := c.successor(int(f.u), b)
+				switch {
+				case index[v] == 0:
+					visit(v)
+				case onStack[v]:
+					low[f.u] = min(low[f.u], index[v])
+				}
+				continue
+			}
+			u := f.u
+			frames = frames[:len(frames)-1]
+			if len(frames) > 0 {
+				p := frames[len(frames)-1].u
+				low[p] = min(low[p], low[u])
+			}
+			if low[u] != index[u] {
+				continue
+			}
+			k := len(stack) - 1
+			for stack[k] != u {
+				k--
+			}
+			comp := slices.Clone(stack[k:])
+			stack = stack[:k]
+			for _, v := range comp {
+				onStack[v] = false
+			}
+			if len(comp) > 1 || c.selfLoop(u) {
+				comps = append(comps, comp)
+			}
+		}
+	}
+	slices.SortFunc(comps, func(a, b []int32) int { return int(slices.Min(a) - slices.Min(b)) })
+	return comps
+}
+
+// selfLoop reports whether node u depends on itself.
+func (c *cdg) selfLoop(u int32) bool {
+	found := false
+	c.each(u, func(v int32) { found = found || v == u })
+	return found
+}
+
+// cycle is a shortest cycle through the component's first node, breadth
+// first within the component.
+func (c *cdg) cycle(comp []int32) []int32 {
+	in := make(map[int32]bool, len(comp))
+	for _, u := range comp {
+		in[u] = true
+	}
+	start := slices.Min(comp)
+	parent := map[int32]int32{}
+	queue := []int32{start}
+	for head := 0; head < len(queue); head++ {
+		u := queue[head]
+		closed := false
+		c.each(u, func(v int32) {
+			if closed || !in[v] {
+				return
+			}
+			if v == start {
+				closed = true
+				return
+			}
+			if _, seen := parent[v]; !seen {
+				parent[v] = u
+				queue = append(queue, v)
+			}
+		})
+		if closed {
+			path := []int32{u}
+			for u != start {
+				u = parent[u]
+				path = append(path, u)
+			}
+			slices.Reverse(path)
+			return path
+		}
+	}
+	return nil // not reached: every node of a component is on a cycle
+}
+
+// vlMap is the SL2VL tables of the switches as the graph needs them.
+type vlMap struct {
+	g   *graph
+	vls int // 1 + the highest VL any table maps to
+	// tables[s][(in*(nports+1)+out)*16+sl] is switch s's VL; nil for a
+	// switch without tables (every SL on VL 0).
+	tables [][]uint8
+	// local[s][out*16+sl] are the VLs of the packets of sl that switch s
+	// sends out of out coming from port 0 or its end ports.
+	local [][]uint16
+	// classes are the SLs to build the graph for: one of each group that
+	// every table maps alike.
+	classes []int
+}
+
+func newVLMap(g *graph) *vlMap {
+	m := &vlMap{g: g, vls: 1, tables: make([][]uint8, len(g.nodes)), local: make([][]uint16, len(g.nodes)), classes: []int{0}}
+	any := false
+	for s, n := range g.nodes {
+		sw := g.t.Switches[n.GUID]
+		if sw == nil || sw.SL2VL == nil || len(sw.SL2VL.Tables) == 0 {
+			continue
+		}
+		any = true
+		np := n.NumPorts + 1
+		tab := make([]uint8, np*np*16)
+		for pair, vls := range sw.SL2VL.Tables {
+			if int(pair.In) < np && int(pair.Out) < np {
+				for sl, vl := range vls {
+					vl &= 15
+					if vl == 15 { // VL15 is management's, with no credits: as VL 0
+						vl = 0
+					}
+					tab[(int(pair.In)*np+int(pair.Out))*16+sl] = vl
+					m.vls = max(m.vls, int(vl)+1)
+				}
+			}
+		}
+		m.tables[s] = tab
+	}
+	if !any {
+		return m
+	}
+	for s, n := range g.nodes {
+		m.local[s] = make([]uint16, (n.NumPorts+1)*16)
+		for out := 1; out <= n.NumPorts; out++ {
+			for sl := range 16 {
+				mask := uint16(1) << m.vl(int32(s), 0, out, sl)
+				for in := 1; in <= n.NumPorts; in++ {
+					if g.link[g.base[s]+int32(in)] == linkEnd {
+						mask |= 1 << m.vl(int32(s), in, out, sl)
+					}
+				}
+				m.local[s][out*16+sl] = mask
+			}
+		}
+	}
+	m.classes = m.classes[:0]
+	for sl := range 16 {
+		if !slices.ContainsFunc(m.classes, func(k int) bool { return m.alike(k, sl) }) {
+			m.classes = append(m.classes, sl)
+		}
+	}
+	return m
+}
+
+// vl is switch s's VL for sl from in to out.
+func (m *vlMap) vl(s int32, in, out, sl int) int {
+	t := m.tables[s]
+	if t == nil {
+		return 0
+	}
+	np := m.g.nodes[s].NumPorts + 1
+	return int(t[(in*np+out)*16+sl])
+}
+
+// alike reports whether every table maps SLs a and b to the same VL.
+func (m *vlMap) alike(a, b int) bool {
+	for _, t := range m.tables {
+		for k := 0; k < len(t); k += 16 {
+			if t[k+a] != t[k+b] {
+				return false
+			}
+		}
+	}
+	return true
+}
