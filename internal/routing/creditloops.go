@@ -35,28 +35,16 @@ type CreditLoop struct {
 	Cycle    []Channel // one cycle through it, each channel waiting on the next, the last on the first
 }
 
-// CreditLoops builds the channel dependency graph of the LFTs' routes to
-// every destination (as Reachability has them) and finds its cycles.
-// LFT routing depends only on the destination, so the dependencies are
-// built once per destination (and per group of SLs that map alike): a
-// switch S that sends it out of port o into switch T, which sends it on
-// out of o2 into another switch, makes channel (S,o) wait on (T,o2).
-// Channels to and from end ports are left out: a packet injected by a
-// CA or delivered to one holds nothing it waits on, so they are in no
-// cycle. With SL2VL tables a channel is a (port, VL): the VL out of o is
-// what S's table maps the SL to from the port the packet came in by.
-func (t *Tables) CreditLoops() *CreditLoops {
-	g := newGraph(t)
-	c := newCDG(g)
-	for _, d := range g.destinations() {
-		c.add(d)
-	}
+// creditLoops is the result of the graph.
+func (c *cdg) creditLoops() *CreditLoops {
 	res := &CreditLoops{Channels: len(c.chans) * c.vls, VLs: c.vls}
 	for _, w := range c.succ {
 		res.Edges += bits.OnesCount64(w)
 	}
+	nodes := len(c.off) - 1
+	in, parent := make([]bool, nodes), make([]int32, nodes)
 	for _, comp := range c.components() {
-		l := CreditLoop{Cycle: c.channels(c.cycle(comp))}
+		l := CreditLoop{Cycle: c.channels(c.cycle(comp, in, parent))}
 		slices.Sort(comp)
 		l.Channels = c.channels(comp)
 		res.Loops = append(res.Loops, l)
@@ -77,9 +65,10 @@ type cdg struct {
 	off    []int32 // node -> its first word in succ; len(nodes)+1
 	succ   []uint64
 	sl2vl  *vlMap
-	// Scratch, per destination.
-	out  []int32  // each switch's out port to a switch, 0 for none
-	vlIn []uint16 // the VLs each switch's out channel carries
+	// Per destination, each switch's out port to another switch (0 for
+	// none) and the VLs its out channel carries.
+	out  []int32
+	vlIn []uint16
 }
 
 func newCDG(g *graph) *cdg {
@@ -109,16 +98,13 @@ func newCDG(g *graph) *cdg {
 	return c
 }
 
-// add puts in the dependencies of the routes to d.
-func (c *cdg) add(d dest) {
-	g := c.g
-	for s := range g.nodes {
+// add puts in the dependencies of the routes to the destination whose
+// hops r has.
+func (c *cdg) add(r *reacher) {
+	for s, next := range r.next {
 		c.out[s] = 0
-		if int32(s) == d.sw && !d.viaEnd {
-			continue // it delivers to itself
-		}
-		if out, end := g.entry(int32(s), d.lid); end == Arrived && g.link[g.base[s]+int32(out)] >= 0 {
-			c.out[s] = int32(out)
+		if next >= 0 {
+			c.out[s] = r.out[s]
 		}
 	}
 	for _, sl := range c.sl2vl.classes {
@@ -286,27 +272,28 @@ func (c *cdg) selfLoop(u int32) bool {
 }
 
 // cycle is a shortest cycle through the component's first node, breadth
-// first within the component.
-func (c *cdg) cycle(comp []int32) []int32 {
-	in := make(map[int32]bool, len(comp))
+// first within the component. in marks the nodes of the component (and
+// is cleared again); parent is scratch space, one entry per node.
+func (c *cdg) cycle(comp []int32, in []bool, parent []int32) []int32 {
 	for _, u := range comp {
-		in[u] = true
+		in[u], parent[u] = true, -1
 	}
+	defer func() {
+		for _, u := range comp {
+			in[u] = false
+		}
+	}()
 	start := slices.Min(comp)
-	parent := map[int32]int32{}
 	queue := []int32{start}
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
 		closed := false
 		c.each(u, func(v int32) {
-			if closed || !in[v] {
-				return
-			}
-			if v == start {
+			switch {
+			case closed || !in[v]:
+			case v == start:
 				closed = true
-				return
-			}
-			if _, seen := parent[v]; !seen {
+			case parent[v] < 0:
 				parent[v] = u
 				queue = append(queue, v)
 			}

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/ibtool/ibtool/internal/discovery"
@@ -16,12 +17,17 @@ type graph struct {
 	t     *Tables
 	nodes []*discovery.Node
 	index map[*discovery.Node]int32
-	// lft[s] is switch s's table from LID first[s]; nil when not read.
-	lft   [][]byte
-	first []int
-	// failed[s]: switch s's table has unread blocks (only then is an
-	// entry of NoPort worth a second look).
-	failed []bool
+	// lft[s] is switch s's table; nil when not read.
+	lft    []*LFT
+	nports []int32
+	// block caches the entries of every switch for the 64 LIDs of one
+	// block, LID-major (blockPorts[(lid%64)*switches+s]): the analyses
+	// take one LID at a time across all switches, and the tables' own
+	// layout would make each of those reads a cache miss (a 10,000-node
+	// fabric's tables are 14 MB).
+	block      int
+	blockPorts []byte
+	unread     []bool // switch s's entries for the block could not be read
 	// The ports of switch s are base[s] .. base[s]+nports: link[i] is
 	// the switch index the port leads to, or one of the link* codes;
 	// enter[i] the port it enters that switch (or end port) by; end[i]
@@ -52,14 +58,15 @@ func newGraph(t *Tables) *graph {
 	for i, n := range g.nodes {
 		g.index[n] = int32(i)
 	}
-	g.lft = make([][]byte, len(g.nodes))
-	g.first = make([]int, len(g.nodes))
-	g.failed = make([]bool, len(g.nodes))
+	g.lft = make([]*LFT, len(g.nodes))
+	g.nports = make([]int32, len(g.nodes))
 	g.base = make([]int32, len(g.nodes)+1)
+	g.block, g.blockPorts, g.unread = -1, make([]byte, LIDsPerBlock*len(g.nodes)), make([]bool, len(g.nodes))
 	for s, n := range g.nodes {
-		if sw := t.Switches[n.GUID]; sw != nil && sw.LFT != nil {
-			g.lft[s], g.first[s], g.failed[s] = sw.LFT.Ports, sw.LFT.First, len(sw.LFT.Failed) > 0
+		if sw := t.Switches[n.GUID]; sw != nil {
+			g.lft[s] = sw.LFT
 		}
+		g.nports[s] = int32(n.NumPorts)
 		g.base[s+1] = g.base[s] + int32(n.NumPorts) + 1
 	}
 	size := g.base[len(g.nodes)]
@@ -86,23 +93,69 @@ func newGraph(t *Tables) *graph {
 // entry is switch s's entry for lid, and the outcome of reading it:
 // Arrived when the route goes on out of the port.
 func (g *graph) entry(s int32, lid int) (int, Outcome) {
-	out := NoPort
-	if i := lid - g.first[s]; g.lft[s] != nil && i >= 0 && i < len(g.lft[s]) {
-		out = int(g.lft[s][i])
+	return g.classify(s, g.row(lid)[s])
+}
+
+// row is every switch's entry for lid (NoPort where the table has none);
+// until the next call, g.unread says which could not be read.
+func (g *graph) row(lid int) []byte {
+	if lid/LIDsPerBlock != g.block {
+		g.fill(lid / LIDsPerBlock)
 	}
+	n := len(g.nodes)
+	k := lid % LIDsPerBlock
+	return g.blockPorts[k*n : (k+1)*n]
+}
+
+// classify says what switch s's entry out of its row means: Arrived
+// when the route goes on out of that port.
+func (g *graph) classify(s int32, e byte) (int, Outcome) {
+	out := int(e)
 	switch {
-	case g.lft[s] == nil:
-		return 0, Unread
-	case out == NoPort && g.failed[s] && !g.t.Switches[g.nodes[s].GUID].LFT.Readable(lid):
+	case g.unread[s]:
 		return 0, Unread
 	case out == NoPort:
 		return 0, NoEntry
-	case out > g.nodes[s].NumPorts:
+	case out > int(g.nports[s]):
 		return out, BadPort
 	case out == 0:
 		return 0, LeadsNowhere
 	}
 	return out, Arrived
+}
+
+// fill caches the entries of block b.
+func (g *graph) fill(b int) {
+	lo := b * LIDsPerBlock
+	src := make([][]byte, len(g.lft)) // each switch's 64 entries, nil past its table
+	for s, lft := range g.lft {
+		g.unread[s] = lft == nil || (len(lft.Failed) > 0 && !lft.Readable(lo))
+		if lft == nil {
+			continue
+		}
+		if off := lo - lft.First; off >= 0 && off+LIDsPerBlock <= len(lft.Ports) {
+			src[s] = lft.Ports[off : off+LIDsPerBlock]
+		} else if lft.First%LIDsPerBlock != 0 || off < 0 || off < len(lft.Ports) {
+			src[s] = make([]byte, LIDsPerBlock) // a table not aligned on blocks
+			for k := range src[s] {
+				src[s][k] = byte(lft.Port(lo + k))
+			}
+		}
+	}
+	// LID by LID, every switch in turn: the writes go in order, and the
+	// 64-byte pieces read stay in the cache from one LID to the next.
+	n := len(g.nodes)
+	for k := range LIDsPerBlock {
+		row := g.blockPorts[k*n : (k+1)*n]
+		for s, e := range src {
+			if e == nil {
+				row[s] = NoPort
+			} else {
+				row[s] = e[k]
+			}
+		}
+	}
+	g.block = b
 }
 
 // dest is where routes to a LID go: the switch that holds it, or the
@@ -136,26 +189,75 @@ func (g *graph) destinations() []dest {
 	return ds
 }
 
-// distances fills dist with the hops from every switch to switch to
-// over Active links between switches (breadth first from it, against the
-// links' direction); -1 where it cannot be reached. rev is the reversed switch graph (reverse); queue
-// is scratch space, returned for the next call.
-func (g *graph) distances(to int32, rev [][]int32, dist, queue []int32) []int32 {
+// unreachable is a distance of distances: no way there.
+const unreachable = 0xFF
+
+// distances are the hop counts between every two switches over the
+// Active links between switches: dist[to*switches+s] is the hops from s
+// to to. One breadth-first search from every switch at once, against
+// the links' direction, each switch's set of reached searches a bit set:
+// a level costs one OR of the sets per link, where a search per switch
+// would walk every link once per switch (hundreds of milliseconds on a
+// 10,000-node fabric). Fabrics are at most 63 hops across (directed
+// routes end there); a longer distance is taken as unreachable.
+func (g *graph) distances() []uint8 {
+	n := len(g.nodes)
+	words := (n + 63) / 64
+	dist := make([]uint8, n*n)
 	for i := range dist {
-		dist[i] = -1
+		dist[i] = unreachable
 	}
-	dist[to] = 0
-	queue = append(queue[:0], to)
-	for head := 0; head < len(queue); head++ {
-		s := queue[head]
-		for _, r := range rev[s] {
-			if dist[r] < 0 {
-				dist[r] = dist[s] + 1
-				queue = append(queue, r)
+	seen := make([]uint64, n*words)
+	frontier := make([]uint64, n*words)
+	next := make([]uint64, n*words)
+	for s := range n {
+		seen[s*words+s/64] |= 1 << (s % 64)
+		frontier[s*words+s/64] |= 1 << (s % 64)
+		dist[s*n+s] = 0
+	}
+	rev := g.reverse()
+	for level := 1; level < unreachable; level++ {
+		clear(next)
+		for s := range n {
+			f := frontier[s*words : (s+1)*words]
+			if allZero(f) {
+				continue
+			}
+			for _, r := range rev[s] {
+				nx := next[int(r)*words : (int(r)+1)*words]
+				for w, b := range f {
+					nx[w] |= b
+				}
 			}
 		}
+		grew := false
+		for r := range n {
+			for w := range words {
+				k := r*words + w
+				fresh := next[k] &^ seen[k]
+				seen[k] |= fresh
+				frontier[k] = fresh
+				for ; fresh != 0; fresh &= fresh - 1 {
+					to := w*64 + bits.TrailingZeros64(fresh)
+					dist[to*n+r] = uint8(level)
+					grew = true
+				}
+			}
+		}
+		if !grew {
+			break
+		}
 	}
-	return queue
+	return dist
+}
+
+func allZero(ws []uint64) bool {
+	for _, w := range ws {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // reverse lists, for each switch, the switches with a link to it.

@@ -1,10 +1,5 @@
 package routing
 
-import (
-	"cmp"
-	"slices"
-)
-
 // Reach is what following the LFTs from every switch to every
 // destination LID found. Findings are listed once per place, however
 // many switches' routes meet there: a switch that has no entry for a LID
@@ -56,122 +51,114 @@ type Detour struct {
 	Sources int
 }
 
-// Reachability follows the LFTs from every switch of the fabric to every
-// destination: every LID of every switch, and of every Active CA and
-// router port (an LMC range's every LID). The next hops of all switches
-// towards one destination form a functional graph, so each destination
-// is resolved in one pass over the switches, every switch's result
-// remembered and reused by the routes that go through it.
-func (t *Tables) Reachability() *Reach {
-	g := newGraph(t)
-	r := newReacher(g)
-	res := &Reach{Switches: len(g.nodes), Routes: map[uint64][]int{}}
-	routes := make([][]int, len(g.nodes))
-	for s, n := range g.nodes {
-		routes[s] = make([]int, n.NumPorts+1)
-		res.Routes[n.GUID] = routes[s]
-	}
-	dests := g.destinations()
-	res.Destinations = len(dests)
-	// By destination switch: one breadth-first search serves all the
-	// LIDs of the switch and of the end ports on it.
-	slices.SortStableFunc(dests, func(a, b dest) int { return cmp.Compare(a.sw, b.sw) })
-	var dist []int32
-	for i, d := range dests {
-		if i == 0 || d.sw != dests[i-1].sw {
-			dist = r.distances(d.sw)
-		}
-		last := int32(0) // the end port's link
-		if d.viaEnd {
-			last = 1
-		}
-		r.resolve(d, dist)
-		for s := range g.nodes {
-			res.Pairs++
-			if out := r.out[s]; out > 0 {
-				routes[s][out]++
-			}
-			if h := r.hops[s]; h >= 0 {
-				res.Arrived++
-				for len(res.Hops) <= int(h) {
-					res.Hops = append(res.Hops, 0)
-				}
-				res.Hops[h]++
-				if h > dist[s]+last {
-					res.Longer++
-				}
-			}
-		}
-		res.DeadEnds = append(res.DeadEnds, r.deadEnds...)
-		res.Loops = append(res.Loops, r.loops...)
-		res.Detours = append(res.Detours, r.detours...)
-	}
-	slices.SortStableFunc(res.DeadEnds, func(a, b DeadEnd) int { return cmp.Compare(a.DLID, b.DLID) })
-	slices.SortStableFunc(res.Loops, func(a, b RouteLoop) int { return cmp.Compare(a.DLID, b.DLID) })
-	slices.SortStableFunc(res.Detours, func(a, b Detour) int { return cmp.Compare(a.DLID, b.DLID) })
-	return res
-}
-
 // reacher resolves the routes of every switch to one destination at a
 // time, in arrays reused from one destination to the next.
 type reacher struct {
-	g   *graph
-	rev [][]int32
-	// Per switch, for the current destination: hops is the route's
-	// length, -1 when it does not arrive; out the port the switch sends
-	// it out of (0 for none); done marks the switches resolved.
-	hops []int32
-	out  []int32
-	done []bool
+	g *graph
+	// Per switch, for the current destination: next is the switch its
+	// route goes on to; hops is the route's length, -1 when it does not
+	// arrive; out the port the switch sends it out of (0 for none); done
+	// marks the switches resolved.
+	next []int32
+	// extra[s] is how many hops longer than a shortest way the hop to
+	// next makes the route (dist[next]+1-dist[s]: 0, 1 or 2).
+	extra []int8
+	hops  []int32
+	out   []int32
+	done  []bool
 	// fail[s] is the finding a route from s that does not arrive ends
 	// at: an index in deadEnds (>= 0) or -1-index in loops. stray[s] is
 	// the detour a route from s first takes, -1 for none.
 	fail  []int32
 	stray []int32
 	// pos[s] is s's position on the path being followed, -1 when off it.
-	pos      []int32
-	path     []int32
-	dist     []int32
-	queue    []int32
+	pos  []int32
+	path []int32
+	// The destination's findings.
 	deadEnds []DeadEnd
 	loops    []RouteLoop
 	detours  []Detour
+	// The fabric's tallies, nil when not kept: the arrived routes in
+	// res, the routes per port of each switch in routes.
+	res    *Reach
+	routes [][]int
 }
 
-func newReacher(g *graph) *reacher {
+func newReacher(g *graph, res *Reach) *reacher {
 	n := len(g.nodes)
-	r := &reacher{g: g, rev: g.reverse(), hops: make([]int32, n), out: make([]int32, n), done: make([]bool, n),
-		fail: make([]int32, n), stray: make([]int32, n), pos: make([]int32, n), dist: make([]int32, n)}
+	r := &reacher{g: g, next: make([]int32, n), extra: make([]int8, n), hops: make([]int32, n), out: make([]int32, n), done: make([]bool, n),
+		fail: make([]int32, n), stray: make([]int32, n), pos: make([]int32, n), res: res}
+	if res != nil {
+		r.routes = make([][]int, n)
+		for s, node := range g.nodes {
+			r.routes[s] = make([]int, node.NumPorts+1)
+		}
+	}
 	for s := range r.pos {
 		r.pos[s] = -1
 	}
 	return r
 }
 
-// distances are the shortest hop counts from every switch to switch to.
-func (r *reacher) distances(to int32) []int32 {
-	r.queue = r.g.distances(to, r.rev, r.dist, r.queue)
-	return r.dist
-}
-
-// resolve follows every switch's route to d, dist being the shortest
-// hop counts to its switch.
-func (r *reacher) resolve(d dest, dist []int32) {
+// hop reads each switch's own hop towards d: the switch it goes on to
+// (next, -1 for none) and the port it leaves by (out), settling the
+// switches where routes end. dist, the shortest hop counts to d's
+// switch, tells detours; nil when only the hops are wanted.
+func (r *reacher) hop(d dest, dist []uint8) {
+	g := r.g
 	r.deadEnds, r.loops, r.detours = r.deadEnds[:0], r.loops[:0], r.detours[:0]
-	clear(r.done)
-	for s := range r.g.nodes {
-		if !r.done[s] {
-			r.follow(int32(s), d, dist)
+	row := g.row(d.lid)
+	for s, e := range row {
+		s := int32(s)
+		r.done[s], r.out[s], r.next[s] = false, 0, -1
+		if s == d.sw && !d.viaEnd {
+			r.settle(s, 0, 0, -1)
+			continue
+		}
+		out, end := g.classify(s, e)
+		if end != Arrived {
+			r.settle(s, -1, r.deadEnd(d, s, out, end), -1)
+			continue
+		}
+		r.out[s] = int32(out)
+		if r.routes != nil {
+			r.routes[s][out]++
+		}
+		i := g.base[s] + int32(out)
+		switch next := g.link[i]; next {
+		case linkDown:
+			r.settle(s, -1, r.deadEnd(d, s, out, PortDown), -1)
+		case linkUnknown:
+			r.settle(s, -1, r.deadEnd(d, s, out, Unread), -1)
+		case linkEnd:
+			if g.end[i] != d.owner {
+				r.settle(s, -1, r.deadEnd(d, s, out, LeadsNowhere), -1)
+			} else {
+				r.settle(s, 1, 0, -1)
+			}
+		default:
+			r.next[s] = next
+			if dist != nil {
+				r.extra[s] = int8(int32(dist[next]) + 1 - int32(dist[s]))
+			}
 		}
 	}
 }
 
-// follow walks from switch s along the entries for d until it meets a
-// resolved switch or the route ends, then resolves the switches of the
-// path from its end back: each one's route is one hop longer than the
-// next one's, and ends the same way.
-func (r *reacher) follow(s int32, d dest, dist []int32) {
-	g := r.g
+// resolve follows the routes of the switches hop did not settle.
+func (r *reacher) resolve(d dest) {
+	for s, done := range r.done {
+		if !done {
+			r.follow(int32(s), d)
+		}
+	}
+}
+
+// follow walks from switch s along the next hops until it meets a
+// resolved switch or comes back on its path (a loop), then resolves the
+// switches of the path from its end back: each one's route is one hop
+// longer than the next one's, and ends the same way.
+func (r *reacher) follow(s int32, d dest) {
 	r.path = r.path[:0]
 	var hops, fail, stray int32 // the result at the path's end
 	cur := s
@@ -188,66 +175,25 @@ func (r *reacher) follow(s int32, d dest, dist []int32) {
 			r.path = r.path[:at]
 			break
 		}
-		next, ended := r.step(cur, d)
-		if ended {
-			hops, fail, stray = r.hops[cur], r.fail[cur], r.stray[cur]
-			break
-		}
 		r.pos[cur] = int32(len(r.path))
 		r.path = append(r.path, cur)
-		cur = next
+		cur = r.next[cur]
 	}
 	for k := len(r.path) - 1; k >= 0; k-- {
 		sw := r.path[k]
 		r.pos[sw] = -1
 		if hops >= 0 {
 			hops++
-			next := g.link[g.base[sw]+r.out[sw]]
-			if extra := dist[next] + 1 - dist[sw]; extra != 0 {
-				stray = r.detour(d, sw, extra)
+			if extra := r.extra[sw]; extra != 0 {
+				stray = r.detour(d, sw, int32(extra))
 			}
 		}
 		r.settle(sw, hops, fail, stray)
 	}
 }
 
-// step reads switch s's entry for d: the switch the route goes on to,
-// or ended when the route ends at s (s is then settled).
-func (r *reacher) step(s int32, d dest) (next int32, ended bool) {
-	g := r.g
-	r.out[s] = 0
-	if s == d.sw && !d.viaEnd {
-		r.settle(s, 0, 0, -1)
-		return 0, true
-	}
-	out, end := g.entry(s, d.lid)
-	if end != Arrived {
-		r.settle(s, -1, r.deadEnd(d, s, out, end), -1)
-		return 0, true
-	}
-	r.out[s] = int32(out)
-	i := g.base[s] + int32(out)
-	switch next = g.link[i]; next {
-	case linkDown:
-		end = PortDown
-	case linkUnknown:
-		end = Unread
-	case linkEnd:
-		if g.end[i] != d.owner {
-			end = LeadsNowhere
-		}
-	default:
-		return next, false
-	}
-	if end != Arrived {
-		r.settle(s, -1, r.deadEnd(d, s, out, end), -1)
-	} else {
-		r.settle(s, 1, 0, -1)
-	}
-	return 0, true
-}
-
-// settle records switch s's result for the current destination.
+// settle records switch s's result for the current destination, and
+// counts it.
 func (r *reacher) settle(s, hops, fail, stray int32) {
 	r.done[s], r.hops[s], r.fail[s], r.stray[s] = true, hops, fail, stray
 	switch {
@@ -257,6 +203,20 @@ func (r *reacher) settle(s, hops, fail, stray int32) {
 		r.loops[-1-fail].Sources++
 	case stray >= 0:
 		r.detours[stray].Sources++
+	}
+	if hops < 0 || r.res == nil {
+		return
+	}
+	res := r.res
+	res.Arrived++
+	for len(res.Hops) <= int(hops) {
+		res.Hops = append(res.Hops, 0)
+	}
+	res.Hops[hops]++
+	// A route is longer than the shortest way exactly when one of its
+	// hops brings it no closer (a hop brings a route at most one closer).
+	if stray >= 0 {
+		res.Longer++
 	}
 }
 

@@ -148,10 +148,12 @@ func TestReachabilityAgreesWithTrace(t *testing.T) {
 			tb.Switches[guid] = &c
 		}
 		g := newGraph(tb)
-		rc := newReacher(g)
+		rc := newReacher(g, nil)
+		dists := g.distances()
+		n := len(g.nodes)
 		for _, d := range g.destinations() {
-			dist := rc.distances(d.sw)
-			rc.resolve(d, dist)
+			rc.hop(d, dists[int(d.sw)*n:int(d.sw+1)*n])
+			rc.resolve(d)
 			for s, n := range g.nodes {
 				tr := tb.Trace(n, 0, d.lid)
 				seen[tr.End]++
