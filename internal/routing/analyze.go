@@ -40,23 +40,19 @@ func (t *Tables) analyze(reach, loops bool) (*Reach, *CreditLoops) {
 		res = &Reach{Switches: n, Routes: map[uint64][]int{}}
 		dists = g.distances()
 	}
-	r := newReacher(g, res)
+	r := newReacher(g, reach)
 	var c *cdg
 	if loops {
 		c = newCDG(g)
 	}
 	dests := g.destinations()
 	for _, d := range dests {
-		var dist []uint8
-		if reach {
-			dist = dists[int(d.sw)*n : int(d.sw+1)*n]
-		}
-		r.hop(d, dist)
+		r.hop(d)
 		if loops {
 			c.add(r)
 		}
 		if reach {
-			r.resolve(d)
+			r.resolve(d, dists[int(d.sw)*n:int(d.sw+1)*n])
 			res.Pairs += n
 			res.DeadEnds = append(res.DeadEnds, r.deadEnds...)
 			res.Loops = append(res.Loops, r.loops...)
@@ -69,8 +65,14 @@ func (t *Tables) analyze(reach, loops bool) (*Reach, *CreditLoops) {
 	}
 	if reach {
 		res.Destinations = len(dests)
-		for s, routes := range r.routes {
-			res.Routes[g.nodes[s].GUID] = routes
+		res.Hops, res.Longer = r.hist, r.longer
+		for _, n := range r.hist {
+			res.Arrived += n
+		}
+		for s, node := range g.nodes {
+			routes := make([]int, node.NumPorts+1)
+			copy(routes, r.routes[g.base[s]:g.base[s+1]])
+			res.Routes[node.GUID] = routes
 		}
 	}
 	return res, cl

@@ -62,6 +62,9 @@ type cdg struct {
 	chans  []int32 // channel -> the graph's port index
 	chanSw []int32 // channel -> its switch
 	chanOf []int32 // the graph's port index -> channel, or -1
+	// succAt is, by the graph's port index, the first word in succ of
+	// the channel on VL 0 (when vls is 1, the only one).
+	succAt []int32
 	off    []int32 // node -> its first word in succ; len(nodes)+1
 	succ   []uint64
 	sl2vl  *vlMap
@@ -95,16 +98,34 @@ func newCDG(g *graph) *cdg {
 		c.off[u+1] = c.off[u] + int32((width+63)/64)
 	}
 	c.succ = make([]uint64, c.off[len(c.off)-1])
+	c.succAt = make([]int32, len(g.link))
+	for i, ch := range c.chanOf {
+		if ch >= 0 {
+			c.succAt[i] = c.off[int(ch)*c.vls]
+		}
+	}
 	return c
 }
 
 // add puts in the dependencies of the routes to the destination whose
 // hops r has.
 func (c *cdg) add(r *reacher) {
-	for s, next := range r.next {
+	g, st := c.g, r.st
+	if c.vls == 1 { // every SL alike: (S,o) waits on (T,o2)
+		for s := range st {
+			to := st[s].next
+			if to < 0 || st[to].next < 0 {
+				continue
+			}
+			o2 := uint32(st[to].port - g.base[to])
+			c.succ[uint32(c.succAt[st[s].port])+o2/64] |= 1 << (o2 % 64)
+		}
+		return
+	}
+	for s := range st {
 		c.out[s] = 0
-		if next >= 0 {
-			c.out[s] = r.out[s]
+		if st[s].next >= 0 {
+			c.out[s] = st[s].port - g.base[s]
 		}
 	}
 	for _, sl := range c.sl2vl.classes {
@@ -147,10 +168,6 @@ func (c *cdg) addSL(sl int) {
 			continue // delivered there, or lost: no next channel
 		}
 		from := int(c.chanOf[i]) * c.vls
-		if m.vls == 1 {
-			c.set(from, int(o2))
-			continue
-		}
 		bit := int(o2)*c.vls + m.vl(to, int(g.enter[i]), int(o2), sl)
 		for vls := c.vlIn[s]; vls != 0; vls &= vls - 1 {
 			c.set(from+bits.TrailingZeros16(vls), bit)

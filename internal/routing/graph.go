@@ -27,7 +27,8 @@ type graph struct {
 	// fabric's tables are 14 MB).
 	block      int
 	blockPorts []byte
-	unread     []bool // switch s's entries for the block could not be read
+	unread     []bool   // switch s's entries for the block could not be read
+	src        [][]byte // fill's scratch: each switch's entries for the block
 	// The ports of switch s are base[s] .. base[s]+nports: link[i] is
 	// the switch index the port leads to, or one of the link* codes;
 	// enter[i] the port it enters that switch (or end port) by; end[i]
@@ -127,19 +128,23 @@ func (g *graph) classify(s int32, e byte) (int, Outcome) {
 // fill caches the entries of block b.
 func (g *graph) fill(b int) {
 	lo := b * LIDsPerBlock
-	src := make([][]byte, len(g.lft)) // each switch's 64 entries, nil past its table
+	if g.src == nil {
+		g.src = make([][]byte, len(g.lft))
+	}
 	for s, lft := range g.lft {
 		g.unread[s] = lft == nil || (len(lft.Failed) > 0 && !lft.Readable(lo))
+		g.src[s] = noEntries[:]
 		if lft == nil {
 			continue
 		}
 		if off := lo - lft.First; off >= 0 && off+LIDsPerBlock <= len(lft.Ports) {
-			src[s] = lft.Ports[off : off+LIDsPerBlock]
-		} else if lft.First%LIDsPerBlock != 0 || off < 0 || off < len(lft.Ports) {
-			src[s] = make([]byte, LIDsPerBlock) // a table not aligned on blocks
-			for k := range src[s] {
-				src[s][k] = byte(lft.Port(lo + k))
+			g.src[s] = lft.Ports[off : off+LIDsPerBlock]
+		} else if off < len(lft.Ports) { // a table not aligned on blocks
+			e := make([]byte, LIDsPerBlock)
+			for k := range e {
+				e[k] = byte(lft.Port(lo + k))
 			}
+			g.src[s] = e
 		}
 	}
 	// LID by LID, every switch in turn: the writes go in order, and the
@@ -147,16 +152,20 @@ func (g *graph) fill(b int) {
 	n := len(g.nodes)
 	for k := range LIDsPerBlock {
 		row := g.blockPorts[k*n : (k+1)*n]
-		for s, e := range src {
-			if e == nil {
-				row[s] = NoPort
-			} else {
-				row[s] = e[k]
-			}
+		for s, e := range g.src {
+			row[s] = e[k]
 		}
 	}
 	g.block = b
 }
+
+// noEntries is a block of a table that has none.
+var noEntries = func() (b [LIDsPerBlock]byte) {
+	for i := range b {
+		b[i] = NoPort
+	}
+	return b
+}()
 
 // dest is where routes to a LID go: the switch that holds it, or the
 // end port and the switch it hangs off.

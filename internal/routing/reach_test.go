@@ -148,25 +148,25 @@ func TestReachabilityAgreesWithTrace(t *testing.T) {
 			tb.Switches[guid] = &c
 		}
 		g := newGraph(tb)
-		rc := newReacher(g, nil)
+		rc := newReacher(g, false)
 		dists := g.distances()
 		n := len(g.nodes)
 		for _, d := range g.destinations() {
-			rc.hop(d, dists[int(d.sw)*n:int(d.sw+1)*n])
-			rc.resolve(d)
+			rc.hop(d)
+			rc.resolve(d, dists[int(d.sw)*n:int(d.sw+1)*n])
 			for s, n := range g.nodes {
 				tr := tb.Trace(n, 0, d.lid)
 				seen[tr.End]++
 				var end Outcome
 				var at uint64
-				switch h := rc.hops[s]; {
+				switch h := rc.st[s].hops; {
 				case h >= 0:
 					if tr.End != Arrived || len(tr.Hops)-1 != int(h) {
 						t.Fatalf("round %d, 0x%x to LID %d: trace %v %s, analysis %d hops", round, n.GUID, d.lid, tr.End, hops(tr), h)
 					}
 					continue
-				case rc.fail[s] >= 0:
-					de := rc.deadEnds[rc.fail[s]]
+				case rc.st[s].fail >= 0:
+					de := rc.deadEnds[rc.st[s].fail]
 					end, at = de.End, de.Node.GUID
 				default:
 					end, at = Loop, 0
