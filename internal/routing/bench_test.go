@@ -148,8 +148,11 @@ func TestGeneratedFatTreeIsRoutedMinHop(t *testing.T) {
 // generated fabric: reachability and credit loops. cpu-s/op is the
 // process's user and system time per run (the garbage collector's other
 // threads included).
-func benchmarkOffline(b *testing.B, ft fatTree) {
+func benchmarkOffline(b *testing.B, ft fatTree, vls bool) {
 	tb := ft.model()
+	if vls {
+		twoVLs(tb)
+	}
 	var nodes, pairs, loops int
 	cpu0 := cpuTime()
 	b.ResetTimer()
@@ -167,8 +170,29 @@ func benchmarkOffline(b *testing.B, ft fatTree) {
 	b.ReportMetric(float64(loops), "loops")
 }
 
-func BenchmarkOfflineS2000(b *testing.B)  { benchmarkOffline(b, s2000) }
-func BenchmarkOfflineS10000(b *testing.B) { benchmarkOffline(b, s10000) }
+func BenchmarkOfflineS2000(b *testing.B)  { benchmarkOffline(b, s2000, false) }
+func BenchmarkOfflineS10000(b *testing.B) { benchmarkOffline(b, s10000, false) }
+
+// With SL2VL tables on every switch port (SL s on VL s%2): two VLs, the
+// graph built for two classes of SLs.
+func BenchmarkOfflineS10000SL2VL(b *testing.B) { benchmarkOffline(b, s10000, true) }
+
+// twoVLs gives every switch SL2VL tables for every pair of ports that
+// map SL s to VL s%2.
+func twoVLs(tb *Tables) {
+	var m [16]uint8
+	for sl := range m {
+		m[sl] = uint8(sl % 2)
+	}
+	for _, sw := range tb.Switches {
+		sw.SL2VL = &SL2VL{Tables: map[PortPair][16]uint8{}}
+		for in := 0; in <= sw.NumPorts; in++ {
+			for out := 1; out <= sw.NumPorts; out++ {
+				sw.SL2VL.Tables[PortPair{uint8(in), uint8(out)}] = m
+			}
+		}
+	}
+}
 
 // cpuTime is the process's user and system time so far.
 func cpuTime() time.Duration {

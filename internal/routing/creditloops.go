@@ -70,8 +70,9 @@ type cdg struct {
 	sl2vl  *vlMap
 	// Per destination, each switch's out port to another switch (0 for
 	// none) and the VLs its out channel carries.
-	out  []int32
-	vlIn []uint16
+	out    []int32
+	vlIn   []uint16
+	vlNext []uint8 // the VL of the route's next channel
 }
 
 func newCDG(g *graph) *cdg {
@@ -90,7 +91,7 @@ func newCDG(g *graph) *cdg {
 	}
 	c.sl2vl = newVLMap(g)
 	c.vls = c.sl2vl.vls
-	c.vlIn = make([]uint16, len(g.nodes))
+	c.vlIn, c.vlNext = make([]uint16, len(g.nodes)), make([]uint8, len(g.nodes))
 	c.off = make([]int32, len(c.chans)*c.vls+1)
 	for u := range len(c.chans) * c.vls {
 		to := g.link[c.chans[u/c.vls]]
@@ -128,33 +129,36 @@ func (c *cdg) add(r *reacher) {
 			c.out[s] = st[s].port - g.base[s]
 		}
 	}
-	for _, sl := range c.sl2vl.classes {
-		c.addSL(sl)
+	for k := range c.sl2vl.classes {
+		c.addClass(k)
 	}
 }
 
-// addSL puts in the dependencies of the routes in c.out for packets of
-// SL sl.
-func (c *cdg) addSL(sl int) {
+// addClass puts in the dependencies of the routes in c.out for the
+// packets of SL class k.
+func (c *cdg) addClass(k int) {
 	g, m := c.g, c.sl2vl
-	if m.vls > 1 {
-		// The VLs of each switch's out channel: those of the packets
-		// coming from its own ports and end ports, and from the switches
-		// that send it theirs.
-		for s, o := range c.out {
-			if o != 0 {
-				c.vlIn[s] = m.local[s][int(o)*16+sl]
-			}
+	// The VL each switch's route goes on on at the next switch, and the
+	// VLs its out channel carries: those of the packets coming from its
+	// own port 0 and end ports, and from the switches that send it
+	// theirs.
+	for s, o := range c.out {
+		if o == 0 {
+			continue
 		}
-		for s, o := range c.out {
-			if o == 0 {
-				continue
-			}
-			i := g.base[s] + o
-			to := g.link[i]
-			if o2 := c.out[to]; o2 != 0 {
-				c.vlIn[to] |= 1 << m.vl(to, int(g.enter[i]), int(o2), sl)
-			}
+		c.vlIn[s] = m.local[s][int(o)*len(m.classes)+k]
+		i := g.base[s] + o
+		to := g.link[i]
+		if o2 := c.out[to]; o2 != 0 {
+			c.vlNext[s] = uint8(m.vl(to, int(g.enter[i]), int(o2), k))
+		}
+	}
+	for s, o := range c.out {
+		if o == 0 {
+			continue
+		}
+		if to := g.link[g.base[s]+o]; c.out[to] != 0 {
+			c.vlIn[to] |= 1 << c.vlNext[s]
 		}
 	}
 	for s, o := range c.out {
@@ -168,7 +172,7 @@ func (c *cdg) addSL(sl int) {
 			continue // delivered there, or lost: no next channel
 		}
 		from := int(c.chanOf[i]) * c.vls
-		bit := int(o2)*c.vls + m.vl(to, int(g.enter[i]), int(o2), sl)
+		bit := int(o2)*c.vls + int(c.vlNext[s])
 		for vls := c.vlIn[s]; vls != 0; vls &= vls - 1 {
 			c.set(from+bits.TrailingZeros16(vls), bit)
 		}
@@ -328,90 +332,129 @@ func (c *cdg) cycle(comp []int32, in []bool, parent []int32) []int32 {
 	return nil // not reached: every node of a component is on a cycle
 }
 
-// vlMap is the SL2VL tables of the switches as the graph needs them.
+// vlMap is the SL2VL tables of the switches as the graph needs them:
+// for each class of SLs that every table maps alike, the VL from each
+// input port to each output port, a byte each.
 type vlMap struct {
 	g   *graph
 	vls int // 1 + the highest VL any table maps to
-	// tables[s][(in*(nports+1)+out)*16+sl] is switch s's VL; nil for a
-	// switch without tables (every SL on VL 0).
-	tables [][]uint8
-	// local[s][out*16+sl] are the VLs of the packets of sl that switch s
-	// sends out of out coming from port 0 or its end ports.
-	local [][]uint16
-	// classes are the SLs to build the graph for: one of each group that
-	// every table maps alike.
+	// classes are the SLs of the classes (the lowest of each).
 	classes []int
+	// tables[s][(k*np+out)*np+in] is switch s's VL for class k (np is
+	// its ports and port 0): the input ports of one output side by side,
+	// as the routes to one destination read them. nil for a switch
+	// without tables (every SL on VL 0); a pair it has no table for maps
+	// to VL 0.
+	tables [][]uint8
+	// local[s][out*len(classes)+k] are the VLs of the packets of class
+	// k that switch s sends out of out coming from its port 0 or its end
+	// ports.
+	local [][]uint16
 }
 
 func newVLMap(g *graph) *vlMap {
-	m := &vlMap{g: g, vls: 1, tables: make([][]uint8, len(g.nodes)), local: make([][]uint16, len(g.nodes)), classes: []int{0}}
+	m := &vlMap{g: g, vls: 1, classes: []int{0}}
+	// The classes: SLs stay together while every table maps them alike
+	// (refined table by table; a split is rare).
+	var class [16]int // the lowest SL of each SL's class
 	any := false
-	for s, n := range g.nodes {
+	for _, n := range g.nodes {
 		sw := g.t.Switches[n.GUID]
-		if sw == nil || sw.SL2VL == nil || len(sw.SL2VL.Tables) == 0 {
+		if sw == nil || sw.SL2VL == nil {
 			continue
 		}
-		any = true
-		np := n.NumPorts + 1
-		tab := make([]uint8, np*np*16)
-		for pair, vls := range sw.SL2VL.Tables {
-			if int(pair.In) < np && int(pair.Out) < np {
-				for sl, vl := range vls {
-					vl &= 15
-					if vl == 15 { // VL15 is management's, with no credits: as VL 0
-						vl = 0
+		for _, vls := range sw.SL2VL.Tables {
+			any = true
+			for sl := range vls {
+				vls[sl] = vlOf(vls[sl])
+				m.vls = max(m.vls, int(vls[sl])+1)
+			}
+			if !refines(&class, &vls) {
+				continue
+			}
+			var next [16]int
+			for sl := range next {
+				next[sl] = sl
+				for low := range sl {
+					if class[low] == class[sl] && vls[low] == vls[sl] {
+						next[sl] = low
+						break
 					}
-					tab[(int(pair.In)*np+int(pair.Out))*16+sl] = vl
-					m.vls = max(m.vls, int(vl)+1)
 				}
 			}
+			class = next
 		}
-		m.tables[s] = tab
 	}
-	if !any {
+	if !any || m.vls == 1 {
+		m.vls = 1
 		return m
 	}
-	for s, n := range g.nodes {
-		m.local[s] = make([]uint16, (n.NumPorts+1)*16)
-		for out := 1; out <= n.NumPorts; out++ {
-			for sl := range 16 {
-				mask := uint16(1) << m.vl(int32(s), 0, out, sl)
-				for in := 1; in <= n.NumPorts; in++ {
-					if g.link[g.base[s]+int32(in)] == linkEnd {
-						mask |= 1 << m.vl(int32(s), in, out, sl)
-					}
-				}
-				m.local[s][out*16+sl] = mask
-			}
+	m.classes = m.classes[:0]
+	for sl, low := range class {
+		if low == sl {
+			m.classes = append(m.classes, sl)
 		}
 	}
-	m.classes = m.classes[:0]
-	for sl := range 16 {
-		if !slices.ContainsFunc(m.classes, func(k int) bool { return m.alike(k, sl) }) {
-			m.classes = append(m.classes, sl)
+	kinds := len(m.classes)
+	m.tables, m.local = make([][]uint8, len(g.nodes)), make([][]uint16, len(g.nodes))
+	for s, n := range g.nodes {
+		np := n.NumPorts + 1
+		if sw := g.t.Switches[n.GUID]; sw != nil && sw.SL2VL != nil && len(sw.SL2VL.Tables) > 0 {
+			tab := make([]uint8, kinds*np*np)
+			for pair, vls := range sw.SL2VL.Tables {
+				if int(pair.In) < np && int(pair.Out) < np {
+					for k, sl := range m.classes {
+						tab[(k*np+int(pair.Out))*np+int(pair.In)] = vlOf(vls[sl])
+					}
+				}
+			}
+			m.tables[s] = tab
+		}
+		ins := []int{0}
+		for in := 1; in < np; in++ {
+			if g.link[g.base[s]+int32(in)] == linkEnd {
+				ins = append(ins, in)
+			}
+		}
+		m.local[s] = make([]uint16, np*kinds)
+		for out := 1; out < np; out++ {
+			for k := range kinds {
+				var mask uint16
+				for _, in := range ins {
+					mask |= 1 << m.vl(int32(s), in, out, k)
+				}
+				m.local[s][out*kinds+k] = mask
+			}
 		}
 	}
 	return m
 }
 
-// vl is switch s's VL for sl from in to out.
-func (m *vlMap) vl(s int32, in, out, sl int) int {
+// vlOf is a table's VL as a channel's: VL15 is management's, which has
+// no credits to wait for, counted with VL 0.
+func vlOf(vl uint8) uint8 {
+	if vl &= 15; vl == 15 {
+		return 0
+	}
+	return vl
+}
+
+// refines reports whether vls maps two SLs of one class apart.
+func refines(class *[16]int, vls *[16]uint8) bool {
+	for sl, low := range class {
+		if vls[sl] != vls[low] {
+			return true
+		}
+	}
+	return false
+}
+
+// vl is switch s's VL for SL class k from in to out.
+func (m *vlMap) vl(s int32, in, out, k int) int {
 	t := m.tables[s]
 	if t == nil {
 		return 0
 	}
-	np := m.g.nodes[s].NumPorts + 1
-	return int(t[(in*np+out)*16+sl])
-}
-
-// alike reports whether every table maps SLs a and b to the same VL.
-func (m *vlMap) alike(a, b int) bool {
-	for _, t := range m.tables {
-		for k := 0; k < len(t); k += 16 {
-			if t[k+a] != t[k+b] {
-				return false
-			}
-		}
-	}
-	return true
+	np := int(m.g.nports[s]) + 1
+	return int(t[(k*np+out)*np+in])
 }

@@ -91,12 +91,6 @@ func newGraph(t *Tables) *graph {
 	return g
 }
 
-// entry is switch s's entry for lid, and the outcome of reading it:
-// Arrived when the route goes on out of the port.
-func (g *graph) entry(s int32, lid int) (int, Outcome) {
-	return g.classify(s, g.row(lid)[s])
-}
-
 // row is every switch's entry for lid (NoPort where the table has none);
 // until the next call, g.unread says which could not be read.
 func (g *graph) row(lid int) []byte {
@@ -207,8 +201,9 @@ const unreachable = 0xFF
 // the links' direction, each switch's set of reached searches a bit set:
 // a level costs one OR of the sets per link, where a search per switch
 // would walk every link once per switch (hundreds of milliseconds on a
-// 10,000-node fabric). Fabrics are at most 63 hops across (directed
-// routes end there); a longer distance is taken as unreachable.
+// 10,000-node fabric). A distance past 254 hops counts as unreachable
+// (directed routes end at 63). The matrix is a byte per pair of
+// switches: 1.9 MB for the 1,368 switches of a 10,000-node fabric.
 func (g *graph) distances() []uint8 {
 	n := len(g.nodes)
 	words := (n + 63) / 64
