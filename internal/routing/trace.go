@@ -52,13 +52,58 @@ type Route struct {
 	// could not be read. For a Loop, the last hop leads back to Hops[LoopStart].
 	End       Outcome
 	LoopStart int
+	// Err is why an entry could not be had, when the route ends Unread
+	// at a switch whose Forwarder failed.
+	Err error
 }
+
+// Links are the ports the route leaves nodes by, in order: the links it
+// crosses (and, when it ends at a port that is down or leads nowhere,
+// that port last).
+func (r *Route) Links() []*discovery.Port {
+	var out []*discovery.Port
+	for _, h := range r.Hops {
+		if p := h.Node.Port(h.Out); h.Out != 0 && p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Forwarder gives switch sw's LFT entry for lid (NoPort when it has
+// none), or why it could not be read. A command that follows a route hop
+// by hop reads the entries as the route needs them, instead of every
+// switch's table first.
+type Forwarder func(sw *discovery.Node, lid int) (port int, err error)
 
 // Trace follows the LFTs from a node to dlid. From a switch the route
 // starts at the switch (port is not used); from a CA or router it starts
 // out of its port port, over that port's link.
 func (t *Tables) Trace(from *discovery.Node, port int, dlid int) Route {
-	owner := ownerOf(t.Fabric, dlid)
+	return trace(t.Fabric, t.lookup, from, port, dlid)
+}
+
+// TraceWith follows the entries fwd gives through fabric f, as Trace
+// follows the tables.
+func TraceWith(f *discovery.Fabric, fwd Forwarder, from *discovery.Node, port int, dlid int) Route {
+	var err error
+	r := trace(f, func(n *discovery.Node, lid int) (int, Outcome) {
+		out, e := fwd(n, lid)
+		if e != nil {
+			err = e
+			return 0, Unread
+		}
+		return entryOutcome(n, out)
+	}, from, port, dlid)
+	if r.End == Unread {
+		r.Err = err
+	}
+	return r
+}
+
+// trace follows a route, lookup giving each switch's entry.
+func trace(f *discovery.Fabric, lookup func(*discovery.Node, int) (int, Outcome), from *discovery.Node, port int, dlid int) Route {
+	owner := ownerOf(f, dlid)
 	r := Route{DLID: dlid}
 	n, in := from, 0
 	if n.Type != discovery.NodeSwitch {
@@ -90,7 +135,7 @@ func (t *Tables) Trace(from *discovery.Node, port int, dlid int) Route {
 		if owner != nil && owner.Node == n {
 			return r // a switch's own LID
 		}
-		out, end := t.lookup(n, dlid)
+		out, end := lookup(n, dlid)
 		if end != Arrived {
 			hop.Out = out
 			r.End = end
@@ -114,13 +159,16 @@ func (t *Tables) Trace(from *discovery.Node, port int, dlid int) Route {
 // when the route goes on out of that port; otherwise it ends at n.
 func (t *Tables) lookup(n *discovery.Node, dlid int) (int, Outcome) {
 	sw := t.Switches[n.GUID]
-	if sw == nil || sw.LFT == nil {
+	if sw == nil || sw.LFT == nil || (sw.LFT.Port(dlid) == NoPort && !sw.LFT.Readable(dlid)) {
 		return 0, Unread
 	}
-	out := sw.LFT.Port(dlid)
+	return entryOutcome(n, sw.LFT.Port(dlid))
+}
+
+// entryOutcome says what switch n's entry out means: Arrived when the
+// route goes on out of that port.
+func entryOutcome(n *discovery.Node, out int) (int, Outcome) {
 	switch {
-	case out == NoPort && !sw.LFT.Readable(dlid):
-		return 0, Unread
 	case out == NoPort:
 		return 0, NoEntry
 	case out > n.NumPorts:

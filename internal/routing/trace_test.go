@@ -1,10 +1,12 @@
 package routing
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
@@ -112,5 +114,36 @@ func TestTraceFromADownPort(t *testing.T) {
 	n.Ports[1].PortInfo[32] = n.Ports[1].PortInfo[32]&0xF0 | 1 // Down
 	if r := tb.Trace(n, 1, int(far.LID(1))); r.End != PortDown {
 		t.Errorf("from a Down port: %v %s", r.End, hops(r))
+	}
+}
+
+func TestTraceWithReadsOnlyWhatTheRouteNeeds(t *testing.T) {
+	fab, host, sw1, sw2, far := lineFabric()
+	tb := readTables(t, fab, Want{LFT: true})
+	var asked []uint64
+	fwd := func(n *discovery.Node, lid int) (int, error) {
+		asked = append(asked, n.GUID)
+		if n.GUID == sw2.GUID && lid == int(host.LID(1)) {
+			return 0, errors.New("no reply")
+		}
+		return tb.Switches[n.GUID].LFT.Port(lid), nil
+	}
+	r := TraceWith(tb.Fabric, fwd, node(t, tb, host), 1, int(far.LID(1)))
+	if r.End != Arrived || hops(r) != "100[0,1] 200[1,2] 300[2,3] 400[1,0]" || r.Err != nil {
+		t.Errorf("host to far: %v %s %v", r.End, hops(r), r.Err)
+	}
+	if len(asked) != 2 || asked[0] != sw1.GUID || asked[1] != sw2.GUID {
+		t.Errorf("entries asked of %x, want sw1's and sw2's", asked)
+	}
+	var links []string
+	for _, p := range r.Links() {
+		links = append(links, fmt.Sprintf("%x[%d]", p.Node.GUID, p.Num))
+	}
+	if strings.Join(links, " ") != "100[1] 200[2] 300[3]" {
+		t.Errorf("links %v", links)
+	}
+	r = TraceWith(tb.Fabric, fwd, node(t, tb, far), 1, int(host.LID(1)))
+	if r.End != Unread || r.Err == nil || r.Err.Error() != "no reply" || hops(r) != "400[0,1] 300[3,0]" {
+		t.Errorf("far to host, sw2 not answering: %v %s %v", r.End, hops(r), r.Err)
 	}
 }
