@@ -20,7 +20,7 @@
 //     of 64 LIDs; blocks that could not be read are listed in Failed
 //     and read as NoPort.
 //   - MFT, the MulticastForwardingTable (IBA 14.2.5.12; 14.2.5.11 is the
-//     RandomForwardingTable, which no switch of ours has): for each MLID
+//     RandomForwardingTable, which this package does not read): for each MLID
 //     from 0xC000, its ports as the 16-port masks of the wire.
 //   - SL2VL, the SLtoVLMappingTables (IBA 14.2.5.8) of the ports asked
 //     for: for an input and an output port, the VL of each SL.
@@ -46,10 +46,12 @@
 // entry names a port the switch does not have; the port is down or
 // unlinked; it leads to an end port that is not the destination (or to
 // a switch's own port 0); the route comes back to a switch (a loop); or
-// it reaches what could not be read. Tables.Multicast follows an MLID's
+// it reaches what could not be read. TraceWith follows a route through a
+// Forwarder instead, which reads each switch's entry as the route needs
+// it (a command that traces one route live). Tables.Multicast follows an MLID's
 // entries from a node breadth first: the switches and end ports a copy
 // reaches, the copies that come back to a switch already reached (the
-// entries are no tree), and the ports copies are lost on.
+// entries do not form a tree), and the ports copies are lost on.
 //
 // # Reachability
 //
@@ -76,6 +78,14 @@
 // counts, with its -e heuristics for line boards and switches not fully
 // populated; the script's own quirks (which ports it weighs, how it
 // compares names) are its command's.
+//
+// # Directed routes
+//
+// DRRoutes, WalkDR and RouteToPort plan the directed routes that the
+// commands changing port states send their SMPs by: the shortest route
+// from the local node to each node that avoids the links being changed,
+// and for a port the route whose last hop is its own link when nothing
+// else reaches it.
 //
 // # Credit loops
 //
