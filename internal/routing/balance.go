@@ -52,14 +52,28 @@ type HostRoutes struct {
 // Balance is switch sw's balance; nil when its table was not read.
 // Every LID the fabric has counts, whatever the state of its port: the
 // count is of what the table says.
-func (t *Tables) Balance(sw uint64) *Balance {
+func (t *Tables) Balance(sw uint64) *Balance { return t.balance(sw, LIDMap(t.Fabric)) }
+
+// Balances are the balances of every switch whose table was read, in
+// node GUID order.
+func (t *Tables) Balances() []*Balance {
+	owners := LIDMap(t.Fabric)
+	var out []*Balance
+	for _, n := range t.Fabric.SortedByGUID() {
+		if b := t.balance(n.GUID, owners); b != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func (t *Tables) balance(sw uint64, owners []*discovery.Port) *Balance {
 	s := t.Switches[sw]
 	n := t.Fabric.Node(sw)
 	if s == nil || s.LFT == nil || n == nil {
 		return nil
 	}
 	b := &Balance{Switch: n, Routes: make([]int, s.NumPorts+1)}
-	owners := LIDMap(t.Fabric)
 	host := map[*discovery.Port]int{} // index in b.Hosts
 	for i, e := range s.LFT.Ports {
 		lid := s.LFT.First + i

@@ -82,6 +82,12 @@ func TestBalance(t *testing.T) {
 	if tb.Balance(0x999) != nil {
 		t.Errorf("a balance for a switch with no table")
 	}
+	// Every switch read, by GUID: the spines, then leaf 0.
+	delete(tb.Switches, lf[1].GUID)
+	all := tb.Balances()
+	if len(all) != 3 || all[2].Switch.GUID != lf[0].GUID || !slices.Equal(all[2].Routes, b.Routes) {
+		t.Errorf("balances of %d switches, the last %x", len(all), all[len(all)-1].Switch.GUID)
+	}
 }
 
 func TestUneven(t *testing.T) {
