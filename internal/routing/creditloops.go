@@ -63,8 +63,10 @@ type cdg struct {
 	chanSw []int32 // channel -> its switch
 	chanOf []int32 // the graph's port index -> channel, or -1
 	// succAt is, by the graph's port index, the first word in succ of
-	// the channel on VL 0 (when vls is 1, the only one).
+	// the channel on VL 0 (when vls is 1, the only one); words, by
+	// switch, how many words a node of a channel into it takes.
 	succAt []int32
+	words  []int32
 	off    []int32 // node -> its first word in succ; len(nodes)+1
 	succ   []uint64
 	sl2vl  *vlMap
@@ -92,11 +94,13 @@ func newCDG(g *graph) *cdg {
 	c.sl2vl = newVLMap(g)
 	c.vls = c.sl2vl.vls
 	c.vlIn, c.vlNext = make([]uint16, len(g.nodes)), make([]uint8, len(g.nodes))
+	c.words = make([]int32, len(g.nodes))
+	for s, n := range g.nodes {
+		c.words[s] = int32(((n.NumPorts+1)*c.vls + 63) / 64)
+	}
 	c.off = make([]int32, len(c.chans)*c.vls+1)
 	for u := range len(c.chans) * c.vls {
-		to := g.link[c.chans[u/c.vls]]
-		width := (g.nodes[to].NumPorts + 1) * c.vls
-		c.off[u+1] = c.off[u] + int32((width+63)/64)
+		c.off[u+1] = c.off[u] + c.words[g.link[c.chans[u/c.vls]]]
 	}
 	c.succ = make([]uint64, c.off[len(c.off)-1])
 	c.succAt = make([]int32, len(g.link))
@@ -138,6 +142,7 @@ func (c *cdg) add(r *reacher) {
 // packets of SL class k.
 func (c *cdg) addClass(k int) {
 	g, m := c.g, c.sl2vl
+	kinds := len(m.classes)
 	// The VL each switch's route goes on on at the next switch, and the
 	// VLs its out channel carries: those of the packets coming from its
 	// own port 0 and end ports, and from the switches that send it
@@ -146,8 +151,8 @@ func (c *cdg) addClass(k int) {
 		if o == 0 {
 			continue
 		}
-		c.vlIn[s] = m.local[s][int(o)*len(m.classes)+k]
 		i := g.base[s] + o
+		c.vlIn[s] = m.local[int(i)*kinds+k]
 		to := g.link[i]
 		if o2 := c.out[to]; o2 != 0 {
 			c.vlNext[s] = uint8(m.vl(to, int(g.enter[i]), int(o2), k))
@@ -171,16 +176,14 @@ func (c *cdg) addClass(k int) {
 		if o2 == 0 {
 			continue // delivered there, or lost: no next channel
 		}
-		from := int(c.chanOf[i]) * c.vls
-		bit := int(o2)*c.vls + int(c.vlNext[s])
+		// The channel's nodes, one per VL, lie side by side in succ.
+		first, words := int(c.succAt[i]), int(c.words[to])
+		bit := uint(o2)*uint(c.vls) + uint(c.vlNext[s])
 		for vls := c.vlIn[s]; vls != 0; vls &= vls - 1 {
-			c.set(from+bits.TrailingZeros16(vls), bit)
+			c.succ[first+bits.TrailingZeros16(vls)*words+int(bit/64)] |= 1 << (bit % 64)
 		}
 	}
 }
-
-// set marks bit b of node u's successors.
-func (c *cdg) set(u, b int) { c.succ[int(c.off[u])+b/64] |= 1 << (b % 64) }
 
 // successor is node u's successor of bit b.
 func (c *cdg) successor(u, b int) int32 {
@@ -340,16 +343,17 @@ type vlMap struct {
 	vls int // 1 + the highest VL any table maps to
 	// classes are the SLs of the classes (the lowest of each).
 	classes []int
-	// tables[s][(k*np+out)*np+in] is switch s's VL for class k (np is
-	// its ports and port 0): the input ports of one output side by side,
-	// as the routes to one destination read them. nil for a switch
-	// without tables (every SL on VL 0); a pair it has no table for maps
-	// to VL 0.
-	tables [][]uint8
-	// local[s][out*len(classes)+k] are the VLs of the packets of class
-	// k that switch s sends out of out coming from its port 0 or its end
-	// ports.
-	local [][]uint16
+	// tables[at[s]+(k*np+out)*np+in] is switch s's VL for class k (np
+	// is its ports and port 0): the input ports of one output side by
+	// side, as the routes to one destination read them. at[s] is -1 for
+	// a switch without tables (every SL on VL 0); a pair it has no table
+	// for maps to VL 0.
+	tables []uint8
+	at     []int
+	// local[i*len(classes)+k] are the VLs of the packets of class k that
+	// leave by the port of graph index i coming from its switch's port 0
+	// or end ports.
+	local []uint16
 }
 
 func newVLMap(g *graph) *vlMap {
@@ -396,11 +400,14 @@ func newVLMap(g *graph) *vlMap {
 		}
 	}
 	kinds := len(m.classes)
-	m.tables, m.local = make([][]uint8, len(g.nodes)), make([][]uint16, len(g.nodes))
+	m.at, m.local = make([]int, len(g.nodes)), make([]uint16, len(g.link)*kinds)
 	for s, n := range g.nodes {
 		np := n.NumPorts + 1
+		m.at[s] = -1
 		if sw := g.t.Switches[n.GUID]; sw != nil && sw.SL2VL != nil && len(sw.SL2VL.Tables) > 0 {
-			tab := make([]uint8, kinds*np*np)
+			m.at[s] = len(m.tables)
+			m.tables = append(m.tables, make([]uint8, kinds*np*np)...)
+			tab := m.tables[m.at[s]:]
 			for pair, vls := range sw.SL2VL.Tables {
 				if int(pair.In) < np && int(pair.Out) < np {
 					for k, sl := range m.classes {
@@ -408,7 +415,6 @@ func newVLMap(g *graph) *vlMap {
 					}
 				}
 			}
-			m.tables[s] = tab
 		}
 		ins := []int{0}
 		for in := 1; in < np; in++ {
@@ -416,14 +422,13 @@ func newVLMap(g *graph) *vlMap {
 				ins = append(ins, in)
 			}
 		}
-		m.local[s] = make([]uint16, np*kinds)
 		for out := 1; out < np; out++ {
 			for k := range kinds {
 				var mask uint16
 				for _, in := range ins {
 					mask |= 1 << m.vl(int32(s), in, out, k)
 				}
-				m.local[s][out*kinds+k] = mask
+				m.local[(int(g.base[s])+out)*kinds+k] = mask
 			}
 		}
 	}
@@ -451,10 +456,10 @@ func refines(class *[16]int, vls *[16]uint8) bool {
 
 // vl is switch s's VL for SL class k from in to out.
 func (m *vlMap) vl(s int32, in, out, k int) int {
-	t := m.tables[s]
-	if t == nil {
+	at := m.at[s]
+	if at < 0 {
 		return 0
 	}
 	np := int(m.g.nports[s]) + 1
-	return int(t[(k*np+out)*np+in])
+	return int(m.tables[at+(k*np+out)*np+in])
 }
