@@ -148,10 +148,10 @@ func TestGeneratedFatTreeIsRoutedMinHop(t *testing.T) {
 // generated fabric: reachability and credit loops. cpu-s/op is the
 // process's user and system time per run (the garbage collector's other
 // threads included).
-func benchmarkOffline(b *testing.B, ft fatTree, vls bool) {
+func benchmarkOffline(b *testing.B, ft fatTree, vls int) {
 	tb := ft.model()
-	if vls {
-		twoVLs(tb)
+	if vls != noVLs {
+		twoVLs(tb, vls == perPortVLs)
 	}
 	var nodes, pairs, loops int
 	cpu0 := cpuTime()
@@ -170,23 +170,38 @@ func benchmarkOffline(b *testing.B, ft fatTree, vls bool) {
 	b.ReportMetric(float64(loops), "loops")
 }
 
-func BenchmarkOfflineS2000(b *testing.B)  { benchmarkOffline(b, s2000, false) }
-func BenchmarkOfflineS10000(b *testing.B) { benchmarkOffline(b, s10000, false) }
+func BenchmarkOfflineS2000(b *testing.B)  { benchmarkOffline(b, s2000, noVLs) }
+func BenchmarkOfflineS10000(b *testing.B) { benchmarkOffline(b, s10000, noVLs) }
 
-// With SL2VL tables on every switch port (SL s on VL s%2): two VLs, the
-// graph built for two classes of SLs.
-func BenchmarkOfflineS10000SL2VL(b *testing.B) { benchmarkOffline(b, s10000, true) }
+// With SL2VL tables on every switch port that put SL s on VL s%2
+// throughout: two VLs, one graph (as a fabric without QoS: SL i on VL i).
+func BenchmarkOfflineS10000SL2VL(b *testing.B) { benchmarkOffline(b, s10000, uniformVLs) }
 
-// twoVLs gives every switch SL2VL tables for every pair of ports that
-// map SL s to VL s%2.
-func twoVLs(tb *Tables) {
-	var m [16]uint8
-	for sl := range m {
-		m[sl] = uint8(sl % 2)
-	}
+// With SL2VL tables on every switch port that put SL s on VL (s+in)%2,
+// in the input port: the VLs of a route change from hop to hop, and the
+// graph is built per VL for two classes of SLs.
+func BenchmarkOfflineS10000SL2VLPerPort(b *testing.B) { benchmarkOffline(b, s10000, perPortVLs) }
+
+// How the benchmarks' switches map SLs to VLs.
+const (
+	noVLs = iota
+	uniformVLs
+	perPortVLs
+)
+
+// twoVLs gives every switch SL2VL tables for every pair of ports: SL s
+// on VL s%2, or with perPort on VL (s+in)%2.
+func twoVLs(tb *Tables, perPort bool) {
 	for _, sw := range tb.Switches {
 		sw.SL2VL = &SL2VL{Tables: map[PortPair][16]uint8{}}
 		for in := 0; in <= sw.NumPorts; in++ {
+			var m [16]uint8
+			for sl := range m {
+				m[sl] = uint8(sl % 2)
+				if perPort {
+					m[sl] = uint8((sl + in) % 2)
+				}
+			}
 			for out := 1; out <= sw.NumPorts; out++ {
 				sw.SL2VL.Tables[PortPair{uint8(in), uint8(out)}] = m
 			}

@@ -19,8 +19,8 @@ type Channel struct {
 type CreditLoops struct {
 	Channels int // channels between switches (times the VLs in use)
 	Edges    int // dependencies between them
-	// VLs is how many VLs the channels are told apart by: 1 when no
-	// switch had SL2VL tables (every SL on one VL).
+	// VLs is how many VLs the tables put packets on: 1 when no switch
+	// had SL2VL tables (every SL on VL 0).
 	VLs int
 	// Loops are the strongly connected components of the graph that hold
 	// a cycle, in the order of their first channel: every credit loop,
@@ -33,13 +33,23 @@ type CreditLoops struct {
 type CreditLoop struct {
 	Channels []Channel // every channel of the component
 	Cycle    []Channel // one cycle through it, each channel waiting on the next, the last on the first
+	// VLs are the VLs the loop is on. When the SL2VL tables put each SL
+	// on one VL throughout the fabric (as without QoS), every SL's
+	// routes make the same loop on its own VL: it is reported once, its
+	// channels on the first of VLs.
+	VLs []int
 }
 
 // creditLoops is the result of the graph.
 func (c *cdg) creditLoops() *CreditLoops {
-	res := &CreditLoops{Channels: len(c.chans) * c.vls, VLs: c.vls}
+	m := c.sl2vl
+	vls := bits.OnesCount16(m.inUse)
+	res := &CreditLoops{Channels: len(c.chans) * vls, VLs: vls}
 	for _, w := range c.succ {
 		res.Edges += bits.OnesCount64(w)
+	}
+	if m.uniform != nil { // one graph, the same on each VL
+		res.Edges *= len(m.uniform)
 	}
 	nodes := len(c.off) - 1
 	in, parent := make([]bool, nodes), make([]int32, nodes)
@@ -47,6 +57,16 @@ func (c *cdg) creditLoops() *CreditLoops {
 		l := CreditLoop{Cycle: c.channels(c.cycle(comp, in, parent))}
 		slices.Sort(comp)
 		l.Channels = c.channels(comp)
+		if m.uniform != nil {
+			l.VLs = m.uniform
+		} else {
+			for _, ch := range l.Channels {
+				if !slices.Contains(l.VLs, ch.VL) {
+					l.VLs = append(l.VLs, ch.VL)
+				}
+			}
+			slices.Sort(l.VLs)
+		}
 		res.Loops = append(res.Loops, l)
 	}
 	return res
@@ -116,7 +136,10 @@ func newCDG(g *graph) *cdg {
 // hops r has.
 func (c *cdg) add(r *reacher) {
 	g, st := c.g, r.st
-	if c.vls == 1 { // every SL alike: (S,o) waits on (T,o2)
+	if u := c.sl2vl.uniform; u != nil { // one graph for every SL: (S,o) waits on (T,o2)
+		if len(u) == 0 {
+			return // every SL dropped
+		}
 		for s := range st {
 			to := st[s].next
 			if to < 0 || st[to].next < 0 {
@@ -153,13 +176,14 @@ func (c *cdg) addClass(k int) {
 		}
 		i := g.base[s] + o
 		c.vlIn[s] = m.local[int(i)*kinds+k]
+		c.vlNext[s] = dropVL
 		to := g.link[i]
 		if o2 := c.out[to]; o2 != 0 {
-			c.vlNext[s] = uint8(m.vl(to, int(g.enter[i]), int(o2), k))
+			c.vlNext[s] = m.vl(to, int(g.enter[i]), int(o2), k)
 		}
 	}
 	for s, o := range c.out {
-		if o == 0 {
+		if o == 0 || c.vlNext[s] == dropVL {
 			continue
 		}
 		if to := g.link[g.base[s]+o]; c.out[to] != 0 {
@@ -173,7 +197,7 @@ func (c *cdg) addClass(k int) {
 		i := g.base[s] + o
 		to := g.link[i]
 		o2 := c.out[to]
-		if o2 == 0 {
+		if o2 == 0 || c.vlNext[s] == dropVL {
 			continue // delivered there, or lost: no next channel
 		}
 		// The channel's nodes, one per VL, lie side by side in succ.
@@ -333,133 +357,4 @@ func (c *cdg) cycle(comp []int32, in []bool, parent []int32) []int32 {
 		}
 	}
 	return nil // not reached: every node of a component is on a cycle
-}
-
-// vlMap is the SL2VL tables of the switches as the graph needs them:
-// for each class of SLs that every table maps alike, the VL from each
-// input port to each output port, a byte each.
-type vlMap struct {
-	g   *graph
-	vls int // 1 + the highest VL any table maps to
-	// classes are the SLs of the classes (the lowest of each).
-	classes []int
-	// tables[at[s]+(k*np+out)*np+in] is switch s's VL for class k (np
-	// is its ports and port 0): the input ports of one output side by
-	// side, as the routes to one destination read them. at[s] is -1 for
-	// a switch without tables (every SL on VL 0); a pair it has no table
-	// for maps to VL 0.
-	tables []uint8
-	at     []int
-	// local[i*len(classes)+k] are the VLs of the packets of class k that
-	// leave by the port of graph index i coming from its switch's port 0
-	// or end ports.
-	local []uint16
-}
-
-func newVLMap(g *graph) *vlMap {
-	m := &vlMap{g: g, vls: 1, classes: []int{0}}
-	// The classes: SLs stay together while every table maps them alike
-	// (refined table by table; a split is rare).
-	var class [16]int // the lowest SL of each SL's class
-	any := false
-	for _, n := range g.nodes {
-		sw := g.t.Switches[n.GUID]
-		if sw == nil || sw.SL2VL == nil {
-			continue
-		}
-		for _, vls := range sw.SL2VL.Tables {
-			any = true
-			for sl := range vls {
-				vls[sl] = vlOf(vls[sl])
-				m.vls = max(m.vls, int(vls[sl])+1)
-			}
-			if !refines(&class, &vls) {
-				continue
-			}
-			var next [16]int
-			for sl := range next {
-				next[sl] = sl
-				for low := range sl {
-					if class[low] == class[sl] && vls[low] == vls[sl] {
-						next[sl] = low
-						break
-					}
-				}
-			}
-			class = next
-		}
-	}
-	if !any || m.vls == 1 {
-		m.vls = 1
-		return m
-	}
-	m.classes = m.classes[:0]
-	for sl, low := range class {
-		if low == sl {
-			m.classes = append(m.classes, sl)
-		}
-	}
-	kinds := len(m.classes)
-	m.at, m.local = make([]int, len(g.nodes)), make([]uint16, len(g.link)*kinds)
-	for s, n := range g.nodes {
-		np := n.NumPorts + 1
-		m.at[s] = -1
-		if sw := g.t.Switches[n.GUID]; sw != nil && sw.SL2VL != nil && len(sw.SL2VL.Tables) > 0 {
-			m.at[s] = len(m.tables)
-			m.tables = append(m.tables, make([]uint8, kinds*np*np)...)
-			tab := m.tables[m.at[s]:]
-			for pair, vls := range sw.SL2VL.Tables {
-				if int(pair.In) < np && int(pair.Out) < np {
-					for k, sl := range m.classes {
-						tab[(k*np+int(pair.Out))*np+int(pair.In)] = vlOf(vls[sl])
-					}
-				}
-			}
-		}
-		ins := []int{0}
-		for in := 1; in < np; in++ {
-			if g.link[g.base[s]+int32(in)] == linkEnd {
-				ins = append(ins, in)
-			}
-		}
-		for out := 1; out < np; out++ {
-			for k := range kinds {
-				var mask uint16
-				for _, in := range ins {
-					mask |= 1 << m.vl(int32(s), in, out, k)
-				}
-				m.local[(int(g.base[s])+out)*kinds+k] = mask
-			}
-		}
-	}
-	return m
-}
-
-// vlOf is a table's VL as a channel's: VL15 is management's, which has
-// no credits to wait for, counted with VL 0.
-func vlOf(vl uint8) uint8 {
-	if vl &= 15; vl == 15 {
-		return 0
-	}
-	return vl
-}
-
-// refines reports whether vls maps two SLs of one class apart.
-func refines(class *[16]int, vls *[16]uint8) bool {
-	for sl, low := range class {
-		if vls[sl] != vls[low] {
-			return true
-		}
-	}
-	return false
-}
-
-// vl is switch s's VL for SL class k from in to out.
-func (m *vlMap) vl(s int32, in, out, k int) int {
-	at := m.at[s]
-	if at < 0 {
-		return 0
-	}
-	np := int(m.g.nports[s]) + 1
-	return int(m.tables[at+(k*np+out)*np+in])
 }

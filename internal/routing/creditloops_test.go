@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
 
@@ -155,39 +157,41 @@ func TestNoCreditLoopOnARingRoutedUpDown(t *testing.T) {
 	}
 }
 
-func TestCreditLoopsPerVL(t *testing.T) {
-	fab, sws := ringFabric(4)
-	tb := readTables(t, fab, Want{LFT: true})
-	// Every switch maps SL s to VL s%2, whatever the ports: the ring's
-	// loop is there on both VLs, as two loops.
+// setSL2VL gives every switch of the ring the table vl(sl) on every
+// pair of ports.
+func setSL2VL(tb *Tables, sws []*umadtest.Node, vl func(sl int) uint8) {
+	var m [16]uint8
+	for sl := range m {
+		m[sl] = vl(sl)
+	}
 	for _, sw := range sws {
 		s := tb.Switches[sw.GUID]
 		s.SL2VL = &SL2VL{Tables: map[PortPair][16]uint8{}}
-		for in := range 5 {
-			for out := range 5 {
-				var m [16]uint8
-				for sl := range m {
-					m[sl] = uint8(sl % 2)
-				}
+		for in := range s.NumPorts + 1 {
+			for out := range s.NumPorts + 1 {
 				s.SL2VL.Tables[PortPair{uint8(in), uint8(out)}] = m
 			}
 		}
 	}
+}
+
+func TestCreditLoopsPerVL(t *testing.T) {
+	fab, sws := ringFabric(4)
+	tb := readTables(t, fab, Want{LFT: true})
+	// Every switch maps SL s to VL s%2, whatever the ports: the ring's
+	// loop is there on both VLs, the same loop, reported once.
+	setSL2VL(tb, sws, func(sl int) uint8 { return uint8(sl % 2) })
 	cl := tb.CreditLoops()
-	if cl.VLs != 2 || cl.Channels != 16 || len(cl.Loops) != 2 {
-		t.Fatalf("%d VLs, %d channels, %d loops; want 2, 16, 2", cl.VLs, cl.Channels, len(cl.Loops))
+	if cl.VLs != 2 || cl.Channels != 16 || cl.Edges != 8 || len(cl.Loops) != 1 {
+		t.Fatalf("%d VLs, %d channels, %d dependencies, %d loops; want 2, 16, 8, 1", cl.VLs, cl.Channels, cl.Edges, len(cl.Loops))
 	}
-	for vl, l := range cl.Loops {
-		for _, c := range l.Cycle {
-			if c.VL != vl {
-				t.Errorf("loop %d: cycle %v mixes VLs", vl, channelText(l.Cycle))
-			}
-		}
-		checkCycle(t, tb, l)
+	if l := cl.Loops[0]; !slices.Equal(l.VLs, []int{0, 1}) || len(l.Channels) != 4 {
+		t.Errorf("the loop: VLs %v, channels %v", l.VLs, channelText(l.Channels))
 	}
-	// Switch 1 moves what comes in from switch 0 to VL 1 for SL 0 (and
-	// odd SLs to VL 0): the loop of each SL now crosses both VLs, and
-	// channel 101[1] carries VL 0 (its host's packets) and VL 1.
+	checkCycle(t, tb, cl.Loops[0])
+	// Switch 1 moves what comes in from switch 0 to the other VL: each
+	// SL's loop now crosses both VLs, and channel 101[1] carries both
+	// (its host's packets and switch 0's).
 	s := tb.Switches[sws[1].GUID].SL2VL.Tables
 	m := s[PortPair{2, 1}]
 	for sl := range m {
@@ -198,16 +202,77 @@ func TestCreditLoopsPerVL(t *testing.T) {
 	if len(cl.Loops) == 0 {
 		t.Fatalf("no loop")
 	}
-	var vls []int
 	for _, l := range cl.Loops {
+		var vls []int
 		for _, c := range l.Cycle {
 			if !slices.Contains(vls, c.VL) {
 				vls = append(vls, c.VL)
 			}
 		}
+		if len(vls) != 2 || !slices.Equal(l.VLs, []int{0, 1}) {
+			t.Errorf("cycle %v on VLs %v (loop's %v), want both", channelText(l.Cycle), vls, l.VLs)
+		}
 		checkCycle(t, tb, l)
 	}
-	if len(vls) != 2 {
-		t.Errorf("cycles on VLs %v, want both", vls)
+}
+
+// operate sets the OperationalVLs of every switch port of the ring
+// (PortInfo bits 344..347).
+func operate(tb *Tables, sws []*umadtest.Node, code uint8) {
+	for _, sw := range sws {
+		for _, p := range tb.Fabric.Node(sw.GUID).Ports {
+			if p != nil && len(p.PortInfo) > 43 {
+				p.PortInfo[43] = p.PortInfo[43]&0x0F | code<<4
+			}
+		}
+	}
+}
+
+func TestCreditLoopsLeaveOutDroppedSLs(t *testing.T) {
+	fab, sws := ringFabric(4)
+	tb := readTables(t, fab, Want{LFT: true})
+	// As ibsim's switches come: SL i on VL i (SL 15 on VL 7), VL0-7
+	// operational. SLs 8-14 are dropped; the loop is on VLs 0-7.
+	setSL2VL(tb, sws, func(sl int) uint8 {
+		if sl == 15 {
+			return 7
+		}
+		return uint8(sl)
+	})
+	operate(tb, sws, 4)
+	cl := tb.CreditLoops()
+	if len(cl.Loops) != 1 || !slices.Equal(cl.Loops[0].VLs, []int{0, 1, 2, 3, 4, 5, 6, 7}) || cl.VLs != 8 {
+		t.Fatalf("%d VLs, loops %+v", cl.VLs, cl.Loops)
+	}
+	// Only VL0 operational: every SL but 0 is dropped.
+	operate(tb, sws, 1)
+	if cl = tb.CreditLoops(); len(cl.Loops) != 1 || !slices.Equal(cl.Loops[0].VLs, []int{0}) {
+		t.Errorf("VL0 only: loops %+v", cl.Loops)
+	}
+	// Every SL on VL15: all of it dropped, nothing waits on anything.
+	setSL2VL(tb, sws, func(int) uint8 { return 15 })
+	if cl = tb.CreditLoops(); len(cl.Loops) != 0 || cl.Edges != 0 {
+		t.Errorf("all on VL15: %d dependencies, loops %+v", cl.Edges, cl.Loops)
+	}
+	// Dropped on one switch only: the ring is cut there for SL 1, whose
+	// routes through switch 2 end; SL 0's loop stays.
+	setSL2VL(tb, sws, func(sl int) uint8 { return uint8(sl % 2) })
+	operate(tb, sws, 2)
+	tb.Switches[sws[2].GUID].SL2VL.Tables[PortPair{2, 1}] = [16]uint8{0, 15, 0, 15, 0, 15, 0, 15, 0, 15, 0, 15, 0, 15, 0, 15}
+	cl = tb.CreditLoops()
+	if len(cl.Loops) != 1 || !slices.Equal(cl.Loops[0].VLs, []int{0}) {
+		t.Errorf("dropped at one switch: loops %+v", cl.Loops)
+	}
+}
+
+func TestOperationalVLsMatchesTheDecoder(t *testing.T) {
+	for code, want := range map[mad.OperVLs]uint8{1: 1, 2: 2, 3: 4, 4: 8, 5: 15, 0: 15} {
+		pi := mad.PortInfo{OperationalVLs: code, VLHighLimit: 0xff, VLStallCount: 7, HOQLife: 0x1f, PartitionEnforcementInbound: 1}
+		if got := operationalVLs(&discovery.Port{PortInfo: mad.Encode(&pi)}); got != want {
+			t.Errorf("OperationalVLs %d read as %d VLs, want %d", code, got, want)
+		}
+	}
+	if operationalVLs(nil) != 15 {
+		t.Errorf("a port without PortInfo operates fewer than 15 VLs")
 	}
 }

@@ -111,7 +111,12 @@
 // o into switch T, and T sends it on out of o2 into another switch,
 // (S,o) waits on (T,o2). With SL2VL tables this is done once per class
 // of SLs that every table maps alike, the VL out of o being what S's
-// table maps the SL to from the port the packet came in by. The strongly
+// table maps the SL to from the port the packet came in by; a packet put
+// on VL15 or on a VL its out port does not operate is dropped there and
+// waits on nothing. When every table puts each class on one VL
+// throughout (a fabric without QoS: SL i on VL i), the classes' graphs
+// are one graph on several VLs: it is built once, and each of its loops
+// is reported once with the VLs it is on. The strongly
 // connected components of the graph (Tarjan's algorithm, iterative, so
 // that a big fabric's graph cannot exhaust a stack) that hold a cycle
 // are the credit loops, every one of them; each comes with one shortest
