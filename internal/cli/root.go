@@ -15,12 +15,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/checklftbalance"
 	"github.com/ibtool/ibtool/internal/cli/cmd/decodemad"
 	"github.com/ibtool/ibtool/internal/cli/cmd/exporter"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibaddr"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcacheedit"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcc"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibfindnodesusing"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibidsverify"
 	"github.com/ibtool/ibtool/internal/cli/cmd/iblinkinfo"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibnetdiscover"
@@ -31,6 +33,7 @@ import (
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibstat"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibswportwatch"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibsysstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibtracert"
 	"github.com/ibtool/ibtool/internal/cli/cmd/nodelists"
 	"github.com/ibtool/ibtool/internal/cli/cmd/perfquery"
 	"github.com/ibtool/ibtool/internal/cli/cmd/query"
@@ -62,7 +65,7 @@ type commandBuilder struct {
 
 // commandBuilders is every command ibtool has, by name.
 var commandBuilders = []commandBuilder{
-	{"check_lft_balance", ibroute.NewCheckLftBalanceCmd},
+	{"check_lft_balance", checklftbalance.NewCmd},
 	{"decode_mad", decodemad.NewCmd},
 	{"dump_fts", ibroute.NewCmd},
 	{"dump_lfts", ibroute.NewCmd},
@@ -85,7 +88,7 @@ var commandBuilders = []commandBuilder{
 	{"ibclearerrors", ibcheck.NewCmd},
 	{"ibdatacounters", ibcheck.NewCmd},
 	{"ibdatacounts", ibcheck.NewCmd},
-	{"ibfindnodesusing", ibroute.NewIbfindnodesusingCmd},
+	{"ibfindnodesusing", ibfindnodesusing.NewCmd},
 	{"ibhosts", nodelists.NewCmd},
 	{"ibidsverify", ibidsverify.NewCmd},
 	{"iblinkinfo", iblinkinfo.NewCmd},
@@ -104,7 +107,7 @@ var commandBuilders = []commandBuilder{
 	{"ibswitches", nodelists.NewCmd},
 	{"ibswportwatch", ibswportwatch.NewCmd},
 	{"ibsysstat", ibsysstat.NewCmd},
-	{"ibtracert", ibroute.NewIbtracertCmd},
+	{"ibtracert", ibtracert.NewCmd},
 	{"ibv_devices", verbs.NewDevicesCmd},
 	{"ibv_devinfo", verbs.NewDevinfoCmd},
 	{"init_all_ports", setportstate.NewInitAllPortsCmd},
