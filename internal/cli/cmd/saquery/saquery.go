@@ -70,7 +70,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,21 +93,6 @@ const (
 	SaENONET    = 64
 	SaETIMEDOUT = 110
 )
-
-// strerror texts of those errno values (glibc).
-var saStrerrors = map[int]string{
-	SaEIO:       "Input/output error",
-	SaEINVAL:    "Invalid argument",
-	SaENONET:    "Machine is not on the network",
-	SaETIMEDOUT: "Connection timed out",
-}
-
-func saStrerror(code int) string {
-	if s, ok := saStrerrors[code]; ok {
-		return s
-	}
-	return fmt.Sprintf("Unknown error %d", code)
-}
 
 // saFail is a failure the way the C tool reports it (not through IBEXIT):
 // a message on stderr, as is, and an errno value as the exit code.
@@ -713,7 +697,7 @@ func (q *saQuery) parseParams() error {
 // digit is asked for on stdin, as the C tool asks with getpass.
 func (q *saQuery) keyArg(name, prompt string) (string, error) {
 	s := q.opts.val(name)
-	if s != "" && saIsXDigit(s[0]) {
+	if s != "" && ctext.IsXDigit(s[0]) {
 		return s, nil
 	}
 	fmt.Fprint(q.env.IO.Err, prompt)
@@ -751,7 +735,7 @@ func saFailure(err error) *cmdutil.Failure {
 	if errors.As(err, &te) {
 		code = SaETIMEDOUT
 	}
-	return saFail(code, "Query SA failed: %s\n", saStrerror(code))
+	return saFail(code, "Query SA failed: %s\n", ctext.Strerror(code))
 }
 
 // saStatusText is sa_report_err's line for a non-success SA status.
@@ -936,7 +920,7 @@ func (q *saQuery) queryCPI() error {
 // getLID is get_lid: a node description (when the argument starts with a
 // letter; looked up in the SA's NodeRecords) or a LID.
 func (q *saQuery) getLID(name string) (uint16, error) {
-	if name != "" && saIsAlpha(name[0]) {
+	if name != "" && ctext.IsAlpha(name[0]) {
 		lid, err := q.lidFromName(name)
 		if err != nil {
 			code, msg := SaENONET, ""
@@ -944,12 +928,14 @@ func (q *saQuery) getLID(name string) (uint16, error) {
 			if errors.As(err, &ex) {
 				code, msg = ex.Code, ex.CStderr
 			}
-			return 0, saFail(code, "%sFailed to find lid for \"%s\": %s\n", msg, name, saStrerror(code))
+			return 0, saFail(code, "%sFailed to find lid for \"%s\": %s\n", msg, name, ctext.Strerror(code))
 		}
 		return lid, nil
 	}
-	v, ok := saStrtol(name)
-	if !ok || v <= 0 || v > 0xFFFF {
+	// strtol with its errno test: a number out of long's range clamps, and
+	// so fails the range test too.
+	v := ctext.Strtol(name)
+	if v <= 0 || v > 0xFFFF {
 		return 0, saFail(SaEINVAL, "Invalid lid specified: \"%s\"\n", name)
 	}
 	return uint16(v), nil
@@ -963,7 +949,7 @@ func (q *saQuery) lidFromName(name string) (uint16, error) {
 		return 0, err
 	}
 	for _, r := range recs {
-		if nr := r.Struct.(*mad.NodeRecord); saStrnEqual(name, string(nr.NodeDescription.NodeString[:]), 64) {
+		if nr := r.Struct.(*mad.NodeRecord); ctext.StrnEqual(name, string(nr.NodeDescription.NodeString[:]), 64) {
 			return nr.LID, nil
 		}
 	}
@@ -1200,7 +1186,7 @@ func (q *saQuery) printNodeRecords() error {
 		case saPrintNameOfGUID:
 			match = q.requestedGUID == uint64(nr.NodeInfo.PortGUID)
 		default:
-			match = !q.hasName || saStrnEqual(q.requestedName, desc, 64) || saStrnEqual(q.requestedName, r.name, 64)
+			match = !q.hasName || ctext.StrnEqual(q.requestedName, desc, 64) || ctext.StrnEqual(q.requestedName, r.name, 64)
 		}
 		if match {
 			r.nameKey = "name"
@@ -1268,10 +1254,10 @@ func (q *saQuery) printMCMembers() error {
 		return err
 	}
 	q.res.as = &saMCMemberDump
-	mlid, _ := saStrtol(q.requestedName)
+	mlid := ctext.Strtol(q.requestedName)
 	if q.hasName {
 		q.res.line = func(r *saRecord) string {
-			return saLine(24, "PortGid", "%s (%s)", saNtop6(r.Struct.(*mad.MCMemberRecord).PortGID[:]), r.name)
+			return saLine(24, "PortGid", "%s (%s)", ctext.InetNtop6(r.Struct.(*mad.MCMemberRecord).PortGID), r.name)
 		}
 	}
 	for _, r := range recs {
@@ -1434,9 +1420,9 @@ func saValue(s mad.Struct, path string) any {
 	b, _ := mad.GetBytes(s, path)
 	switch f.Hint {
 	case mad.HintGID:
-		return saNtop6(b)
+		return ctext.InetNtop6([16]byte(b))
 	case mad.HintString:
-		return saCString(b)
+		return ctext.CString(b)
 	}
 	return b
 }
@@ -1499,7 +1485,7 @@ var saNodeRecordDump = saDump{title: "NodeRecord dump:\n", col: 24, fields: []sa
 	{label: "reserved", value: saZero, format: "0x%X"}, // the two bytes after the LID
 	{label: "base_version", path: "NodeInfo.BaseVersion", format: "0x%X"},
 	{label: "class_version", path: "NodeInfo.ClassVersion", format: "0x%X"},
-	{label: "node_type", format: "%s", value: func(r *saRecord) any { return saNodeType(r.Struct.(*mad.NodeRecord).NodeInfo.NodeType) }},
+	{label: "node_type", format: "%s", value: func(r *saRecord) any { return ctext.OsmNodeType(int(r.Struct.(*mad.NodeRecord).NodeInfo.NodeType)) }},
 	{label: "num_ports", path: "NodeInfo.NumPorts", format: "%d"},
 	{label: "sys_guid", path: "NodeInfo.SystemImageGUID", format: "0x%016x"},
 	{label: "node_guid", path: "NodeInfo.NodeGUID", format: "0x%016x"},
@@ -1511,19 +1497,6 @@ var saNodeRecordDump = saDump{title: "NodeRecord dump:\n", col: 24, fields: []sa
 	{label: "vendor_id", path: "NodeInfo.VendorID", format: "0x%X"},
 	{label: "NodeDescription", format: "%s", value: func(r *saRecord) any { return r.name }}, // the node name map's name
 }}
-
-// saNodeType is ib_get_node_type_str.
-func saNodeType(t mad.NodeType) string {
-	switch t {
-	case 1:
-		return "Channel Adapter"
-	case 2:
-		return "Switch"
-	case 3:
-		return "Router"
-	}
-	return "UNKNOWN"
-}
 
 var saPathDump = saDump{title: "PathRecord dump:\n", col: 24, fields: []saField{
 	{label: "service_id", path: "ServiceID", format: "0x%016x"},
@@ -1816,156 +1789,11 @@ var saMFTDump = saDump{title: "MFT Record dump:\n", col: 27, fields: []saField{
 	w.WriteString("\n")
 }}
 
-// --- C string and number conventions ---
-
-// saCString is a NUL-padded C string.
-func saCString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
-}
-
-// saStrnEqual is strncmp(a, b, n) == 0 for C strings.
-func saStrnEqual(a, b string, n int) bool {
-	a, b = saCString([]byte(a)), saCString([]byte(b))
-	if len(a) > n {
-		a = a[:n]
-	}
-	if len(b) > n {
-		b = b[:n]
-	}
-	return a == b
-}
-
-func saIsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func saIsXDigit(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// saStrtol is strtol(s, NULL, 0); ok is false on overflow (ERANGE).
-func saStrtol(s string) (int64, bool) {
-	v, neg, _, overflow := saParseNumber(s)
-	if overflow || (!neg && v > 1<<63-1) || (neg && v > 1<<63) {
-		return 0, false
-	}
-	if neg {
-		return -int64(v), true
-	}
-	return int64(v), true
-}
-
-func saParseNumber(s string) (v uint64, neg, ok, overflow bool) {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
-		i++
-	}
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	base := uint64(10)
-	if i < len(s) && s[i] == '0' {
-		ok = true // "0" alone, or "0x" without hex digits, reads as 0
-		i++
-		base = 8
-		if i+1 < len(s) && (s[i] == 'x' || s[i] == 'X') && saIsXDigit(s[i+1]) {
-			base = 16
-			i++
-		}
-	}
-	for ; i < len(s); i++ {
-		var d uint64
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			d = uint64(c - '0')
-		case c >= 'a' && c <= 'z':
-			d = uint64(c-'a') + 10
-		case c >= 'A' && c <= 'Z':
-			d = uint64(c-'A') + 10
-		default:
-			d = 99
-		}
-		if d >= base {
-			break
-		}
-		ok = true
-		if v > (1<<64-1-d)/base {
-			overflow = true
-			v = 1<<64 - 1
-			continue
-		}
-		if !overflow {
-			v = v*base + d
-		}
-	}
-	if overflow {
-		v, neg = 1<<64-1, false
-	}
-	return v, neg, ok, overflow
-}
-
-// saParseGID is inet_pton(AF_INET6, ...): IPv6 text only, no zone.
+// saParseGID is inet_pton(AF_INET6, ...), with the error saquery prints.
 func saParseGID(s string) (mad.GID, error) {
-	a, err := netip.ParseAddr(s)
-	if err != nil || !a.Is6() || a.Zone() != "" {
+	g, ok := ctext.InetPton6(s)
+	if !ok {
 		return mad.GID{}, fmt.Errorf("bad GID %q (IPv6 form, e.g. fe80::2:c903:0:1234)", s)
 	}
-	return a.As16(), nil
-}
-
-// saNtop6 formats 16 bytes as glibc's inet_ntop(AF_INET6) does: the
-// longest run of two or more zero words (the first of equal ones) as
-// "::", and an IPv4 tail for ::a.b.c.d and ::ffff:a.b.c.d.
-func saNtop6(b []byte) string {
-	var w [8]uint16
-	for i := range w {
-		w[i] = uint16(b[2*i])<<8 | uint16(b[2*i+1])
-	}
-	bestBase, bestLen, curBase, curLen := -1, 0, -1, 0
-	for i := 0; i < 8; i++ {
-		if w[i] == 0 {
-			if curBase == -1 {
-				curBase, curLen = i, 1
-			} else {
-				curLen++
-			}
-			continue
-		}
-		if curBase != -1 {
-			if bestBase == -1 || curLen > bestLen {
-				bestBase, bestLen = curBase, curLen
-			}
-			curBase = -1
-		}
-	}
-	if curBase != -1 && (bestBase == -1 || curLen > bestLen) {
-		bestBase, bestLen = curBase, curLen
-	}
-	if bestBase != -1 && bestLen < 2 {
-		bestBase = -1
-	}
-	var sb strings.Builder
-	for i := 0; i < 8; i++ {
-		if bestBase != -1 && i >= bestBase && i < bestBase+bestLen {
-			if i == bestBase {
-				sb.WriteByte(':')
-			}
-			continue
-		}
-		if i != 0 {
-			sb.WriteByte(':')
-		}
-		if i == 6 && bestBase == 0 && (bestLen == 6 || bestLen == 5 && w[5] == 0xFFFF) {
-			fmt.Fprintf(&sb, "%d.%d.%d.%d", b[12], b[13], b[14], b[15])
-			return sb.String()
-		}
-		sb.WriteString(strconv.FormatUint(uint64(w[i]), 16))
-	}
-	if bestBase != -1 && bestBase+bestLen == 8 {
-		sb.WriteByte(':')
-	}
-	return sb.String()
+	return g, nil
 }
