@@ -369,6 +369,19 @@ func (tp *topoPrinter) Topology(group, reportHops bool) {
 	})
 }
 
+// TopologyNodes lists the nodes in the order Topology prints them, a node
+// once each time it prints (with grouping, a chassis' spines and lines
+// print again among its switches).
+func (tp *topoPrinter) TopologyNodes(group bool) []*discovery.Node {
+	var out []*discovery.Node
+	for _, it := range tp.topologyItems(group) {
+		if it.node != nil {
+			out = append(out, it.node)
+		}
+	}
+	return out
+}
+
 // topoItem is one piece of the topology file: text, or a node with its
 // ports.
 type topoItem struct {
