@@ -5,22 +5,25 @@ import (
 	"strings"
 )
 
-// cNumber is what glibc's strtoul and strtol read of s with base 0: leading
-// blanks, a sign, then a 0x (hex), 0 (octal) or decimal number as far as
-// it goes. mag is its magnitude (saturated on overflow); digits is false
-// when no digit was read (a "0x" with no hex digit after it reads as 0).
-func cNumber(s string) (mag uint64, neg, digits, overflow bool) {
+// cNumber is what glibc's strtoul and strtol read of s: leading blanks, a
+// sign, then with base 0 a 0x (hex), 0 (octal) or decimal number, with
+// base 10 a decimal one, as far as it goes. mag is its magnitude
+// (saturated on overflow); digits is false when no digit was read (a "0x"
+// with no hex digit after it reads as 0).
+func cNumber(s string, base uint64) (mag uint64, neg, digits, overflow bool) {
 	s = strings.TrimLeft(s, " \t\n\v\f\r")
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
 		s = s[1:]
 	}
-	base := uint64(10)
 	switch {
+	case base != 0:
 	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && IsXDigit(s[2]):
 		base, s = 16, s[2:]
 	case s != "" && s[0] == '0':
 		base = 8
+	default:
+		base = 10
 	}
 	for ; s != ""; s = s[1:] {
 		d := HexDigit(s[0])
@@ -45,7 +48,7 @@ func cNumber(s string) (mag uint64, neg, digits, overflow bool) {
 // read. A negative number wraps ("-1" is the largest value), and a number
 // too large either way is the largest value (ERANGE), as in glibc.
 func Strtoul(s string) (v uint64, ok bool) {
-	mag, neg, digits, overflow := cNumber(s)
+	mag, neg, digits, overflow := cNumber(s, 0)
 	switch {
 	case overflow:
 		return math.MaxUint64, digits
@@ -57,8 +60,14 @@ func Strtoul(s string) (v uint64, ok bool) {
 
 // Strtol is C's strtol(s, NULL, 0): read as Strtoul reads, signed, and
 // clamped to the int64 range on overflow (ERANGE), as in glibc.
-func Strtol(s string) int64 {
-	mag, neg, _, overflow := cNumber(s)
+func Strtol(s string) int64 { return strtol(s, 0) }
+
+// Atoi is C's atoi: glibc's (int)strtol(s, NULL, 10), decimal only ("010"
+// is 10), the long cut to a 32-bit int.
+func Atoi(s string) int32 { return int32(strtol(s, 10)) }
+
+func strtol(s string, base uint64) int64 {
+	mag, neg, _, overflow := cNumber(s, base)
 	switch {
 	case neg && (overflow || mag >= 1<<63):
 		return math.MinInt64
@@ -88,22 +97,3 @@ func HexDigit(c byte) uint64 {
 func IsXDigit(c byte) bool { return HexDigit(c) < 16 }
 
 func IsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-// AtoiPrefix keeps what atoi reads of s: blanks, a sign and decimal digits.
-func AtoiPrefix(s string) string {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
-		i++
-	}
-	j := i
-	if j < len(s) && (s[j] == '+' || s[j] == '-') {
-		j++
-	}
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
-	if j == i || (j == i+1 && (s[i] == '+' || s[i] == '-')) {
-		return "0"
-	}
-	return s[i:j]
-}

@@ -61,9 +61,16 @@ func TestCTypes(t *testing.T) {
 			t.Errorf("byte %#x: IsXDigit %v IsAlpha %v", c, IsXDigit(b), IsAlpha(b))
 		}
 	}
-	for in, want := range map[string]string{"12x": "12", " -3": "-3", "+": "0", "x": "0", "": "0", "\t+7 8": "+7"} {
-		if got := AtoiPrefix(in); got != want {
-			t.Errorf("AtoiPrefix(%q) = %q, want %q", in, got, want)
+}
+
+// glibc's atoi (Python's ctypes): decimal only, the long cut to an int.
+func TestAtoiMatchesGlibc(t *testing.T) {
+	for in, want := range map[string]int32{
+		"010": 10, "08": 8, "0x10": 0, " -1": -1, "+7x": 7, "abc": 0, "": 0, "+": 0, "\t+7 8": 7,
+		"4294967297": 1, "2147483648": -2147483648, "99999999999999999999": -1, "-99999999999999999999": 0,
+	} {
+		if got := Atoi(in); got != want {
+			t.Errorf("Atoi(%q) = %d, want %d", in, got, want)
 		}
 	}
 }
