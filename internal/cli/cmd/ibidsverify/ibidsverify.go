@@ -43,10 +43,11 @@ import (
 //   - a CA's port GUID is read up to the last ')' of its line, which on a
 //     link to a CA or router, or to a node whose name holds a ')', is no
 //     GUID: such a port GUID is never compared.
-// Deliberate difference: IDs compare as numbers, so a hand-edited file
-// that writes one ID in two ways ("0x10", "0x0010") or a name holding the
-// script's patterns ("# lid 5 ") reads differently; the C tools write
-// each ID one way.
+// Deliberate differences, on texts the C tools do not write: IDs compare
+// as numbers, so a hand-edited file that writes one ID two ways ("0x10",
+// "0x0010") or an ID that is no number reads differently; and a node name
+// holding the script's patterns ("# lid 5 ") does not change what is read
+// of a model.
 
 // IdsCacheDir is where the script keeps its ibnetdiscover output
 // (IBswcountlimits.pm's cache_dir).
