@@ -111,7 +111,10 @@ func traceTo(w io.Writer, level int) func(rpc.Event) {
 	}
 }
 
-// HexDump is libibmad's xdump: 2-byte groups, 16 bytes a line.
+// HexDump is libibmad's xdump: 2-byte groups, 16 bytes a line. (xdump
+// also leaves a blank before the last newline when the length is even and
+// no multiple of 16; smpdump's 64 bytes never are, and decode_mad's dumps
+// are its own.)
 func HexDump(b []byte) string {
 	const digits = "0123456789abcdef"
 	out := make([]byte, 0, len(b)*3)

@@ -78,7 +78,7 @@ parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
 // reading.
 func checkHopsFit(s string) error {
 	for i, item := range strings.Split(s, ",") {
-		if v, _ := ctext.Strtoul(ctext.AtoiPrefix(item)); v > 254 {
+		if v := ctext.Atoi(item); v < 0 || v > 254 {
 			return cmdutil.UsageErrorf("invalid directed route %q: hop %d %q is not a port number 0..254", s, i, item)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/internal/cache"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/cli/render"
+	"github.com/ibtool/ibtool/internal/ctext"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -170,6 +171,6 @@ func foundLine(ev discovery.FoundEvent) string {
 		desc = desc[:i]
 	}
 	return fmt.Sprintf("DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
-		mad.FormatDRPath(ev.Path), prompt, render.NodeTypeName(ev.Node.Type), ev.Node.GUID, port,
+		mad.FormatDRPath(ev.Path), prompt, ctext.MadNodeType(ev.Node.Type), ev.Node.GUID, port,
 		ev.BaseLID, int(ev.BaseLID)+(1<<ev.LMC)-1, desc)
 }

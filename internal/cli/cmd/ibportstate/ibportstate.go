@@ -407,11 +407,13 @@ func (s *portState) run(d query.Dest, portnum int, op string, values map[string]
 	return nil
 }
 
+// ibNodeTypeName is the JSON's node type: the C tool tells only switches
+// from the rest ("CA/RT"), so a router is a "ca" here.
 func ibNodeTypeName(isSwitch bool) string {
 	if isSwitch {
-		return "switch"
+		return string(jsonv.Switch)
 	}
-	return "ca"
+	return string(jsonv.CA)
 }
 
 // nodeInfo is get_node_info.
