@@ -4,7 +4,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/ibtool/ibtool/internal/cli.Version=$(VERSION)
+LDFLAGS := -X github.com/ibtool/ibtool/internal/cli.Version=$(VERSION) -X main.version=$(VERSION)
 
 # Where make install puts things. The classic-name links (perfquery,
 # ibstat, ibv_devinfo, ...) go to a directory of their own, so they do not
@@ -16,6 +16,8 @@ MANDIR  ?= $(PREFIX)/share/man/man8
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# The exporter's systemd unit (its ExecStart is rewritten to BINDIR).
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 # The simulated fabric the tests and the demo need (Debian/Ubuntu packages),
 # the verbs header the layout tests check ibtool's structures against (also
@@ -30,7 +32,7 @@ SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-l
 	qemu-user groff-base dpkg prometheus bash-completion
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz
+.PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz soak
 
 all: build
 
@@ -46,11 +48,13 @@ deps:
 # needs neither a C toolchain nor rdma-core's headers to build.
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ibtool ./cmd/ibtool
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ibtool-exporter ./cmd/ibtool-exporter
 
 # The header-free build and the arm64 cross build (make test runs this).
 cross:
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ibtool
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool-exporter
 	GOARCH=arm64 $(GO) vet ./internal/verbs
 
 # Man pages (section 8) from the command tree, into docs/man.
@@ -93,12 +97,23 @@ lossbench: deps build
 fuzz:
 	FUZZTIME=$${FUZZTIME:-10s} scripts/fuzz.sh
 
+# The exporter's soak (docs/exporter.md) on the 2000-node fabric: 1,000
+# scrapes while links go down and up and OpenSM restarts; the figures go
+# to stdout. make test runs the same on a 200-node fabric.
+SOAKFLAGS ?= -fabric S2000 -scrapes 1000
+soak: deps build
+	$(GO) run ./cmd/ibbench -soak -exporter bin/ibtool-exporter $(SOAKFLAGS)
+
 demo: deps build
 	scripts/demo.sh
 
 install: build man completions
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 bin/ibtool $(DESTDIR)$(BINDIR)/ibtool
+	install -m 0755 bin/ibtool-exporter $(DESTDIR)$(BINDIR)/ibtool-exporter
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/bin/ibtool-exporter|$(BINDIR)/ibtool-exporter|' contrib/systemd/ibtool-exporter.service > $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
 	install -m 0644 docs/man/*.8 $(DESTDIR)$(MANDIR)/
 	install -m 0644 bin/completions/ibtool $(DESTDIR)$(BASHCOMPDIR)/ibtool
 	install -m 0644 bin/completions/_ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool
@@ -131,6 +146,7 @@ ifneq ($(LINKDIR),)
 	rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null || true
 endif
 	rm -f $(DESTDIR)$(BINDIR)/ibtool $(DESTDIR)$(MANDIR)/ibtool.8 $(DESTDIR)$(MANDIR)/ibtool-*.8
+	rm -f $(DESTDIR)$(BINDIR)/ibtool-exporter $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool $(DESTDIR)$(FISHCOMPDIR)/ibtool.fish
 
 # A Debian package of ibtool that installs beside infiniband-diags: no file
