@@ -180,6 +180,19 @@ func TestOnceAndTextfile(t *testing.T) {
 	if code, out, _ := runIn(t, f, "--once", "--no-collector.go", "--no-collector.process"); code != 0 || strings.Contains(out, "go_goroutines") || strings.Contains(out, "process_") {
 		t.Errorf("--no-collector.go --no-collector.process: exit %d, still go_ or process_ metrics", code)
 	}
+	// ibsim's PMAs answer PortRcvErrorDetails; their ClassPortInfo has no
+	// IsQP1DroppedSupported, so QP1Dropped is not exported.
+	if out, err := f.Console(`PerformanceSet "Hca1"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=3`); err != nil {
+		t.Fatalf("PerformanceSet: %v %q", err, out)
+	}
+	code, out, _ = runIn(t, f, "--once", "--collector.error-details")
+	if want := `ib_port_local_physical_errors_total{node_guid="0x0000000000100000",node_name="hca one",port="1"} 3`; code != 0 || !strings.Contains(out, "\n"+want+"\n") {
+		t.Errorf("--collector.error-details: exit %d, no %s:\n%s", code, want, grep(out, "ib_port_local_physical_errors_total"))
+	}
+	if strings.Contains(out, "ib_port_qp1_dropped_total") || strings.Contains(out, "ib_port_scrape_error") {
+		t.Errorf("QP1Dropped or a failed read on ibsim:\n%s", grep(out, "ib_port_qp1", "ib_port_scrape_error"))
+	}
+	promtoolCheck(t, out)
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "infiniband.prom")
