@@ -26,6 +26,15 @@ func belowCapability(p *discovery.Port) bool {
 		return true
 	}
 	ci, rci := capPortInfo(p, pi), capPortInfo(r, ri)
+	// XDR lives in the LinkSpeedExt*2 fields (IBA 1.7), on ports whose
+	// CapabilityMask2 says they have them.
+	xdr := uint8(mad.LinkSpeedExt2XDR)
+	if hasExtSpeeds2(ci) && hasExtSpeeds2(rci) && enabled(pi.LinkSpeedExtEnabled2, pi.LinkSpeedExtSupported2, 7)&enabled(ri.LinkSpeedExtEnabled2, ri.LinkSpeedExtSupported2, 7)&xdr != 0 {
+		return uint8(pi.LinkSpeedExtActive2)&xdr == 0
+	}
+	if pi.LinkSpeedExtActive2 != 0 {
+		return false // the fastest there is
+	}
 	extSpeeds := uint32(mad.PortCapMaskExtendedSpeeds)
 	if ci != nil && rci != nil && ci.CapabilityMask&extSpeeds != 0 && rci.CapabilityMask&extSpeeds != 0 {
 		// 30 in LinkSpeedExtEnabled: extended speeds disabled; 31: all
@@ -43,6 +52,13 @@ func belowCapability(p *discovery.Port) bool {
 		return highest(common)&uint8(pi.LinkSpeedActive) == 0
 	}
 	return false
+}
+
+// hasExtSpeeds2 tells whether a port's capability masks (ci: port 0's on
+// a switch) have the LinkSpeedExt*2 fields.
+func hasExtSpeeds2(ci *mad.PortInfo) bool {
+	return ci != nil && ci.CapabilityMask&uint32(mad.PortCapMaskCapabilityMask2) != 0 &&
+		ci.CapabilityMask2&uint16(mad.PortCapMask2ExtSpeeds2) != 0
 }
 
 // enabled is a LinkWidthEnabled or LinkSpeed*Enabled value, with all the
