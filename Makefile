@@ -4,7 +4,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/ibtool/ibtool/internal/cli.Version=$(VERSION) -X main.version=$(VERSION)
+LDFLAGS := -X github.com/ibtool/ibtool/internal/cli/cmdutil.Version=$(VERSION) -X main.version=$(VERSION)
 
 # Where make install puts things. The classic-name links (perfquery,
 # ibstat, ibv_devinfo, ...) go to a directory of their own, so they do not

@@ -14,11 +14,11 @@ import (
 // make test runs on the 200-node fabric), and the figures on stdout. It
 // exits 1 if a scrape failed outright, a figure grew or the exporter did
 // not stop with status 0.
-func runSoak(spec fabricSpec, genTopo, exporter string, scrapes int) {
+func runSoak(spec fabricSpec, exporter string, scrapes int) {
 	dir, err := os.MkdirTemp("", "ibbench-soak-")
 	check(err)
 	defer os.RemoveAll(dir)
-	fab, label, _ := startFabric(spec, genTopo, dir)
+	fab, label, _ := startFabric(spec, dir)
 	defer fab.Stop()
 	rep, err := soak.Run(context.Background(), soak.Config{
 		Exporter: exporter, Fabric: fab, Attach: attach,

@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/cli"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 func main() {
 	date := flag.String("date", defaultDate(), "date in the pages' header")
-	version := flag.String("version", cli.Version, "ibtool version in the pages' footer")
+	version := flag.String("version", cmdutil.Version, "ibtool version in the pages' footer")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: ibtool-man [-date YYYY-MM-DD] [-version V] DIR")
 		os.Exit(2)
 	}
-	cli.Version = *version
+	cmdutil.Version = *version
 	dir := flag.Arg(0)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "ibtool-man:", err)

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/ibtool/ibtool/internal/cli"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/exitclean"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -38,5 +39,5 @@ func main() {
 	// makes about half that, 200 saves 3-4% of the CPU for 13% more
 	// peak memory on the 5000-node fabric (44.8 against 51.6 MB; 50 would
 	// take 39 MB for 12% more CPU). GOGC still overrides.
-	exitclean.Exit(cli.Main(os.Args, cli.StdIO()))
+	exitclean.Exit(cli.Main(os.Args, cmdutil.StdIO()))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -400,7 +401,7 @@ func TestVendstatCPI(t *testing.T) {
 	if r := f.run("vendstat", "--cpi", "-N", "2"); r.Code != 0 || r.Stdout != cpi+n.Stdout {
 		t.Errorf("--cpi -N: %s", r)
 	}
-	if r := f.run("vendstat", "--cpi", "4"); r.Code != ExitFailure || r.Stdout != "vendstat: iberror: failed: classportinfo query\n" {
+	if r := f.run("vendstat", "--cpi", "4"); r.Code != cmdutil.ExitFailure || r.Stdout != "vendstat: iberror: failed: classportinfo query\n" {
 		t.Errorf("--cpi without the class: %s", r)
 	}
 }
@@ -429,7 +430,7 @@ func TestVendstatWrites(t *testing.T) {
 	for _, args := range [][]string{{"-c", "1", "2"}, {"-c", "a,b", "2"}, {"-c", "1,2,3", "2"}, {"-W", "1234", "2"},
 		{"-W", "1234,xyz", "2"}, {"-W", "1,2,3,4", "2"}, {"-W", "123456789,1", "2"}, {"-R", "", "2"}, {"-c", "1,1", "2", "port"}} {
 		r := f.run("vendstat", args...)
-		if r.Code != ExitUsage || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "vendstat: ") {
+		if r.Code != cmdutil.ExitUsage || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "vendstat: ") {
 			t.Errorf("vendstat %v: exit %d, stdout %q, stderr %q; want a usage error", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
@@ -584,7 +585,7 @@ func TestIbccconfigBadInputSendsNothing(t *testing.T) {
 		}
 		// As "ibtool ibccconfig": one line naming the value, exit 2.
 		r = runWith(f.opener(), append([]string{"ibtool", "ibccconfig"}, strings.Fields(args)...)...)
-		if r.code != ExitUsage || r.stdout != "" {
+		if r.code != cmdutil.ExitUsage || r.stdout != "" {
 			t.Errorf("ibtool ibccconfig %s: exit %d, stdout %q, stderr %q; want a usage error", args, r.code, r.stdout, r.stderr)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -91,10 +92,10 @@ func TestMalformedTargetExitCodes(t *testing.T) {
 			conformLinked(simfabric.ExpectFailure(t), f, "", tc.tool, nil, args...)
 		}
 		linked := runLinked(f, "", tc.tool, args...)
-		if linked.Code != ExitFailure || !strings.HasPrefix(linked.Stdout, tc.tool+": iberror: failed: can't resolve destination port ") {
+		if linked.Code != cmdutil.ExitFailure || !strings.HasPrefix(linked.Stdout, tc.tool+": iberror: failed: can't resolve destination port ") {
 			t.Errorf("%s %s through the link: %v", tc.tool, tc.args, linked)
 		}
-		wantFailure(t, runSim(f, "", append([]string{tc.tool}, args...)...), ExitUsage, "can't resolve destination port")
+		wantFailure(t, runSim(f, "", append([]string{tc.tool}, args...)...), cmdutil.ExitUsage, "can't resolve destination port")
 	}
 	// smpdump's C tool reads any LID as a number and dumps zeros; ibtool
 	// refuses the target as a usage error in both modes.
@@ -102,7 +103,7 @@ func TestMalformedTargetExitCodes(t *testing.T) {
 	if c.Code != 0 {
 		t.Errorf("C smpdump bogus: %v", c)
 	}
-	if r := runLinked(f, "", "smpdump", "bogus", "0x11"); r.Code != ExitUsage || r.Stdout != "" {
+	if r := runLinked(f, "", "smpdump", "bogus", "0x11"); r.Code != cmdutil.ExitUsage || r.Stdout != "" {
 		t.Errorf("smpdump bogus through the link: %v", r)
 	}
 }

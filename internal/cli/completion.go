@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/smpquery"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
 )
@@ -21,7 +23,7 @@ const CompletionCacheEnv = "IBTOOL_CACHE"
 // newCompletionCmd prints cobra's completion script for a shell. The
 // scripts call "ibtool __complete", so they complete commands, flags and,
 // where a command takes a node, the node names of a fabric cache.
-func newCompletionCmd(env *Env) *cobra.Command {
+func newCompletionCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	shells := map[string]func(c *cobra.Command, w io.Writer) error{
 		"bash": genBashCompletion,
 		"zsh":  func(c *cobra.Command, w io.Writer) error { return c.GenZshCompletion(w) },
@@ -42,10 +44,10 @@ by $` + CompletionCacheEnv + ` (write one with "ibtool ibnetdiscover --cache FIL
 		ValidArgs: []string{"bash", "zsh", "fish"},
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("give one shell: bash, zsh or fish")
+				return cmdutil.UsageErrorf("give one shell: bash, zsh or fish")
 			}
 			if shells[args[0]] == nil {
-				return usageErrorf("unknown shell %q: bash, zsh or fish", args[0])
+				return cmdutil.UsageErrorf("unknown shell %q: bash, zsh or fish", args[0])
 			}
 			return nil
 		},
@@ -112,9 +114,9 @@ func addCompletions(root *cobra.Command) {
 				return completeNodeNames(c, toComplete), cobra.ShellCompDirectiveNoFileComp
 			case c.Name() == "smpquery" && len(args) == 0:
 				var ops []string
-				for _, op := range smpOps {
-					if strings.HasPrefix(strings.ToLower(op.name), strings.ToLower(toComplete)) {
-						ops = append(ops, op.name)
+				for _, op := range smpquery.SmpOps {
+					if strings.HasPrefix(strings.ToLower(op.Name), strings.ToLower(toComplete)) {
+						ops = append(ops, op.Name)
 					}
 				}
 				return ops, cobra.ShellCompDirectiveNoFileComp

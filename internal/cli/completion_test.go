@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 func TestCompletionScripts(t *testing.T) {
@@ -25,7 +27,7 @@ func TestCompletionScripts(t *testing.T) {
 	}
 	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}, {"completion", "bash", "zsh"}} {
 		r := runWith(nil, append([]string{"ibtool"}, args...)...)
-		if r.code != ExitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "completion: ") {
+		if r.code != cmdutil.ExitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "completion: ") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want a usage error", args, r.code, r.stdout, r.stderr)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
 )
@@ -41,7 +42,7 @@ func TestIbtracertLoopIsRefusedAsTheCToolRefusesIt(t *testing.T) {
 	forward(sw1, lid, 2, 8) // sw1 sends far's LID to sw2 ...
 	forward(sw2, lid, 2, 8) // ... and sw2 sends it back: a loop
 	r := runWith(tr, "ibtracert", "1", fmt.Sprint(lid))
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "find_route: Direct path too long!") ||
+	if r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "find_route: Direct path too long!") ||
 		!strings.Contains(r.stdout, "ibtracert: iberror: failed: Failed to get route information") {
 		t.Fatalf("loop: %+v", r)
 	}
@@ -51,7 +52,7 @@ func TestIbtracertLoopIsRefusedAsTheCToolRefusesIt(t *testing.T) {
 		t.Errorf("%d hops printed before the refusal, want 62:\n%s", n, r.stdout)
 	}
 	r = runWith(tr, "ibtool", "ibtracert", "1", fmt.Sprint(lid))
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "Failed to get route information") {
+	if r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "Failed to get route information") {
 		t.Fatalf("ibtool ibtracert, loop: %+v", r)
 	}
 }
@@ -64,13 +65,13 @@ func TestIbtracertDeadEnds(t *testing.T) {
 	// The C tool names the node it came from, not the switch whose entry
 	// is bad: it reads the next switch's table before moving on to it.
 	want := fmt.Sprintf(`Bad forwarding table entry found at: node "host" lid entry %d is 9 (top 8)`, lid)
-	if r.code != ExitFailure || !strings.Contains(r.stderr, want) {
+	if r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, want) {
 		t.Fatalf("port 9 of 8: %+v", r)
 	}
 	forward(sw1, lid, 2, 8)
 	forward(sw2, lid, 5, 8) // an unconnected port: no node there
 	r = runWith(tr, "ibtracert", "1", fmt.Sprint(lid))
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "find_route: can't reach port at") {
+	if r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "find_route: can't reach port at") {
 		t.Fatalf("unconnected port: %+v", r)
 	}
 	forward(sw2, lid, 3, 8)

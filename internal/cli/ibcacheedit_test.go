@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/cache"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcacheedit"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -29,7 +31,7 @@ func simCache(t *testing.T, f *simfabric.Fabric, dir string) string {
 // argv0 "ibcacheedit" runs it as through a symlink.
 func runIbtool(argv0 string, args ...string) simfabric.Result {
 	var out, errOut bytes.Buffer
-	env := &Env{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errOut}}
+	env := &cmdutil.Env{IO: cmdutil.IO{In: strings.NewReader(""), Out: &out, Err: &errOut}}
 	code := run(append([]string{argv0}, args...), env)
 	return simfabric.Result{Stdout: out.String(), Stderr: errOut.String(), Code: code}
 }
@@ -173,15 +175,15 @@ func TestIbcacheeditJSON(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatal(r)
 	}
-	var res cacheEditResult
+	var res ibcacheedit.CacheEditResult
 	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
 		t.Fatal(err, r.Stdout)
 	}
-	want := cacheEditResult{Input: x, Output: out, Edits: []cacheEdit{
+	want := ibcacheedit.CacheEditResult{Input: x, Output: out, Edits: []ibcacheedit.CacheEdit{
 		{Option: "switchguid", Before: "0x0000000000200000", After: "0x0000000000abcdef", Changed: 1,
-			Nodes: []editedNode{{NodeGUID: "0x0000000000abcdef", NodeType: "switch", Description: "Switch1"}}},
+			Nodes: []ibcacheedit.EditedNode{{NodeGUID: "0x0000000000abcdef", NodeType: "switch", Description: "Switch1"}}},
 		{Option: "portguid", NodeGUID: "0x0000000000100000", Before: "0x0000000000100001", After: "0x0000000000100099", Changed: 1,
-			Nodes: []editedNode{{NodeGUID: "0x0000000000100000", NodeType: "ca", Description: "hca one", Port: 1}}},
+			Nodes: []ibcacheedit.EditedNode{{NodeGUID: "0x0000000000100000", NodeType: "ca", Description: "hca one", Port: 1}}},
 	}}
 	if g, w := mustJSON(t, res), mustJSON(t, want); g != w {
 		t.Errorf("got  %s\nwant %s", g, w)

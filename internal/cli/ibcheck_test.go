@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
@@ -90,11 +92,11 @@ type checkDoc struct {
 		LID                  uint16
 		Port                 int
 		Counters             map[string]uint64
-		Exceeded             []thresholdHit
+		Exceeded             []ibcheck.ThresholdHit
 	}
 	Summary map[string]int
-	Errors  []checkErrorDoc
-	Reset   *resetDoc
+	Errors  []ibcheck.CheckErrorDoc
+	Reset   *ibcheck.ResetDoc
 }
 
 func runCheckJSON(t *testing.T, f *simfabric.Fabric, args ...string) checkDoc {
@@ -138,7 +140,7 @@ func TestIbcheckJSON(t *testing.T) {
 	found := false
 	for _, c := range doc.Checks {
 		if c.LID == 4 && c.Check == "counters" {
-			found = len(c.Exceeded) == 1 && c.Exceeded[0] == thresholdHit{"symbol_error_counter", 50, 10} && c.Status == "failed"
+			found = len(c.Exceeded) == 1 && c.Exceeded[0] == ibcheck.ThresholdHit{Counter: "symbol_error_counter", Value: 50, Threshold: 10} && c.Status == "failed"
 		}
 	}
 	if !found || doc.Summary["ports_beyond_threshold"] != 2 || len(doc.Errors) != 0 {
@@ -189,8 +191,8 @@ func TestIbcheckResets(t *testing.T) {
 		}
 		eng := rpc.New(port, rpc.Options{Timeout: time.Second})
 		defer eng.Close()
-		cr := &counterReader{ctx: context.Background(), client: query.New(eng, query.Options{})}
-		_, errs := cr.clear(nil, []counterTarget{{guid: 0x100003, nodeType: 1, numPorts: 1, lid: 4, port: 1}}, 0xFFF, false)
+		cr := &ibcheck.CounterReader{Ctx: context.Background(), Client: query.New(eng, query.Options{})}
+		_, errs := cr.Clear(nil, []ibcheck.CounterTarget{{Guid: 0x100003, NodeType: 1, NumPorts: 1, Lid: 4, Port: 1}}, 0xFFF, false)
 		if !errors.Is(errs[0], query.ErrNoWrite) {
 			t.Errorf("got %v, want %v", errs[0], query.ErrNoWrite)
 		}
@@ -230,7 +232,7 @@ func TestIbcheckBadInput(t *testing.T) {
 		{"ibcheckstate extra", "accepts 0 to 0 arguments"},
 	} {
 		r := runSim(f, "", strings.Fields(tc.args)...)
-		if r.Code != ExitUsage || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" || strings.Count(r.Stderr, "\n") > 2 {
+		if r.Code != cmdutil.ExitUsage || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" || strings.Count(r.Stderr, "\n") > 2 {
 			t.Errorf("%s: got exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, r.Code, r.Stdout, r.Stderr, tc.msg)
 		}
 	}

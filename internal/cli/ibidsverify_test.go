@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibidsverify"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -24,7 +26,7 @@ func TestIbidsverifyConform(t *testing.T) {
 	})
 	t.Run("duplicates", func(t *testing.T) {
 		ca := fmt.Sprintf("ibtooltest%d", os.Getpid())
-		file := filepath.Join(idsCacheDir, "ibnetdiscover-"+ca+"-1.topology")
+		file := filepath.Join(ibidsverify.IdsCacheDir, "ibnetdiscover-"+ca+"-1.topology")
 		text, err := os.ReadFile("testdata/ibidsverify/dup.topology")
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +54,7 @@ func TestIbidsverifyConform(t *testing.T) {
 			t.Errorf("exit %d, want 1", r.Code)
 		}
 		r = runSim(f, "", "ibidsverify", "--json", "-C", ca, "-P", "1")
-		var doc idsResult
+		var doc ibidsverify.IdsResult
 		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Problems) != len(want) {
 			t.Fatalf("JSON %v: %s", err, r.Stdout)
 		}
@@ -68,7 +70,7 @@ func TestIbidsverifyConform(t *testing.T) {
 	})
 	t.Run("bad option", func(t *testing.T) {
 		r := runSim(f, "", "ibidsverify", "-x")
-		if r.Code != ExitUsage || r.Stdout != "" {
+		if r.Code != cmdutil.ExitUsage || r.Stdout != "" {
 			t.Errorf("got %v", r)
 		}
 	})

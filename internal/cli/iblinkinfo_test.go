@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/cli/render"
 	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
@@ -39,7 +42,7 @@ func conformLinks(t testing.TB, f *simfabric.Fabric, host, tool string, args ...
 	compat := conformLinksCompat(t, f, host, tool, args...)
 	ours := runSim(f, host, append([]string{tool}, args...)...)
 	incomplete := strings.Contains(ours.Stderr, tool+": incomplete: ")
-	if ours.Stdout != compat.Stdout || (ours.Code != compat.Code && !(incomplete && compat.Code == 0 && ours.Code == ExitIncomplete)) {
+	if ours.Stdout != compat.Stdout || (ours.Code != compat.Code && !(incomplete && compat.Code == 0 && ours.Code == cmdutil.ExitIncomplete)) {
 		t.Errorf("%s: as ibtool %s: exit %d, through the symlink %d; stdout the same: %v", label, tool, ours.Code, compat.Code, ours.Stdout == compat.Stdout)
 	}
 }
@@ -51,11 +54,11 @@ func conformLinks(t testing.TB, f *simfabric.Fabric, host, tool string, args ...
 func partialScans(t *testing.T, f *simfabric.Fabric, host string) []string {
 	t.Helper()
 	r := runSim(f, host, "ibnetdiscover", "--json")
-	var doc fabricDoc
+	var doc fabricdoc.FabricDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("%v: %s", err, r.Stdout)
 	}
-	var sws, cas []nodeDoc
+	var sws, cas []fabricdoc.NodeDoc
 	for _, n := range doc.Nodes {
 		if n.NodeType == "switch" {
 			sws = append(sws, n)
@@ -64,11 +67,11 @@ func partialScans(t *testing.T, f *simfabric.Fabric, host string) []string {
 		}
 	}
 	starts := []string{"-D 0"}
-	pick := func(ns []nodeDoc, k int) []nodeDoc {
+	pick := func(ns []fabricdoc.NodeDoc, k int) []fabricdoc.NodeDoc {
 		if len(ns) <= k {
 			return ns
 		}
-		return append(append([]nodeDoc(nil), ns[:k-1]...), ns[len(ns)-1])
+		return append(append([]fabricdoc.NodeDoc(nil), ns[:k-1]...), ns[len(ns)-1])
 	}
 	for _, n := range append(pick(sws, 3), pick(cas, 2)...) {
 		if n.DRPath != "" && n.DRPath != "0" {
@@ -124,7 +127,7 @@ func TestIblinkinfoPartialScanOddities(t *testing.T) {
 func TestIblinkinfoSwitchByGUID(t *testing.T) {
 	f := sharedFabric(t, "fattree-50.net")
 	r := runSim(f, "", "ibnetdiscover", "--json")
-	var doc fabricDoc
+	var doc fabricdoc.FabricDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -234,16 +237,16 @@ func TestIblinkinfoWhenPartsDoNotAnswer(t *testing.T) {
 		conformLinksCompat(cFails(t, args == "-D 0,8"), f, "", "iblinkinfo", strings.Fields(args)...) // a route through the port fails
 	}
 	r := runSim(f, "", "iblinkinfo", "-l")
-	if r.Code != ExitIncomplete || !strings.HasSuffix(r.Stderr, "iblinkinfo: incomplete: 1 queries failed (1 NodeInfo)\n") {
+	if r.Code != cmdutil.ExitIncomplete || !strings.HasSuffix(r.Stderr, "iblinkinfo: incomplete: 1 queries failed (1 NodeInfo)\n") {
 		t.Errorf("ibtool iblinkinfo: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	r = runSim(f, "", "iblinkinfo", "--json")
-	var doc linkInfoDoc
+	var doc render.LinkInfoDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Complete || len(doc.Errors) != 1 || doc.Errors[0].DRPath != "0,8" {
 		t.Errorf("--json: %v complete %v %+v", err, doc.Complete, doc.Errors)
 	}
 	cr := runWith(umad.NewSim(umad.SimConfig{SockName: f.SockName()}), "iblinkinfo", "--fail-incomplete")
-	if cr.code != ExitIncomplete {
+	if cr.code != cmdutil.ExitIncomplete {
 		t.Errorf("iblinkinfo --fail-incomplete through the symlink: exit %d", cr.code)
 	}
 	// ibfindnodesusing walks too: its JSON and exit say the same.
@@ -252,7 +255,7 @@ func TestIblinkinfoWhenPartsDoNotAnswer(t *testing.T) {
 		Complete *bool `json:"complete"`
 		Errors   []any `json:"errors"`
 	}
-	if err := json.Unmarshal([]byte(r.Stdout), &found); err != nil || r.Code != ExitIncomplete || found.Complete == nil || *found.Complete || len(found.Errors) != 1 {
+	if err := json.Unmarshal([]byte(r.Stdout), &found); err != nil || r.Code != cmdutil.ExitIncomplete || found.Complete == nil || *found.Complete || len(found.Errors) != 1 {
 		t.Errorf("ibfindnodesusing --json: exit %d, %v, complete %v, errors %v", r.Code, err, found.Complete, found.Errors)
 	}
 }
@@ -286,15 +289,15 @@ func TestIblinkinfoFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"--diffcheck sw", ExitUsage, "invalid diff check key: sw"},
+		{"--diffcheck sw", cmdutil.ExitUsage, "invalid diff check key: sw"},
 		{"--load-cache " + missing, 1, "loading cached fabric failed"},
-		{"--diff " + missing, ExitFailure, "loading cached fabric for diff failed"},
-		{"--filterdownports " + missing, ExitFailure, "loading cached fabric for filterdownports failed"},
-		{"-t 0", ExitFailure, `Invalid timeout "0"`},
+		{"--diff " + missing, cmdutil.ExitFailure, "loading cached fabric for diff failed"},
+		{"--filterdownports " + missing, cmdutil.ExitFailure, "loading cached fabric for filterdownports failed"},
+		{"-t 0", cmdutil.ExitFailure, `Invalid timeout "0"`},
 		{"-D 0,8 --load-cache x", 1, "Cannot specify cache and direct route path"},
 		{"-D 0,8,1,4", 1, "Failed to get local Node Info"},
-		{"--discovery XY", ExitUsage, `invalid --discovery "XY"`},
-		{"--sa --discovery DR", ExitUsage, "cannot be combined with --discovery DR"},
+		{"--discovery XY", cmdutil.ExitUsage, `invalid --discovery "XY"`},
+		{"--sa --discovery DR", cmdutil.ExitUsage, "cannot be combined with --discovery DR"},
 		{"-C mlx5_9", 1, "Failed to open mlx5_9 port 0"},
 	} {
 		r := runSim(f, "", append([]string{"iblinkinfo"}, strings.Fields(tc.args)...)...)
@@ -324,7 +327,7 @@ func TestIblinkinfoNodeNameMap(t *testing.T) {
 func TestIblinkinfoJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "iblinkinfo", "--json", "-p")
-	var doc linkInfoDoc
+	var doc render.LinkInfoDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
 		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
 	}
@@ -350,7 +353,7 @@ func TestIblinkinfoJSON(t *testing.T) {
 }
 
 // TestIblinkinfoOnAGeneratedFatTree: a 1000-node three-level fat tree
-// (gen_topo.py preset S1000), full and partial scans.
+// (topogen preset S1000), full and partial scans.
 func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 1000-node fabric")
@@ -465,7 +468,7 @@ func TestIblinkinfoFromTheSA(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := rmppSAOf(fab)
-		for _, flags := range []string{"", "-l -p", "--switches-only -d", "-S " + hexGUID(s.local.PortGUID)} {
+		for _, flags := range []string{"", "-l -p", "--switches-only -d", "-S " + fabricdoc.HexGUID(s.local.PortGUID)} {
 			want := runSim(f, "", append([]string{"iblinkinfo", "--load-cache", file}, strings.Fields(flags)...)...)
 			for _, sel := range []string{"--sa", "--discovery=SA"} {
 				s = rmppSAOf(fab)
@@ -505,7 +508,7 @@ func TestIblinkinfoWithoutSM(t *testing.T) {
 func TestIblinkinfoRefusesAHopBeyondAByte(t *testing.T) {
 	for _, path := range []string{"0,257", "0,300", "0,8,-1"} {
 		r := runWith(nil, "ibtool", "iblinkinfo", "-D", path)
-		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, `iblinkinfo: invalid directed route "`+path+`": hop`) ||
+		if r.code != cmdutil.ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, `iblinkinfo: invalid directed route "`+path+`": hop`) ||
 			!strings.Contains(r.stderr, "is not a port number 0..254") {
 			t.Errorf("-D %s: exit %d, stderr %q", path, r.code, r.stderr)
 		}

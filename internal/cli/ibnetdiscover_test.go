@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
 )
@@ -75,7 +77,7 @@ func TestIbnetdiscoverWritesTheTopologyFile(t *testing.T) {
 		t.Errorf("topology files differ:\n%s", d)
 	}
 	r := runSim(f, "", "ibnetdiscover", filepath.Join(dir, "no", "such", "dir"))
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "can't open file") {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stderr, "can't open file") {
 		t.Errorf("unwritable file: exit %d, %q", r.Code, r.Stderr)
 	}
 }
@@ -84,7 +86,7 @@ func TestIbnetdiscoverWritesTheTopologyFile(t *testing.T) {
 // file: nodes (GUID, type, description, ports) and links.
 func fabricSummary(t *testing.T, jsonText string) (nodes, links []string) {
 	t.Helper()
-	var doc fabricDoc
+	var doc fabricdoc.FabricDoc
 	if err := json.Unmarshal([]byte(jsonText), &doc); err != nil {
 		t.Fatalf("%v: %s", err, jsonText)
 	}
@@ -130,7 +132,7 @@ func TestIbnetdiscoverTopologyLoadsIntoIbsim(t *testing.T) {
 func TestIbnetdiscoverJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "ibnetdiscover", "--json")
-	var doc fabricDoc
+	var doc fabricdoc.FabricDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
 		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
 	}
@@ -166,7 +168,7 @@ func TestIbnetdiscoverGoesOnWhenPartsDoNotAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runSim(f, "", "ibnetdiscover", "-t", "50")
-	if r.Code != ExitIncomplete || !strings.Contains(r.Stdout, `"Switch1" base port 0 lid 1`) || strings.Contains(r.Stdout, "sw2 desc") ||
+	if r.Code != cmdutil.ExitIncomplete || !strings.Contains(r.Stdout, `"Switch1" base port 0 lid 1`) || strings.Contains(r.Stdout, "sw2 desc") ||
 		!strings.Contains(r.Stderr, "1 queries failed") || !strings.Contains(r.Stderr, "DR path 0,8: NodeInfo: no reply") ||
 		!strings.HasSuffix(r.Stderr, "ibnetdiscover: incomplete: 1 queries failed (1 NodeInfo)\n") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
@@ -176,7 +178,7 @@ func TestIbnetdiscoverGoesOnWhenPartsDoNotAnswer(t *testing.T) {
 		t.Errorf("through the symlink: exit %d", compat.code)
 	}
 	r = runSim(f, "", "ibnetdiscover", "-t", "50", "--json")
-	var doc fabricDoc
+	var doc fabricdoc.FabricDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Complete || len(doc.Errors) != 1 || doc.Errors[0].DRPath != "0,8" || len(doc.Nodes) != 3 {
 		t.Errorf("--json: %v %+v", err, doc)
 	}
@@ -194,12 +196,12 @@ func TestIbnetdiscoverFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"--diffcheck sw,foo", ExitUsage, "invalid diff check key: foo"},
-		{"--bogus", ExitUsage, "unknown flag: --bogus"},
-		{"--discovery XY", ExitUsage, `invalid --discovery "XY"`},
-		{"--sa --discovery DR", ExitUsage, "cannot be combined with --discovery DR"},
-		{"-t 0", ExitFailure, `Invalid timeout "0"`},
-		{"-C mlx5_0", ExitFailure, `CA "mlx5_0" not found`},
+		{"--diffcheck sw,foo", cmdutil.ExitUsage, "invalid diff check key: foo"},
+		{"--bogus", cmdutil.ExitUsage, "unknown flag: --bogus"},
+		{"--discovery XY", cmdutil.ExitUsage, `invalid --discovery "XY"`},
+		{"--sa --discovery DR", cmdutil.ExitUsage, "cannot be combined with --discovery DR"},
+		{"-t 0", cmdutil.ExitFailure, `Invalid timeout "0"`},
+		{"-C mlx5_0", cmdutil.ExitFailure, `CA "mlx5_0" not found`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			r := runSim(f, "", append([]string{"ibnetdiscover"}, strings.Fields(tc.args)...)...)
@@ -247,7 +249,7 @@ func TestIbnetdiscoverCacheMatchesInfinibandDiags(t *testing.T) {
 			simfabric.Compare(t, topo+" "+strings.Join(args, " "), c, ours, simfabric.Timestamps)
 		}
 	}
-	// fattree-50 and the torus share GUIDs (gen_topo.py's bases): a rich
+	// fattree-50 and the torus share GUIDs (topogen's bases): a rich
 	// diff either way.
 	for _, pair := range [][2]string{{"torus-3x3.net", "fattree-50.net"}, {"fattree-50.net", "torus-3x3.net"}, {"tiny.net", "tiny.net"}} {
 		for _, check := range []string{"", "sw,lid", "sw,ca,nodedesc", "ca,port", "SW,Port,LID", "sw,ca,port,nodedesc", "router"} {
@@ -261,11 +263,11 @@ func TestIbnetdiscoverCacheMatchesInfinibandDiags(t *testing.T) {
 		}
 	}
 	r := runSim(sharedFabric(t, "tiny.net"), "", "ibnetdiscover", "--load-cache", filepath.Join(dir, "missing"))
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "loading cached fabric failed") {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stderr, "loading cached fabric failed") {
 		t.Errorf("missing cache: exit %d, %q", r.Code, r.Stderr)
 	}
 	r = runSim(sharedFabric(t, "tiny.net"), "", "ibnetdiscover", "--diff", filepath.Join(dir, "missing"))
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "loading cached fabric for diff failed") {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stderr, "loading cached fabric for diff failed") {
 		t.Errorf("missing diff cache: exit %d, %q", r.Code, r.Stderr)
 	}
 }

@@ -13,8 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibping"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/vendormad"
 )
 
 // serverFabric is a tiny.net fabric of its own for the server tests: a
@@ -64,14 +67,14 @@ func waitServer(t *testing.T, f *simfabric.Fabric, host string, done <-chan stru
 
 // startGoServer runs "ibtool <tool> -S" in-process, attached to host as an
 // SM (SIM_SET_ISSM), until the returned stop is called.
-func startGoServer(t *testing.T, f *simfabric.Fabric, host string, build func(*Env) *cobra.Command, args ...string) (stop func() (stdout, stderr string)) {
+func startGoServer(t *testing.T, f *simfabric.Fabric, host string, build func(*cmdutil.Env, string) *cobra.Command, args ...string) (stop func() (stdout, stderr string)) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env := &Env{
-		IO:        IO{In: strings.NewReader(""), Out: &out, Err: &errOut},
+	env := &cmdutil.Env{
+		IO:        cmdutil.IO{In: strings.NewReader(""), Out: &out, Err: &errOut},
 		Transport: umad.NewSim(umad.SimConfig{SockName: f.SockName(), Host: host, IsSM: true}),
 	}
-	cmd := build(env)
+	cmd := build(env, "")
 	cmd.SetArgs(append([]string{"-S"}, args...))
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -145,7 +148,7 @@ func TestIbpingMatchesInfinibandDiags(t *testing.T) {
 	simfabric.RequireTools(t, "ibping")
 	f := serverFabric(t)
 	lid := lidOf(t, f, hca2GUID)
-	host := hostAndDomain(216)
+	host := vendormad.HostAndDomain(216)
 	norms := []simfabric.Normalizer{pingTimes}
 	clients := []string{
 		"-c 2 " + lid,
@@ -156,7 +159,7 @@ func TestIbpingMatchesInfinibandDiags(t *testing.T) {
 	}
 
 	t.Run("ibtool server", func(t *testing.T) {
-		stop := startGoServer(t, f, "Hca2", newIbpingCmd)
+		stop := startGoServer(t, f, "Hca2", ibping.NewCmd)
 		for _, args := range clients {
 			conformLinked(t, f, "Hca1", "ibping", norms, strings.Fields(args)...)
 		}
@@ -198,11 +201,11 @@ func TestIbpingFailures(t *testing.T) {
 	f := serverFabric(t)
 	// ibsim gives requests only to a client connected as SM.
 	r := runSim(f, "Hca2", "ibping", "-S")
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "can't serve class 50 on this port") || !strings.Contains(r.Stderr, "SIM_SET_ISSM=1") {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stderr, "can't serve class 50 on this port") || !strings.Contains(r.Stderr, "SIM_SET_ISSM=1") {
 		t.Errorf("-S without SIM_SET_ISSM: %v", r)
 	}
 	r = runLinked(f, "Hca2", "ibping", "-S")
-	if r.Code != ExitFailure || r.Stdout != "ibping: iberror: failed: can't serve class 50 on this port\n" || !strings.Contains(r.Stderr, "SIM_SET_ISSM") {
+	if r.Code != cmdutil.ExitFailure || r.Stdout != "ibping: iberror: failed: can't serve class 50 on this port\n" || !strings.Contains(r.Stderr, "SIM_SET_ISSM") {
 		t.Errorf("-S without SIM_SET_ISSM (compat): %v", r)
 	}
 	for _, tc := range []struct {
@@ -210,11 +213,11 @@ func TestIbpingFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"", ExitUsage, "expected <dest lid|guid>"},
-		{"-c x 3", ExitUsage, `invalid count "x"`},
-		{"-o 0x1000000 3", ExitUsage, `invalid OUI "0x1000000"`},
-		{"-G 0x999", ExitFailure, "can't resolve destination port 0x999: the SA knows no path"},
-		{"-D 0,1", ExitUsage, "unknown shorthand flag: 'D'"},
+		{"", cmdutil.ExitUsage, "expected <dest lid|guid>"},
+		{"-c x 3", cmdutil.ExitUsage, `invalid count "x"`},
+		{"-o 0x1000000 3", cmdutil.ExitUsage, `invalid OUI "0x1000000"`},
+		{"-G 0x999", cmdutil.ExitFailure, "can't resolve destination port 0x999: the SA knows no path"},
+		{"-D 0,1", cmdutil.ExitUsage, "unknown shorthand flag: 'D'"},
 	} {
 		r := runSim(f, "", append([]string{"ibping"}, strings.Fields(tc.args)...)...)
 		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) {
@@ -230,26 +233,15 @@ func TestIbpingFailures(t *testing.T) {
 func TestIbpingJSON(t *testing.T) {
 	f := serverFabric(t)
 	lid := lidOf(t, f, hca2GUID)
-	stop := startGoServer(t, f, "Hca2", newIbpingCmd)
+	stop := startGoServer(t, f, "Hca2", ibping.NewCmd)
 	defer stop()
 	r := runSim(f, "Hca1", "ibping", "--json", "-f", "-c", "3", lid)
-	var got ibpingResult
+	var got ibping.IbpingResult
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
 		t.Fatal(err, r)
 	}
-	if got.Target.Text != "Lid "+lid || got.Target.Route != "lid" || got.Host != hostAndDomain(216) || got.Transmitted != 3 || got.Received != 3 || got.LossPercent != 0 ||
+	if got.Target.Text != "Lid "+lid || got.Target.Route != "lid" || got.Host != vendormad.HostAndDomain(216) || got.Transmitted != 3 || got.Received != 3 || got.LossPercent != 0 ||
 		len(got.Pongs) != 3 || got.Pongs[2].Seq != 3 || got.RTTMinMS > got.RTTAvgMS || got.RTTAvgMS > got.RTTMaxMS || got.RTTMaxMS == 0 {
 		t.Errorf("got %+v", got)
-	}
-}
-
-// get_host_and_domain: "host.domain", no dot without a domain, cut to fit.
-func TestHostAndDomain(t *testing.T) {
-	s := hostAndDomain(216)
-	if s == "" || strings.HasSuffix(s, ".") || strings.HasPrefix(s, ".") {
-		t.Errorf("hostAndDomain = %q", s)
-	}
-	if short := hostAndDomain(3); len(short) > 2 {
-		t.Errorf("hostAndDomain(3) = %q: must leave room for the NUL", short)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // ibportstate sends each SMP once, as the C tool does in practice: an
@@ -13,7 +15,7 @@ import (
 func TestIbportstateSendsEachSMPOnce(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "ibportstate", "-d", "-t", "100", "1", "1") // Switch1 port 1, by LID
-	if r.Code != ExitFailure || !strings.Contains(r.Stdout, "# Port info: Lid 1 port 1\n") {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stdout, "# Port info: Lid 1 port 1\n") {
 		t.Fatalf("%v", r)
 	}
 	sends := regexp.MustCompile(`(?m)^ibtool: send +(.*) tid `).FindAllStringSubmatch(r.Stderr, -1)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
@@ -184,11 +185,11 @@ func TestIbportstateGuardsTheLocalPort(t *testing.T) {
 	before := runLinked(f, "Hca1", "ibportstate", "-D", "0", "1")
 	for _, args := range []string{"-D 0 1 disable", "-D 0 0 off", "2 1 down", "-G 0x100001 1 reset"} {
 		r := runSim(f, "Hca1", append([]string{"ibportstate"}, strings.Fields(args)...)...)
-		if r.Code != ExitUsage || !strings.Contains(r.Stderr, "the local port") || !strings.Contains(r.Stderr, "--force") || r.Stdout != "" {
+		if r.Code != cmdutil.ExitUsage || !strings.Contains(r.Stderr, "the local port") || !strings.Contains(r.Stderr, "--force") || r.Stdout != "" {
 			t.Errorf("%s: %v", args, r)
 		}
 		r = runLinked(f, "Hca1", "ibportstate", strings.Fields(args)...)
-		if r.Code != ExitFailure || !strings.HasPrefix(r.Stdout, "ibportstate: iberror: failed: refusing to ") {
+		if r.Code != cmdutil.ExitFailure || !strings.HasPrefix(r.Stdout, "ibportstate: iberror: failed: refusing to ") {
 			t.Errorf("%s (compat): %v", args, r)
 		}
 	}
@@ -212,12 +213,12 @@ func TestIbportstateFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"2 1 bogus", ExitUsage, "invalid operation: bogus"},
-		{"2 1 speed x", ExitUsage, "invalid speed value x"},
-		{"2 x", ExitUsage, `invalid port number "x"`},
-		{"2", ExitUsage, "expected <dest dr_path|lid|guid> <portnum>"},
-		{"2 5", ExitFailure, "smp query portinfo failed: SubnGet(PortInfo) LID 2 mod 0x5 failed: MAD status 0x001c"},
-		{"-t 100 1 8", ExitFailure, "smp query nodeinfo failed: no reply to SubnGet(NodeInfo) DR path 0,8"},
+		{"2 1 bogus", cmdutil.ExitUsage, "invalid operation: bogus"},
+		{"2 1 speed x", cmdutil.ExitUsage, "invalid speed value x"},
+		{"2 x", cmdutil.ExitUsage, `invalid port number "x"`},
+		{"2", cmdutil.ExitUsage, "expected <dest dr_path|lid|guid> <portnum>"},
+		{"2 5", cmdutil.ExitFailure, "smp query portinfo failed: SubnGet(PortInfo) LID 2 mod 0x5 failed: MAD status 0x001c"},
+		{"-t 100 1 8", cmdutil.ExitFailure, "smp query nodeinfo failed: no reply to SubnGet(NodeInfo) DR path 0,8"},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			r := runSim(f, "", append([]string{"ibportstate"}, strings.Fields(tc.args)...)...)
@@ -252,25 +253,6 @@ func TestIbportstateJSON(t *testing.T) {
 	}
 	if v, ok := got.Peer.PortInfo["m_key"]; !ok || v != nil {
 		t.Errorf("M_Key without -K: %v", v)
-	}
-}
-
-// The peer checks warn as libibmad's IBWARN: the best rate both ends
-// enable should be the active one.
-func TestIbportstatePeerWarnings(t *testing.T) {
-	var errOut strings.Builder
-	s := &portState{env: &Env{IO: IO{Err: &errOut}}}
-	s.checkPeer("validate_width", "width", 0x3&0x1f, 1, []peerRate{{0x8, 8, "12x"}, {0x4, 4, "8x"}, {0x2, 2, "4x"}, {0x10, 16, "2x"}, {0x1, 1, "1x"}})
-	s.checkPeer("validate_speed", "speed", 0x7&0x3, 2, []peerRate{{0x4, 4, "10.0 Gbps"}, {0x2, 2, "5.0 Gbps"}, {0x1, 1, "2.5 Gbps"}})
-	want := []string{"Peer ports operating at active width 1 rather than 2 (4x)"}
-	if strings.Join(s.res.Warnings, "|") != strings.Join(want, "|") {
-		t.Errorf("warnings %q, want %q", s.res.Warnings, want)
-	}
-	if !regexp.MustCompile(`^ibwarn: \[\d+\] validate_width: Peer ports operating at active width 1 rather than 2 \(4x\)\n$`).MatchString(errOut.String()) {
-		t.Errorf("stderr %q", errOut.String())
-	}
-	if linkEnabled(255, 0x13, 255) != 0x13 || linkEnabled(2, 0x13, 255) != 2 || linkEnabled(15, 7, 15) != 7 {
-		t.Error("linkEnabled: 255/15/31 mean the supported set")
 	}
 }
 

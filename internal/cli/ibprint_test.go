@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
@@ -96,9 +98,9 @@ func TestIbprintFromTheSA(t *testing.T) {
 		}
 		for _, n := range fab.Nodes {
 			tool := map[int]string{1: "ibprintca", 2: "ibprintswitch", 3: "ibprintrt"}[n.Type]
-			want := runSim(f, "", tool, "--load-cache", file, hexGUID(n.GUID))
+			want := runSim(f, "", tool, "--load-cache", file, fabricdoc.HexGUID(n.GUID))
 			s := rmppSAOf(fab)
-			got := runWith(s, "ibtool", tool, "--sa", hexGUID(n.GUID))
+			got := runWith(s, "ibtool", tool, "--sa", fabricdoc.HexGUID(n.GUID))
 			if got.code != 0 || got.stdout != want.Stdout || want.Stdout == "" || s.smps() != 0 {
 				t.Errorf("%s: %s --sa %x: exit %d, stderr %q, %d SMPs\n%s", topo, tool, n.GUID, got.code, got.stderr, s.smps(),
 					simfabric.UnifiedDiff("cache", "SA", want.Stdout, got.stdout))
@@ -122,17 +124,17 @@ func TestIbprintFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"ibprintca", ExitUsage, "a NODE_GUID or -l is needed"},
-		{"ibprintca -l 0x100000", ExitUsage, "-l lists every CA: no NODE_GUID"},
-		{"ibprintca xyz", ExitUsage, `no CA is named "xyz"`},
-		{"ibprintca 1xyz", ExitUsage, `invalid node GUID "1xyz"`},
-		{"ibprintca 0x123", ExitFailure, "could not find node 0x0000000000000123"},
-		{"ibprintca --sa 0x123", ExitFailure, "could not find node 0x0000000000000123"},
-		{"ibprintca 0x200000", ExitFailure, "node 0x0000000000200000 is a switch, not a CA"},
-		{"ibprintswitch 0x100000", ExitFailure, "node 0x0000000000100000 is a ca, not a switch"},
-		{"ibprintrt --discovery XY 1", ExitUsage, `invalid --discovery "XY"`},
-		{"ibprintca --load-cache /nonexistent 0x100000", ExitFailure, "loading cached fabric failed"},
-		{"ibprintca 0x100000 0x100003", ExitUsage, "accepts 0 to 1 arguments, received 2"},
+		{"ibprintca", cmdutil.ExitUsage, "a NODE_GUID or -l is needed"},
+		{"ibprintca -l 0x100000", cmdutil.ExitUsage, "-l lists every CA: no NODE_GUID"},
+		{"ibprintca xyz", cmdutil.ExitUsage, `no CA is named "xyz"`},
+		{"ibprintca 1xyz", cmdutil.ExitUsage, `invalid node GUID "1xyz"`},
+		{"ibprintca 0x123", cmdutil.ExitFailure, "could not find node 0x0000000000000123"},
+		{"ibprintca --sa 0x123", cmdutil.ExitFailure, "could not find node 0x0000000000000123"},
+		{"ibprintca 0x200000", cmdutil.ExitFailure, "node 0x0000000000200000 is a switch, not a CA"},
+		{"ibprintswitch 0x100000", cmdutil.ExitFailure, "node 0x0000000000100000 is a ca, not a switch"},
+		{"ibprintrt --discovery XY 1", cmdutil.ExitUsage, `invalid --discovery "XY"`},
+		{"ibprintca --load-cache /nonexistent 0x100000", cmdutil.ExitFailure, "loading cached fabric failed"},
+		{"ibprintca 0x100000 0x100003", cmdutil.ExitUsage, "accepts 0 to 1 arguments, received 2"},
 	} {
 		r := runSim(f, "", strings.Fields(tc.args)...)
 		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" {
@@ -151,14 +153,14 @@ func TestIbprintFailures(t *testing.T) {
 func TestIbprintJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "ibprintswitch", "--json", "0x200001")
-	var n nodeDoc
+	var n fabricdoc.NodeDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &n); err != nil || n.NodeGUID != 0x200001 || n.NodeType != "switch" ||
 		n.NodeName != "sw2 desc" || len(n.Ports) != 5 || n.Ports[1].Remote == nil || n.Ports[1].Remote.NodeGUID != 0x100006 {
 		t.Errorf("%v %+v", err, n)
 	}
 	r = runSim(f, "", "ibprintca", "--json", "-l")
 	var doc struct {
-		Nodes []nodeDoc `json:"nodes"`
+		Nodes []fabricdoc.NodeDoc `json:"nodes"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Nodes) != 3 || doc.Nodes[0].NodeType != "ca" {
 		t.Errorf("-l: %v %+v", err, doc)

@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/topogen"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
@@ -113,7 +115,7 @@ func conformQE(t *testing.T, f *simfabric.Fabric, topo string, compat bool, args
 		ours := runSim(f, "", append([]string{"ibqueryerrors"}, args...)...)
 		incomplete := strings.Contains(ours.Stderr, "ibqueryerrors: incomplete: ")
 		if qeNoTraffic(ours.Stdout) != qeNoTraffic(link.Stdout) ||
-			(ours.Code != link.Code && !(incomplete && link.Code == 0 && ours.Code == ExitIncomplete)) {
+			(ours.Code != link.Code && !(incomplete && link.Code == 0 && ours.Code == cmdutil.ExitIncomplete)) {
 			t.Errorf("%s: ibqueryerrors %s: as ibtool ibqueryerrors exit %d, through the symlink %d; stdout the same: %v",
 				topo, strings.Join(args, " "), ours.Code, link.Code, qeNoTraffic(ours.Stdout) == qeNoTraffic(link.Stdout))
 		}
@@ -228,20 +230,20 @@ func TestIbqueryerrorsJSON(t *testing.T) {
 				Counters map[string]json.RawMessage `json:"counters"`
 				Extended map[string]json.RawMessage `json:"extended_counters"`
 				Details  map[string]uint64          `json:"rcv_error_details"`
-				Exceeded []qeExceeded               `json:"exceeded"`
+				Exceeded []ibcheck.QeExceeded       `json:"exceeded"`
 			} `json:"ports"`
 		} `json:"nodes"`
-		Summary    qeSummary `json:"summary"`
-		Suppressed []string  `json:"suppressed"`
-		Errors     []any     `json:"errors"`
-		Complete   *bool     `json:"complete"`
-		WalkErrors []any     `json:"walk_errors"`
+		Summary    ibcheck.QeSummary `json:"summary"`
+		Suppressed []string          `json:"suppressed"`
+		Errors     []any             `json:"errors"`
+		Complete   *bool             `json:"complete"`
+		WalkErrors []any             `json:"walk_errors"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	ports := map[string]int{}
-	var sw1p1 []qeExceeded
+	var sw1p1 []ibcheck.QeExceeded
 	for _, n := range doc.Nodes {
 		for _, p := range n.Ports {
 			ports[n.NodeName]++
@@ -304,32 +306,24 @@ func TestIbqueryerrorsBadInput(t *testing.T) {
 		r := runIbtool("ibtool", append([]string{"ibqueryerrors"}, tc.args...)...)
 		// The line, then the usage errors' hint.
 		lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
-		if r.Code != ExitUsage || !strings.Contains(lines[0], tc.msg) || len(lines) != 2 || !strings.HasPrefix(lines[1], "Run 'ibtool ibqueryerrors --help'") || r.Stdout != "" {
+		if r.Code != cmdutil.ExitUsage || !strings.Contains(lines[0], tc.msg) || len(lines) != 2 || !strings.HasPrefix(lines[1], "Run 'ibtool ibqueryerrors --help'") || r.Stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", tc.args, r.Code, r.Stderr, r.Stdout, tc.msg)
 		}
 	}
 }
 
-// generatedFabric is the shared fabric of a gen_topo.py preset (S1000:
+// generatedFabric is the shared fabric of a topogen preset (S1000:
 // 1008 nodes), started on first use.
 func generatedFabric(t *testing.T, preset string) *simfabric.Fabric {
 	t.Helper()
 	simfabric.RequireSim(t, true)
-	key := "gen_topo " + preset
+	key := "topogen " + preset
 	fabricsMu.Lock()
 	defer fabricsMu.Unlock()
 	if f := fabrics[key]; f != nil {
 		return f
 	}
-	gen := filepath.Join("..", "..", "..", "shared", "tools", "gen_topo.py")
-	if _, err := os.Stat(gen); err != nil {
-		simfabric.Missing(t, fmt.Errorf("no gen_topo.py (../shared/tools): %v", err))
-	}
-	net, err := exec.Command("python3", gen, "preset", preset).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	flags, err := exec.Command("python3", gen, "preset", preset, "--print-ibsim-flags").Output()
+	gen, err := topogen.Preset(preset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,10 +333,10 @@ func generatedFabric(t *testing.T, preset string) *simfabric.Fabric {
 		t.Fatal(err)
 	}
 	topo := filepath.Join(dir, preset+".net")
-	if err := os.WriteFile(topo, net, 0o644); err != nil {
+	if err := gen.WriteFile(topo); err != nil {
 		t.Fatal(err)
 	}
-	f, err := simfabric.Start(context.Background(), simfabric.Options{Topology: topo, IbsimFlags: strings.Fields(string(flags)),
+	f, err := simfabric.Start(context.Background(), simfabric.Options{Topology: topo, IbsimFlags: gen.IbsimFlags(),
 		StartTimeout: 10 * time.Minute, RunTimeout: 5 * time.Minute})
 	os.RemoveAll(dir) // ibsim has read it
 	if err != nil {
@@ -405,9 +399,9 @@ func TestIbqueryerrorsUnderLoss(t *testing.T) {
 				Error    string          `json:"error"`
 			} `json:"ports"`
 		} `json:"nodes"`
-		Summary  qeSummary   `json:"summary"`
-		Errors   []qeFailure `json:"errors"`
-		Complete *bool       `json:"complete"`
+		Summary  ibcheck.QeSummary   `json:"summary"`
+		Errors   []ibcheck.QeFailure `json:"errors"`
+		Complete *bool               `json:"complete"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("%v: %s", err, r)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -178,5 +179,5 @@ func TestIbrouteTargetByName(t *testing.T) {
 		t.Fatalf("by name (exit %d):\n%s\nby LID:\n%s", byName.Code, byName.Stdout+byName.Stderr, byLID.Stdout)
 	}
 	r := runSim(f, "", "ibroute", "nosuchswitch")
-	wantFailure(t, r, ExitUsage, `no node is named "nosuchswitch"`)
+	wantFailure(t, r, cmdutil.ExitUsage, `no node is named "nosuchswitch"`)
 }

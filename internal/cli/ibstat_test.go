@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibstat"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
@@ -37,7 +39,7 @@ type cmdResult struct {
 // name ("ibstat" runs in compat mode, like the symlink).
 func runWith(tr umad.Opener, args ...string) cmdResult {
 	var out, errOut bytes.Buffer
-	env := &Env{IO: IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, Transport: tr}
+	env := &cmdutil.Env{IO: cmdutil.IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, Transport: tr}
 	code := run(args, env)
 	return cmdResult{out.String(), errOut.String(), code}
 }
@@ -146,11 +148,11 @@ func TestIbstatErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"nosuch", ExitFailure, "'nosuch' IB device can't be found"},
-		{"mlx4_0 3", ExitFailure, "CA: 'mlx4_0' has no port number 3 - max (2)"},
-		{"mlx4_0 junk", ExitFailure, "has no port number 0 - max (2)"}, // strtol gives 0
-		{"-C mlx4_0", ExitUsage, "unknown shorthand flag: 'C'"},        // excluded like ibstat.c
-		{"-t 10", ExitUsage, "unknown shorthand flag: 't'"},
+		{"nosuch", cmdutil.ExitFailure, "'nosuch' IB device can't be found"},
+		{"mlx4_0 3", cmdutil.ExitFailure, "CA: 'mlx4_0' has no port number 3 - max (2)"},
+		{"mlx4_0 junk", cmdutil.ExitFailure, "has no port number 0 - max (2)"}, // strtol gives 0
+		{"-C mlx4_0", cmdutil.ExitUsage, "unknown shorthand flag: 'C'"},        // excluded like ibstat.c
+		{"-t 10", cmdutil.ExitUsage, "unknown shorthand flag: 't'"},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			r := runKernel(t, root, append([]string{"ibstat"}, strings.Fields(tc.args)...)...)
@@ -201,7 +203,7 @@ func TestIbstatSkipsBrokenCA(t *testing.T) {
 		t.Errorf("ibstat -l mlx5_0: %+v", r)
 	}
 	// Naming the broken one: the reason, exit 255.
-	if r := runKernel(t, root, "ibstat", "mlx4_0"); r.code != ExitFailure || !strings.Contains(r.stderr, "stat of IB device 'mlx4_0' failed") {
+	if r := runKernel(t, root, "ibstat", "mlx4_0"); r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "stat of IB device 'mlx4_0' failed") {
 		t.Errorf("ibstat mlx4_0: %+v", r)
 	}
 }
@@ -268,10 +270,10 @@ func TestIbstatFormatting(t *testing.T) {
 		t.Errorf("ibstat:\n%s", unifiedDiff(want, r.stdout))
 	}
 	// Devices that are not IB node types are not IB devices for ibstat.
-	if r := runWith(&umadtest.Opener{LocalCAs: []umad.CA{{Name: "iw0", NodeType: 4}}}, "ibstat", "iw0"); r.code != ExitFailure {
+	if r := runWith(&umadtest.Opener{LocalCAs: []umad.CA{{Name: "iw0", NodeType: 4}}}, "ibstat", "iw0"); r.code != cmdutil.ExitFailure {
 		t.Errorf("ibstat iw0: %+v", r)
 	}
-	if r := runWith(&umadtest.Opener{CAsErr: errors.New("no InfiniBand port")}, "ibstat"); r.code != ExitFailure ||
+	if r := runWith(&umadtest.Opener{CAsErr: errors.New("no InfiniBand port")}, "ibstat"); r.code != cmdutil.ExitFailure ||
 		!strings.Contains(r.stderr, "can't list IB device names: no InfiniBand port") {
 		t.Errorf("transport failure: %+v", r)
 	}
@@ -289,17 +291,17 @@ func TestIbstatJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%+v", r)
 	}
-	var got ibstatResult
+	var got ibstat.IbstatResult
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.CAs) != 3 {
 		t.Fatalf("%d CAs", len(got.CAs))
 	}
-	wantCA := ibstatCAJSON{
+	wantCA := ibstat.IbstatCAJSON{
 		Name: "mlx4_0", NodeType: "ca", CAType: "MT4099", NumPorts: 2, FirmwareVersion: "2.42.5000",
 		HardwareVersion: "b0", NodeGUID: 0x0002c90300a1b2c0, SystemImageGUID: 0x0002c90300a1b2c3,
-		Ports: []ibstatPortJSON{
+		Ports: []ibstat.IbstatPortJSON{
 			{Port: 1, State: 1, StateText: "Down", PhysicalState: 2, PhysicalStateText: "Polling", RateGbps: 10, RateText: "10 Gb/sec (4X SDR)",
 				BaseLID: 0, LMC: 0, SMLID: 0, CapabilityMask: 0x02514868, CapabilityMaskNames: capNames0x02514868,
 				PortGUID: 0x0002c90300a1b2c1, LinkLayer: "InfiniBand"},
@@ -390,18 +392,6 @@ func TestIbstatJSON(t *testing.T) {
 	}
 }
 
-func TestCStrtol(t *testing.T) {
-	for in, want := range map[string]int64{
-		"2": 2, "0x10": 16, "010": 8, " 7": 7, "-3": -3, "+4": 4, "junk": 0, "": 0, "3abc": 3,
-		"0x": 0, "09": 0, "99999999999999999999": 1<<63 - 1, "-99999999999999999999": -1 << 63,
-		"9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63, "0xffffffffffffffffff": 1<<63 - 1,
-	} {
-		if got := cStrtol(in); got != want {
-			t.Errorf("cStrtol(%q) = %d; want %d", in, got, want)
-		}
-	}
-}
-
 // ibstatusScript copies /usr/sbin/ibstatus with its sysfs path pointed at
 // root.
 func ibstatusScript(t *testing.T, root string) string {
@@ -478,7 +468,7 @@ func TestIbstatusMatchesScript(t *testing.T) {
 			t.Errorf("ibtool: %+v", ours)
 		}
 		// Outside compat mode the error goes to stderr.
-		if r := runKernel(t, missing, "ibtool", "ibstatus"); r.code != ExitFailure || r.stdout != "" || r.stderr != "ibstatus: No devices\n" {
+		if r := runKernel(t, missing, "ibtool", "ibstatus"); r.code != cmdutil.ExitFailure || r.stdout != "" || r.stderr != "ibstatus: No devices\n" {
 			t.Errorf("ibtool ibstatus: %+v", r)
 		}
 	})
@@ -508,11 +498,11 @@ func TestIbstatusSimulator(t *testing.T) {
 		t.Errorf("ibstatus:\n%s", r.stdout)
 	}
 	r = runWith(&umadtest.Opener{CAsErr: errors.New("no InfiniBand port")}, "ibstatus")
-	if r.stdout != "Fatal error:  No devices\n" || r.code != ExitFailure {
+	if r.stdout != "Fatal error:  No devices\n" || r.code != cmdutil.ExitFailure {
 		t.Errorf("transport failure: %+v", r)
 	}
 	r = runWith(&umadtest.Opener{CAsErr: errors.New("no InfiniBand port")}, "ibtool", "ibstatus")
-	if r.stderr != "ibstatus: No devices: no InfiniBand port\n" || r.code != ExitFailure {
+	if r.stderr != "ibstatus: No devices: no InfiniBand port\n" || r.code != cmdutil.ExitFailure {
 		t.Errorf("transport failure: %+v", r)
 	}
 }
@@ -557,13 +547,13 @@ func TestIbstatusJSON(t *testing.T) {
 		t.Errorf("ibstatus --json (exit %d):\n%s", r.code, unifiedDiff(want, r.stdout))
 	}
 	r = runKernel(t, root, "ibstatus", "--json")
-	var all struct{ Ports []ibstatusPortJSON }
+	var all struct{ Ports []ibstat.IbstatusPortJSON }
 	if err := json.Unmarshal([]byte(r.stdout), &all); err != nil || len(all.Ports) != 4 {
 		t.Errorf("ibstatus --json: %v, %d ports", err, len(all.Ports))
 	}
 	for _, args := range [][]string{{"mlx4_0:7"}, {"nosuch"}} {
 		r := runKernel(t, root, append([]string{"ibstatus", "--json"}, args...)...)
-		if r.code != ExitFailure || r.stdout != "" || r.stderr == "" {
+		if r.code != cmdutil.ExitFailure || r.stdout != "" || r.stderr == "" {
 			t.Errorf("ibstatus --json %v: %+v", args, r)
 		}
 	}

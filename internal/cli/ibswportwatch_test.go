@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // ibswportwatch on HcaB's port (the MADs that read it are traffic there,
@@ -38,7 +41,7 @@ func TestIbswportwatch(t *testing.T) {
 	}
 
 	r = runSim(f, "", "ibswportwatch", "--json", "-n", "2", "-p", "0.05", "4", "1")
-	var doc watchDoc
+	var doc ibcheck.WatchDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Samples) != 2 || doc.Samples[1].RatesPerSec["port_xmit_pkts"] <= 0 ||
 		doc.Samples[1].RatesPerSec["port_xmit_data_bytes"] != 4*doc.Samples[1].RatesPerSec["port_xmit_data"] {
 		t.Errorf("JSON: %v %s", err, r.Stdout)
@@ -79,7 +82,7 @@ func TestIbswportwatchBadInput(t *testing.T) {
 		{"-t -T testdata/ibcheck/bad-name.thresholds -n 1 4 1", `threshold key "NoSuchCounter"`},
 	} {
 		r := runSim(f, "", append([]string{"ibswportwatch"}, strings.Fields(tc.args)...)...)
-		if r.Code != ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) || strings.Count(r.Stderr, "\n") != 1 {
+		if r.Code != cmdutil.ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) || strings.Count(r.Stderr, "\n") != 1 {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one line with %q", tc.args, r.Code, r.Stdout, r.Stderr, tc.msg)
 		}
 	}

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibsysstat"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/vendormad"
 )
 
 func TestIbsysstatMatchesInfinibandDiags(t *testing.T) {
@@ -25,7 +27,7 @@ func TestIbsysstatMatchesInfinibandDiags(t *testing.T) {
 	check := func(t *testing.T) {
 		t.Helper()
 		r := runLinked(f, "Hca3", "ibsysstat", lid, "host")
-		if r.Stdout != hostAndDomain(1<<16)+"\n" || r.Code != 0 {
+		if r.Stdout != vendormad.HostAndDomain(1<<16)+"\n" || r.Code != 0 {
 			t.Errorf("host: %v", r)
 		}
 		r = runLinked(f, "Hca3", "ibsysstat", lid, "cpu")
@@ -35,7 +37,7 @@ func TestIbsysstatMatchesInfinibandDiags(t *testing.T) {
 	}
 
 	t.Run("ibtool server", func(t *testing.T) {
-		stop := startGoServer(t, f, "Hca2", newIbsysstatCmd)
+		stop := startGoServer(t, f, "Hca2", ibsysstat.NewCmd)
 		for _, args := range clients {
 			conformLinked(t, f, "Hca1", "ibsysstat", nil, strings.Fields(args)...)
 		}
@@ -48,7 +50,7 @@ func TestIbsysstatMatchesInfinibandDiags(t *testing.T) {
 		}
 		// Another OUI: no answer.
 		r = runLinked(f, "Hca1", "ibsysstat", "-o", "5", "-t", "100", lid, "host")
-		if r.Stdout != "ibsysstat: iberror: failed: ibsystat to Lid "+lid+": Connection timed out\n" || r.Code != ExitFailure {
+		if r.Stdout != "ibsysstat: iberror: failed: ibsystat to Lid "+lid+": Connection timed out\n" || r.Code != cmdutil.ExitFailure {
 			t.Errorf("-o 5: %v", r)
 		}
 		if out, errOut := stop(); out != "" || errOut != "" {
@@ -77,7 +79,7 @@ func TestIbsysstatFailures(t *testing.T) {
 	f := serverFabric(t)
 	lid := lidOf(t, f, hca2GUID)
 	r := runSim(f, "Hca2", "ibsysstat", "-S")
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "can't serve class 51 on this port") || !strings.Contains(r.Stderr, "SIM_SET_ISSM=1") {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stderr, "can't serve class 51 on this port") || !strings.Contains(r.Stderr, "SIM_SET_ISSM=1") {
 		t.Errorf("-S without SIM_SET_ISSM: %v", r)
 	}
 	for _, tc := range []struct {
@@ -85,10 +87,10 @@ func TestIbsysstatFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"", ExitUsage, "expected <dest lid|guid> [<op>]"},
-		{"3 bogus", ExitUsage, `unknown operation "bogus"`},
-		{"-o x 3", ExitUsage, `invalid OUI "x"`},
-		{"-t 100 " + lid + " host", ExitFailure, "ibsystat to Lid " + lid + ": Connection timed out: no reply to Class0x33Get(SysStatHostInfo) LID " + lid},
+		{"", cmdutil.ExitUsage, "expected <dest lid|guid> [<op>]"},
+		{"3 bogus", cmdutil.ExitUsage, `unknown operation "bogus"`},
+		{"-o x 3", cmdutil.ExitUsage, `invalid OUI "x"`},
+		{"-t 100 " + lid + " host", cmdutil.ExitFailure, "ibsystat to Lid " + lid + ": Connection timed out: no reply to Class0x33Get(SysStatHostInfo) LID " + lid},
 	} {
 		r := runSim(f, "Hca1", append([]string{"ibsysstat"}, strings.Fields(tc.args)...)...)
 		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" {
@@ -104,36 +106,23 @@ func TestIbsysstatFailures(t *testing.T) {
 func TestIbsysstatJSON(t *testing.T) {
 	f := serverFabric(t)
 	lid := lidOf(t, f, hca2GUID)
-	stop := startGoServer(t, f, "Hca2", newIbsysstatCmd)
+	stop := startGoServer(t, f, "Hca2", ibsysstat.NewCmd)
 	defer stop()
-	for op, check := range map[string]func(ibsysstatResult) bool{
-		"ping": func(r ibsysstatResult) bool { return r.OK },
-		"host": func(r ibsysstatResult) bool { return r.Host == hostAndDomain(1<<16) },
-		"cpu":  func(r ibsysstatResult) bool { return len(r.CPUs) > 0 && strings.HasPrefix(r.CPUs[0], "cpu 0: model") },
-		"cpi": func(r ibsysstatResult) bool {
+	for op, check := range map[string]func(ibsysstat.IbsysstatResult) bool{
+		"ping": func(r ibsysstat.IbsysstatResult) bool { return r.OK },
+		"host": func(r ibsysstat.IbsysstatResult) bool { return r.Host == vendormad.HostAndDomain(1<<16) },
+		"cpu": func(r ibsysstat.IbsysstatResult) bool {
+			return len(r.CPUs) > 0 && strings.HasPrefix(r.CPUs[0], "cpu 0: model")
+		},
+		"cpi": func(r ibsysstat.IbsysstatResult) bool {
 			var cpi map[string]any
 			return json.Unmarshal(r.ClassPortInfo, &cpi) == nil && cpi["base_version"] == 1.0 && cpi["class_version"] == 1.0
 		},
 	} {
 		r := runSim(f, "Hca1", "ibsysstat", "--json", lid, op)
-		var got ibsysstatResult
+		var got ibsysstat.IbsysstatResult
 		if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 || got.Operation != op || got.Target.Text != "Lid "+lid || !check(got) {
 			t.Errorf("%s: %v %v", op, err, r)
-		}
-	}
-}
-
-// The C server's cpu text: a line per processor, the values as they follow
-// the colon in /proc/cpuinfo.
-func TestSysstatCPUText(t *testing.T) {
-	text := sysstatCPUText()
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if len(lines) == 0 || !strings.HasSuffix(text, "\n") {
-		t.Fatalf("%q", text)
-	}
-	for i, l := range lines {
-		if !strings.HasPrefix(l, "cpu "+strconv.Itoa(i)+": model ") || !strings.Contains(l, " MHZ ") {
-			t.Errorf("line %d: %q", i, l)
 		}
 	}
 }

@@ -9,6 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibidsverify"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibping"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibportstate"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibsysstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/setportstate"
+	"github.com/ibtool/ibtool/internal/cli/cmd/subnetdiff"
+	verbscmd "github.com/ibtool/ibtool/internal/cli/cmd/verbs"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
@@ -50,12 +58,12 @@ func TestJSONVocabulary(t *testing.T) {
 			// here: they would change the shared fabric).
 			{run: func(t *testing.T) []byte {
 				values := map[string]uint64{}
-				for _, o := range portOps {
-					if o.hasValue {
-						values[o.name] = 1
+				for _, o := range ibportstate.PortOps {
+					if o.HasValue {
+						values[o.Name] = 1
 					}
 				}
-				return marshalVocab(t, map[string]any{"changes": portChangesJSON(values)})
+				return marshalVocab(t, map[string]any{"changes": ibportstate.PortChangesJSON(values)})
 			}}},
 		"query": {{args: "SubnGet PortInfo 2 -a 1"}, {args: "SubnGet NodeInfo 2 -f NodeGUID -f NodeType"},
 			{args: "PerformanceGet PortCounters 2 -f PortSelect=1"}, {args: "SubnAdmGetTable NodeRecord"}, {args: "SubnAdmGet PathRecord -f DLID=2 -f SLID=1"}},
@@ -98,12 +106,12 @@ func TestJSONVocabulary(t *testing.T) {
 		"ibstatus":   {{run: kernelRun("ibstatus")}},
 		"decode_mad": {{run: decodeVocabRun("sa_pathrecord.req")}, {run: decodeVocabRun("dr_nodeinfo.mad")}, {run: decodeVocabRun("perf_counters.mad")}, {run: decodeVocabRun("dr_nodeinfo.send")}},
 		"ibping": {{run: func(t *testing.T) []byte {
-			stop := startGoServer(t, srv, "Hca2", newIbpingCmd)
+			stop := startGoServer(t, srv, "Hca2", ibping.NewCmd)
 			defer stop()
 			return vocabDoc(t, runSim(srv, "Hca1", "ibping", "--json", "-c", "2", lidOf(t, srv, hca2GUID)).Stdout)
 		}}},
 		"ibsysstat": {{run: func(t *testing.T) []byte {
-			stop := startGoServer(t, srv, "Hca2", newIbsysstatCmd)
+			stop := startGoServer(t, srv, "Hca2", ibsysstat.NewCmd)
 			defer stop()
 			lid := lidOf(t, srv, hca2GUID)
 			var docs []string
@@ -161,7 +169,7 @@ func TestJSONVocabulary(t *testing.T) {
 		"ibswportwatch":   {{args: "-n 2 -p 0.05 2 1"}, {args: "-x -n 2 -p 0.05 2 1"}},
 		"ibidsverify": {{args: "-R"}, {run: func(t *testing.T) []byte {
 			ca := fmt.Sprintf("ibtoolvocab%d", os.Getpid())
-			file := filepath.Join(idsCacheDir, "ibnetdiscover-"+ca+"-1.topology")
+			file := filepath.Join(ibidsverify.IdsCacheDir, "ibnetdiscover-"+ca+"-1.topology")
 			text, err := os.ReadFile("testdata/ibidsverify/dup.topology")
 			if err == nil {
 				err = os.WriteFile(file, text, 0o644)
@@ -175,10 +183,10 @@ func TestJSONVocabulary(t *testing.T) {
 		// The verbs commands have no simulator: their JSON from what the
 		// devices would report.
 		"ibv_devices": {{run: func(t *testing.T) []byte {
-			return marshalVocab(t, verbsDevicesJSON([]verbs.Device{{Name: "mlx5_0", GUID: 0x2c90300a1b2c3, NodeType: verbs.NodeCA, Transport: verbs.TransportIB}}))
+			return marshalVocab(t, verbscmd.VerbsDevicesJSON([]verbs.Device{{Name: "mlx5_0", GUID: 0x2c90300a1b2c3, NodeType: verbs.NodeCA, Transport: verbs.TransportIB}}))
 		}}},
 		"ibv_devinfo": {{run: func(t *testing.T) []byte {
-			return marshalVocab(t, devinfoJSON([]*devinfoDevice{vocabDevinfo()}))
+			return marshalVocab(t, verbscmd.DevinfoJSON([]*verbscmd.DevinfoDevice{vocabDevinfo()}))
 		}}},
 		"rdma_bw": {{run: func(t *testing.T) []byte {
 			gid := mad.GID{0xfe, 0x80, 15: 1}
@@ -191,7 +199,7 @@ func TestJSONVocabulary(t *testing.T) {
 	}
 
 	var names []string
-	for _, c := range newRoot(&Env{}, "").Commands() {
+	for _, c := range newRoot(&cmdutil.Env{}, "").Commands() {
 		if !noJSON[c.Name()] {
 			names = append(names, c.Name())
 		}
@@ -210,7 +218,7 @@ func TestJSONVocabulary(t *testing.T) {
 					doc = vr.run(t)
 				} else {
 					r := runSim(f, "", append([]string{name, "--json"}, strings.Fields(vr.args)...)...)
-					if r.Code != 0 && r.Code != ExitDifferent {
+					if r.Code != 0 && r.Code != subnetdiff.ExitDifferent {
 						t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 					}
 					doc = vocabDoc(t, r.Stdout)
@@ -270,14 +278,14 @@ func decodeVocabRun(file string) func(t *testing.T) []byte {
 
 // vocabDevinfo is an InfiniBand device with one active port, as
 // libibverbs would describe it.
-func vocabDevinfo() *devinfoDevice {
-	d := &devinfoDevice{Dev: verbs.Device{Name: "mlx5_0", GUID: 0x2c90300a1b2c3, NodeType: verbs.NodeCA, Transport: verbs.TransportIB}}
+func vocabDevinfo() *verbscmd.DevinfoDevice {
+	d := &verbscmd.DevinfoDevice{Dev: verbs.Device{Name: "mlx5_0", GUID: 0x2c90300a1b2c3, NodeType: verbs.NodeCA, Transport: verbs.TransportIB}}
 	d.Attr.NodeGUID, d.Attr.SysImageGUID, d.Attr.PhysPortCnt = 0x2c90300a1b2c3, 0x2c90300a1b2c3, 1
-	p := devinfoPort{Num: 1}
+	p := verbscmd.DevinfoPort{Num: 1}
 	p.Attr.State, p.Attr.LID, p.Attr.SMLID, p.Attr.LinkLayer = verbs.PortActive, 4, 1, verbs.LinkLayerInfiniBand
 	p.Attr.ActiveWidth, p.Attr.ActiveSpeed = 2, 32
-	p.GIDs = []devinfoGID{{Index: 0, GID: verbs.GID{0xfe, 0x80, 8: 0, 9: 2, 10: 0xc9, 11: 3, 15: 1}}}
-	d.Ports = []devinfoPort{p}
+	p.GIDs = []verbscmd.DevinfoGID{{Index: 0, GID: verbs.GID{0xfe, 0x80, 8: 0, 9: 2, 10: 0xc9, 11: 3, 15: 1}}}
+	d.Ports = []verbscmd.DevinfoPort{p}
 	return d
 }
 
@@ -288,10 +296,10 @@ func portStateVocab(op string) func(t *testing.T) []byte {
 		before := mad.PortInfo{PortState: mad.PortStateActive, PortPhysicalState: mad.PhysPortStateLinkUp}
 		after := mad.PortInfo{PortState: mad.PortStateInit, PortPhysicalState: mad.PhysPortStateDisabled}
 		d := query.DR([]byte{0, 1})
-		e := portStateEntry{Target: destTarget(d, d.String()), NodeGUID: 0x200000, PortGUID: 0x200000, Port: 4,
-			PortState: before.PortState, PortStateText: stateText(&before, "PortState"),
-			PhysState: before.PortPhysicalState, PhysStateText: stateText(&before, "PortPhysicalState")}
-		e.setAfter(&after)
-		return marshalVocab(t, &setPortStateResult{Operation: op, Ports: []portStateEntry{e}})
+		e := setportstate.PortStateEntry{Target: cmdutil.DestTarget(d, d.String()), NodeGUID: 0x200000, PortGUID: 0x200000, Port: 4,
+			PortState: before.PortState, PortStateText: setportstate.StateText(&before, "PortState"),
+			PhysState: before.PortPhysicalState, PhysStateText: setportstate.StateText(&before, "PortPhysicalState")}
+		e.SetAfter(&after)
+		return marshalVocab(t, &setportstate.SetPortStateResult{Operation: op, Ports: []setportstate.PortStateEntry{e}})
 	}
 }

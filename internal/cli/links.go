@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // newInstallLinksCmd creates one symlink per tool command pointing at this
 // binary, so `perfquery ...` runs `ibtool perfquery ...`.
-func newInstallLinksCmd(env *Env) *cobra.Command {
+func newInstallLinksCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "install-links DIR",
@@ -40,7 +42,7 @@ Each link is reported as created, replaced or skipped.`,
 // link is already there or a file of that name is in the way (the C tools
 // may be installed there). A failure to create one link is reported and
 // the others are still made; the command then exits 255.
-func installLinks(dir, target string, names []string, force bool, io IO) error {
+func installLinks(dir, target string, names []string, force bool, io cmdutil.IO) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -75,7 +77,7 @@ func installLinks(dir, target string, names []string, force bool, io IO) error {
 		fmt.Fprintf(io.Out, "%s %s -> %s\n", verb, link, target)
 	}
 	if failed > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d links could not be made", failed, len(names))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%d of %d links could not be made", failed, len(names))}
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // Man pages, section 8, generated from the command tree: ibtool.8 and one
@@ -19,7 +21,7 @@ import (
 // WriteManPages writes every page into dir and returns their file names.
 // date (for example "2026-11-25") goes in each page's header.
 func WriteManPages(dir, date string) ([]string, error) {
-	root := newRoot(&Env{IO: IO{Out: os.Stdout, Err: os.Stderr}}, "")
+	root := newRoot(&cmdutil.Env{IO: cmdutil.IO{Out: os.Stdout, Err: os.Stderr}}, "")
 	var files []string
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		if !c.IsAvailableCommand() && c != root {
@@ -46,7 +48,7 @@ func manName(c *cobra.Command) string {
 
 func writeManPage(b *strings.Builder, c *cobra.Command, date string) {
 	title := strings.ToUpper(manName(c))
-	fmt.Fprintf(b, ".TH %q 8 %q \"ibtool %s\" \"InfiniBand diagnostics\"\n", title, date, roffEscape(Version))
+	fmt.Fprintf(b, ".TH %q 8 %q \"ibtool %s\" \"InfiniBand diagnostics\"\n", title, date, roffEscape(cmdutil.Version))
 	b.WriteString(".SH NAME\n")
 	fmt.Fprintf(b, "%s \\- %s\n", roffEscape(manName(c)), roffEscape(c.Short))
 
@@ -56,7 +58,7 @@ func writeManPage(b *strings.Builder, c *cobra.Command, date string) {
 		use = c.CommandPath() + " <command> [flags]"
 	}
 	fmt.Fprintf(b, ".nf\n%s\n", roffLines(use))
-	if c.Annotations[annotLink] == "true" {
+	if c.Annotations[cmdutil.AnnotLink] == "true" {
 		fmt.Fprintf(b, "%s\n", roffLines(strings.TrimPrefix(c.UseLine(), c.Root().Name()+" ")))
 	}
 	b.WriteString(".fi\n")
@@ -67,7 +69,7 @@ func writeManPage(b *strings.Builder, c *cobra.Command, date string) {
 		desc = c.Short
 	}
 	writeManText(b, desc)
-	if c.Annotations[annotLink] == "true" {
+	if c.Annotations[cmdutil.AnnotLink] == "true" {
 		fmt.Fprintf(b, ".PP\nRun through a link named \\fB%s\\fR (see \\fBibtool\\-install\\-links\\fR(8)), it takes the\noptions of the C tool of that name and prints what that tool prints.\n",
 			roffEscape(c.Name()))
 	}
@@ -101,7 +103,7 @@ func writeManPage(b *strings.Builder, c *cobra.Command, date string) {
 	if c.HasParent() {
 		see = append(see, "\\fBibtool\\fR(8)")
 	}
-	if c.Annotations[annotLink] == "true" {
+	if c.Annotations[cmdutil.AnnotLink] == "true" {
 		see = append(see, fmt.Sprintf("\\fB%s\\fR(8) of infiniband\\-diags or rdma\\-core", roffEscape(c.Name())))
 	}
 	if len(see) == 0 {

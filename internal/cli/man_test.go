@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // Every command gets a page that groff formats without a warning, with its
@@ -18,7 +20,7 @@ func TestManPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := newRoot(&Env{}, "")
+	root := newRoot(&cmdutil.Env{}, "")
 	want := []string{"ibtool.8"}
 	for _, c := range root.Commands() {
 		if c.IsAvailableCommand() {

@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // A node's name works wherever a target does, resolved through the SA by
@@ -30,7 +32,7 @@ func TestTargetsByName(t *testing.T) {
 		t.Errorf("perfquery Hca3 1: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, cmd := range []string{"smpquery nodeinfo nosuchnode", "perfquery nosuchnode", "ibaddr nosuchnode", "ibping -c 1 nosuchnode"} {
-		wantFailure(t, runSim(f, "", strings.Fields(cmd)...), ExitUsage, `no node is named "nosuchnode"`)
+		wantFailure(t, runSim(f, "", strings.Fields(cmd)...), cmdutil.ExitUsage, `no node is named "nosuchnode"`)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -41,11 +43,11 @@ func TestNodeListsArguments(t *testing.T) {
 			r := runSim(f, "", append([]string{tool}, strings.Fields(args)...)...)
 			switch args {
 			case "-h", "--help":
-				if r.Code != ExitOK || !strings.Contains(r.Stdout, "--json") || r.Stderr != "" {
+				if r.Code != cmdutil.ExitOK || !strings.Contains(r.Stdout, "--json") || r.Stderr != "" {
 					t.Errorf("ibtool %s %s: %v", tool, args, r)
 				}
 			default:
-				wantFailure(t, r, ExitUsage, tool+": ")
+				wantFailure(t, r, cmdutil.ExitUsage, tool+": ")
 			}
 		}
 	}
@@ -114,7 +116,7 @@ func TestNodeListsJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "ibnodes", "--json")
 	var doc struct {
-		Nodes []nodeDoc `json:"nodes"`
+		Nodes []fabricdoc.NodeDoc `json:"nodes"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
 		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
@@ -126,29 +128,7 @@ func TestNodeListsJSON(t *testing.T) {
 	if strings.Join(types, " ") != "ca ca ca switch switch" || doc.Nodes[0].NodeGUID != 0x100006 {
 		t.Errorf("nodes %v", doc.Nodes)
 	}
-	if r := runSim(f, "", "ibhosts", "--json", "some.topo"); r.Code != ExitUsage {
+	if r := runSim(f, "", "ibhosts", "--json", "some.topo"); r.Code != cmdutil.ExitUsage {
 		t.Errorf("--json with a topology file: exit %d", r.Code)
-	}
-}
-
-func TestAwkSubstr(t *testing.T) {
-	for _, tc := range []struct {
-		s    string
-		m    int
-		n    []int
-		want string
-	}{
-		{"hello", 1, nil, "hello"},
-		{"hello", 0, nil, "hello"},
-		{"hello", -1, nil, "hello"},
-		{"hello", 2, []int{3}, "ell"},
-		{"hello", 0, []int{2}, "h"},
-		{"hello", 1, []int{-2}, ""},
-		{"hello", 4, []int{16}, "lo"},
-		{"hello", 9, nil, ""},
-	} {
-		if got := awkSubstr(tc.s, tc.m, tc.n...); got != tc.want {
-			t.Errorf("substr(%q, %d, %v) = %q, want %q", tc.s, tc.m, tc.n, got, tc.want)
-		}
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/perfquery"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -369,7 +372,7 @@ func TestPerfqueryNoSM(t *testing.T) {
 		})
 	}
 	r := runSim(f, "", "perfquery", "-G", "0x100001", "1")
-	if r.Code != ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "no subnet manager") {
+	if r.Code != cmdutil.ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "no subnet manager") {
 		t.Errorf("ibtool perfquery -G without SM: %+v", r)
 	}
 }
@@ -420,7 +423,7 @@ func TestPerfqueryBeyondInfinibandDiags(t *testing.T) {
 	// -a on a CA with two ports: refused, instead of adding up PortSelects
 	// the CA cannot answer.
 	r := runSim(f, "", "perfquery", "-a", "2")
-	if r.Code != ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "a CA with 2 ports counts only the port a MAD arrives on") {
+	if r.Code != cmdutil.ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "a CA with 2 ports counts only the port a MAD arrives on") {
 		t.Errorf("-a 2: %+v", r)
 	}
 	// A one-port CA: its port, as port 255 (the C tool prints the same).
@@ -436,26 +439,26 @@ func TestPerfqueryFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"abc", ExitUsage, `can't resolve destination port abc: no node is named "abc"`}, // a name, which no node has
-		{"1x", ExitUsage, `can't resolve destination port 1x: invalid`},
-		{"0 1", ExitUsage, "can't resolve destination port 0"},
-		{"2 1x", ExitUsage, `invalid port "1x" in "1x"`},
-		{"2 1,x", ExitUsage, `invalid port "x" in "1,x"`},
-		{"2 256", ExitUsage, `invalid port "256"`},
-		{"2 3-1", ExitUsage, "max port must be greater than min port in range"},
-		{"2 1 mask", ExitUsage, `invalid reset mask "mask"`},
-		{"-y key 2 1", ExitUsage, `invalid M_Key "key"`},
-		{"-K 2 1", ExitUsage, "unknown shorthand flag: 'K'"},
-		{"-s x 2 1", ExitUsage, "-s: "},
-		{"-s x -G 0x100001 1", ExitUsage, "-s: "},
-		{"2 5", ExitFailure, "reading the PortCounters of Lid 2 port 5: PerformanceGet(PortCounters) LID 2 mod 0x0 failed: MAD status 0x001c"},
-		{"-R 2 5", ExitFailure, "resetting the PortCounters of Lid 2 port 5: PerformanceSet(PortCounters) LID 2"},
-		{"-t 100 99 1", ExitFailure, "reading the PerfMgt ClassPortInfo of Lid 99: no reply to PerformanceGet(ClassPortInfo) LID 99"},
-		{"-X 2 1", ExitFailure, "reading the PortXmitDataSL of Lid 2 port 1: no reply to PerformanceGet(PortXmitDataSL)"},
-		{"2 255", ExitFailure, "the PMA of Lid 2 has no AllPortSelect; use -a"},
-		{"-G 0x999999 1", ExitFailure, "can't resolve destination port 0x999999: "},
-		{"-t 0 2 1", ExitFailure, `Invalid timeout "0"`},
-		{"-C mlx5_0 2 1", ExitFailure, `CA "mlx5_0" not found`},
+		{"abc", cmdutil.ExitUsage, `can't resolve destination port abc: no node is named "abc"`}, // a name, which no node has
+		{"1x", cmdutil.ExitUsage, `can't resolve destination port 1x: invalid`},
+		{"0 1", cmdutil.ExitUsage, "can't resolve destination port 0"},
+		{"2 1x", cmdutil.ExitUsage, `invalid port "1x" in "1x"`},
+		{"2 1,x", cmdutil.ExitUsage, `invalid port "x" in "1,x"`},
+		{"2 256", cmdutil.ExitUsage, `invalid port "256"`},
+		{"2 3-1", cmdutil.ExitUsage, "max port must be greater than min port in range"},
+		{"2 1 mask", cmdutil.ExitUsage, `invalid reset mask "mask"`},
+		{"-y key 2 1", cmdutil.ExitUsage, `invalid M_Key "key"`},
+		{"-K 2 1", cmdutil.ExitUsage, "unknown shorthand flag: 'K'"},
+		{"-s x 2 1", cmdutil.ExitUsage, "-s: "},
+		{"-s x -G 0x100001 1", cmdutil.ExitUsage, "-s: "},
+		{"2 5", cmdutil.ExitFailure, "reading the PortCounters of Lid 2 port 5: PerformanceGet(PortCounters) LID 2 mod 0x0 failed: MAD status 0x001c"},
+		{"-R 2 5", cmdutil.ExitFailure, "resetting the PortCounters of Lid 2 port 5: PerformanceSet(PortCounters) LID 2"},
+		{"-t 100 99 1", cmdutil.ExitFailure, "reading the PerfMgt ClassPortInfo of Lid 99: no reply to PerformanceGet(ClassPortInfo) LID 99"},
+		{"-X 2 1", cmdutil.ExitFailure, "reading the PortXmitDataSL of Lid 2 port 1: no reply to PerformanceGet(PortXmitDataSL)"},
+		{"2 255", cmdutil.ExitFailure, "the PMA of Lid 2 has no AllPortSelect; use -a"},
+		{"-G 0x999999 1", cmdutil.ExitFailure, "can't resolve destination port 0x999999: "},
+		{"-t 0 2 1", cmdutil.ExitFailure, `Invalid timeout "0"`},
+		{"-C mlx5_0 2 1", cmdutil.ExitFailure, `CA "mlx5_0" not found`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			wantFailure(t, runSim(f, "", append([]string{"perfquery"}, strings.Fields(tc.args)...)...), tc.code, tc.msg)
@@ -467,16 +470,16 @@ func TestPerfqueryJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	perfSet(t, f, `"Hca1"[1] PortCounters.SymbolErrorCounter=5`, `"Hca1"[1] PortVLOpData.PortVLOpData1=100`,
 		`"Switch1"[1] PortCounters.LinkDownedCounter=200`, `"Switch1"[4] PortCounters.LinkDownedCounter=100`)
-	run := func(args ...string) perfqueryResult {
+	run := func(args ...string) perfquery.PerfqueryResult {
 		t.Helper()
 		r := runSim(f, "", append([]string{"perfquery", "--json"}, args...)...)
-		var got perfqueryResult
+		var got perfquery.PerfqueryResult
 		if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
 			t.Fatalf("%v: exit %d, %v: %s", args, r.Code, err, r.Stdout+r.Stderr)
 		}
 		return got
 	}
-	values := func(c perfCounters) map[string]any {
+	values := func(c perfquery.PerfCounters) map[string]any {
 		var m map[string]any
 		if err := json.Unmarshal(c.Values, &m); err != nil {
 			t.Fatal(err)
@@ -520,23 +523,9 @@ func TestPerfqueryJSON(t *testing.T) {
 	}
 	// A failure prints no JSON, and the reason on stderr, also in compat use.
 	for _, r := range []simfabric.Result{runSim(f, "", "perfquery", "--json", "2", "5"), perfCompat(f, "", "--json", "2", "5")} {
-		if r.Code != ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "MAD status 0x001c") {
+		if r.Code != cmdutil.ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "MAD status 0x001c") {
 			t.Errorf("--json 2 5: %+v", r)
 		}
-	}
-}
-
-func TestPerfJSONBytes(t *testing.T) {
-	pce := &mad.PortCountersExtended{PortXmitData: ^uint64(0), PortRcvData: 3}
-	var m map[string]json.Number
-	dec := json.NewDecoder(strings.NewReader(string(perfJSON(pce))))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	// 4 x (2^64 - 1), exactly: more than a uint64 holds.
-	if m["port_xmit_data_bytes"] != "73786976294838206460" || m["port_rcv_data_bytes"] != "12" || m["port_xmit_data"] != "18446744073709551615" {
-		t.Errorf("%v", m)
 	}
 }
 
@@ -546,16 +535,16 @@ func TestAddCountersSaturates(t *testing.T) {
 	b := &mad.PortCounters{PortSelect: 4, SymbolErrorCounter: 0x20, LinkDownedCounter: 100, LocalLinkIntegrityErrors: 9,
 		PortXmitData: 0x20, PortXmitWait: 6, CounterSelect: 0x2}
 	sum := &mad.PortCounters{}
-	addCounters(sum, a)
-	addCounters(sum, b)
+	counters.Add(sum, a)
+	counters.Add(sum, b)
 	want := mad.PortCounters{PortSelect: 4, CounterSelect: 0x2, SymbolErrorCounter: 0xffff, LinkDownedCounter: 255,
 		LocalLinkIntegrityErrors: 15, PortXmitData: 0xffffffff, PortXmitWait: 11}
 	if *sum != want {
 		t.Errorf("got %+v\nwant %+v", *sum, want)
 	}
 	x := &mad.PortCountersExtended{}
-	addCounters(x, &mad.PortCountersExtended{PortXmitData: ^uint64(0) - 1, PortRcvPkts: 7})
-	addCounters(x, &mad.PortCountersExtended{PortXmitData: 5, PortRcvPkts: 8})
+	counters.Add(x, &mad.PortCountersExtended{PortXmitData: ^uint64(0) - 1, PortRcvPkts: 7})
+	counters.Add(x, &mad.PortCountersExtended{PortXmitData: 5, PortRcvPkts: 8})
 	if x.PortXmitData != ^uint64(0) || x.PortRcvPkts != 15 {
 		t.Errorf("extended: %+v", *x)
 	}
@@ -628,13 +617,13 @@ func TestPerfqueryEmulatesAllPortSelect(t *testing.T) {
 	}
 	// Without -a, port 255 is refused, as in the C tool.
 	r = runWith(o, "perfquery", "9", "255")
-	if r.code != ExitFailure || r.stdout != "perfquery: iberror: failed: AllPortSelect not supported\n" {
+	if r.code != cmdutil.ExitFailure || r.stdout != "perfquery: iberror: failed: AllPortSelect not supported\n" {
 		t.Fatalf("9 255: %+v", r)
 	}
 	// A port that fails ends the sum.
 	o.pma.Fail(mad.AttrPortCounters, 2, 0x1c)
 	r = runWith(o, "perfquery", "-a", "9")
-	if r.code != ExitFailure || r.stdout != "perfquery: iberror: failed: perfquery\n" {
+	if r.code != cmdutil.ExitFailure || r.stdout != "perfquery: iberror: failed: perfquery\n" {
 		t.Fatalf("a failing port: %+v", r)
 	}
 	// An enhanced port 0 is counted too.
@@ -665,7 +654,7 @@ func TestPerfqueryAllPortsOnCA(t *testing.T) {
 	o.pma.Set(1, &pc)
 	r := runWith(o, "perfquery", "-a", "3")
 	// The C tool's words: it tries, and its MAD to port 2 fails.
-	if r.code != ExitFailure || r.stdout != "perfquery: iberror: failed: perfquery\n" ||
+	if r.code != cmdutil.ExitFailure || r.stdout != "perfquery: iberror: failed: perfquery\n" ||
 		!strings.Contains(r.stderr, "query each port's own LID") {
 		t.Fatalf("2 ports: %+v", r)
 	}
@@ -719,7 +708,7 @@ func TestPerfqueryResetMADs(t *testing.T) {
 		} else {
 			want[18] = byte(tc.cs2)
 		}
-		if got := []byte(reqs[1][perfDataOffset : perfDataOffset+20]); string(got) != string(want) {
+		if got := []byte(reqs[1][perfquery.PerfDataOffset : perfquery.PerfDataOffset+20]); string(got) != string(want) {
 			t.Errorf("%s: Set data %x, want %x", tc.args, got, want)
 		}
 	}
@@ -727,8 +716,8 @@ func TestPerfqueryResetMADs(t *testing.T) {
 	before := len(o.requests(mad.ClassPerf))
 	r := runWith(o, "perfquery", "-T", "-R", "3", "1", "0x123456789")
 	reqs := o.requests(mad.ClassPerf)[before:]
-	if r.code != 0 || len(reqs) != 2 || fmt.Sprintf("%x", []byte(reqs[1][perfDataOffset:perfDataOffset+16])) != "00010000000000000000000123456789" {
-		t.Errorf("-T -R: %+v %x", r, []byte(reqs[len(reqs)-1][perfDataOffset:perfDataOffset+16]))
+	if r.code != 0 || len(reqs) != 2 || fmt.Sprintf("%x", []byte(reqs[1][perfquery.PerfDataOffset:perfquery.PerfDataOffset+16])) != "00010000000000000000000123456789" {
+		t.Errorf("-T -R: %+v %x", r, []byte(reqs[len(reqs)-1][perfquery.PerfDataOffset:perfquery.PerfDataOffset+16]))
 	}
 }
 
@@ -810,7 +799,7 @@ func TestPerfqueryExtSpeedsRSFEC(t *testing.T) {
 	o.target.Set(0, &pi)
 	o.target.Fail(mad.AttrPortInfoExtended, 5, umadtest.StatusInvalidField)
 	r = runWith(o, "perfquery", "-T", "3", "5")
-	if r.code != ExitFailure || r.stdout != "perfquery: iberror: failed: smp query portinfo extended failed\n" {
+	if r.code != cmdutil.ExitFailure || r.stdout != "perfquery: iberror: failed: smp query portinfo extended failed\n" {
 		t.Fatalf("PortInfoExtended fails: %+v", r)
 	}
 }
@@ -840,45 +829,6 @@ func TestPerfqueryCapabilities(t *testing.T) {
 	if want := "# Port extended counters: Lid 3 port 1 (CapMask: 0x200 CapMask2: 0x0000002)\n" +
 		mad.Dotted(&pce, &mad.DottedOptions{Groups: []string{"ExtWidth", "AdditionalCounters"}}); r.code != 0 || r.stdout != want {
 		t.Errorf("all groups: %+v\nwant %q", r, want)
-	}
-}
-
-// libibmad writes dumps into a fixed buffer; what does not fit is cut.
-func TestIbmadBuffer(t *testing.T) {
-	line := "PortSelect:......................1" // 34 bytes
-	text := strings.Repeat(line+"\n", 4)
-	if got := ibmadBuffer(text, 1536); got != text {
-		t.Errorf("fits: %q", got)
-	}
-	// 100 bytes: two whole lines (35 each) leave 30, too few for a third.
-	if got := ibmadBuffer(text, 100); got != line+"\n"+line+"\n" {
-		t.Errorf("100: %q", got)
-	}
-	// 105: 35 left, more than 32: the third line is cut to 33 bytes.
-	if got := ibmadBuffer(text, 105); got != line+"\n"+line+"\n"+line[:33]+"\n" {
-		t.Errorf("105: %q", got)
-	}
-	// -T's 40 lines with every counter at its largest overflow 1536 bytes.
-	esc := mad.PortExtendedSpeedsCounters{PortSelect: 255, CounterSelect: ^uint64(0), SyncHeaderErrorCounter: 65535, UnknownBlockCounter: 65535}
-	for i := range esc.ErrorDetectionCounter {
-		esc.ErrorDetectionCounter[i] = 65535
-		esc.FECCorrectableBlockCtr[i] = 4294967295
-		esc.FECUncorrectableBlockCtr[i] = 4294967295
-	}
-	full := mad.Dotted(&esc, nil)
-	got := ibmadBuffer(full, 1536)
-	if len(full) <= 1536 || len(got) > 1535 || !strings.HasPrefix(full, got[:len(got)-1]) {
-		t.Errorf("-T: %d bytes, cut to %d: %q", len(full), len(got), got[len(got)-80:])
-	}
-}
-
-// Every counter group names a PerfMgt attribute of internal/mad.
-func TestPerfGroupsAreAttributes(t *testing.T) {
-	for _, g := range perfGroups {
-		d := mad.LookupStruct(g.attr)
-		if d == nil || !d.IsAttribute || d.Classes[0] != mad.ClassPerf || d.New == nil {
-			t.Errorf("--%s: %s is not a PerfMgt attribute: %+v", g.long, g.attr, d)
-		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
@@ -77,7 +78,7 @@ func TestQueryBadInput(t *testing.T) {
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			r, sent := queryOnFake(t, strings.Fields(tc.args)...)
-			if r.code != ExitUsage || !strings.Contains(r.stderr, tc.msg) || r.stdout != "" || len(sent) != 0 {
+			if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, tc.msg) || r.stdout != "" || len(sent) != 0 {
 				t.Fatalf("exit %d, stderr %q, stdout %q, %d MADs sent; want exit 2 and %q", r.code, r.stderr, r.stdout, len(sent), tc.msg)
 			}
 			if first, _, _ := strings.Cut(r.stderr, "\n"); !strings.Contains(first, tc.msg) {
@@ -123,7 +124,7 @@ func TestQueryCCKey(t *testing.T) {
 		}
 	}
 	r, sent := queryOnFake(t, "CongestionGet", "CongestionInfo", "--cckey", "0xzz")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `invalid CC key "0xzz"`) || len(sent) != 0 {
+	if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, `invalid CC key "0xzz"`) || len(sent) != 0 {
 		t.Errorf("bad key: exit %d, stderr %q, %d MADs sent", r.code, r.stderr, len(sent))
 	}
 }
@@ -133,7 +134,7 @@ func TestQueryCCKey(t *testing.T) {
 // the fields asked for changed and PortInfo's transitions as "no change".
 func TestQuerySetOnlyWithWrite(t *testing.T) {
 	r, sent := queryOnFake(t, "SubnSet", "PortInfo", "-D", "0,1", "-a", "5", "-f", "PortPhysicalState=3")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "SubnSet changes PortInfo at the target: add --write to send it") || len(sent) != 0 {
+	if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, "SubnSet changes PortInfo at the target: add --write to send it") || len(sent) != 0 {
 		t.Fatalf("without --write: exit %d, stderr %q, %d MADs sent", r.code, r.stderr, len(sent))
 	}
 	r, sent = queryOnFake(t, "SubnSet", "PortInfo", "-D", "0,1", "-a", "5", "-f", "PortPhysicalState=3", "-f", "HOQLife=7", "--write", "-v")
@@ -167,7 +168,7 @@ func TestQuerySetOnlyWithWrite(t *testing.T) {
 // other agent.
 func TestQuerySubnAdmSetRefused(t *testing.T) {
 	r, sent := queryOnFake(t, "SubnAdmSet", "GUIDInfoRecord", "-f", "LID=2")
-	if r.code != ExitUsage || len(sent) != 0 || !strings.Contains(r.stderr, "add --write") {
+	if r.code != cmdutil.ExitUsage || len(sent) != 0 || !strings.Contains(r.stderr, "add --write") {
 		t.Fatalf("exit %d, stderr %q, %d MADs sent", r.code, r.stderr, len(sent))
 	}
 }
@@ -196,7 +197,7 @@ func TestAdminCommandsBySymlink(t *testing.T) {
 	} {
 		before := len(tr.Requests())
 		r := runWith(tr, args...)
-		if sent := len(tr.Requests()) - before; r.code != ExitUsage || !strings.HasPrefix(r.stderr, args[0]+": ") || sent != 0 {
+		if sent := len(tr.Requests()) - before; r.code != cmdutil.ExitUsage || !strings.HasPrefix(r.stderr, args[0]+": ") || sent != 0 {
 			t.Errorf("%v: exit %d, stderr %q, %d MADs sent", args, r.code, r.stderr, sent)
 		}
 	}

@@ -1,5 +1,9 @@
-// Package cli is ibtool's command tree: it parses arguments, calls the
-// library packages and renders their results as text or JSON.
+// Package cli is the root of ibtool's command tree: it dispatches the
+// command line (or the name of the symlink ibtool runs as) to one command
+// of the table in root.go, built alone, and holds what is about the tree
+// as a whole: completion, the tool links and the man pages. Each command
+// is a package under cli/cmd; what they share is in cli/cmdutil and
+// cli/render (docs/architecture.md).
 package cli
 
 import (
@@ -11,49 +15,111 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/decodemad"
+	"github.com/ibtool/ibtool/internal/cli/cmd/exporter"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibaddr"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcacheedit"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcc"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibidsverify"
+	"github.com/ibtool/ibtool/internal/cli/cmd/iblinkinfo"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibnetdiscover"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibping"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibportstate"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibroute"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibsysstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/nodelists"
+	"github.com/ibtool/ibtool/internal/cli/cmd/perfquery"
+	"github.com/ibtool/ibtool/internal/cli/cmd/query"
+	"github.com/ibtool/ibtool/internal/cli/cmd/saquery"
+	"github.com/ibtool/ibtool/internal/cli/cmd/setguid"
+	"github.com/ibtool/ibtool/internal/cli/cmd/setnodedesc"
+	"github.com/ibtool/ibtool/internal/cli/cmd/setportstate"
+	"github.com/ibtool/ibtool/internal/cli/cmd/sminfo"
+	"github.com/ibtool/ibtool/internal/cli/cmd/smpdump"
+	"github.com/ibtool/ibtool/internal/cli/cmd/smpquery"
+	"github.com/ibtool/ibtool/internal/cli/cmd/subnetdiff"
+	"github.com/ibtool/ibtool/internal/cli/cmd/topology"
+	"github.com/ibtool/ibtool/internal/cli/cmd/vendstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/verbs"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/procs"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
-// Version is the ibtool release, overridden at build time with
-// -ldflags "-X github.com/ibtool/ibtool/internal/cli.Version=...".
-var Version = "0.1.0-dev"
-
-// Env is what every command gets: its streams, how it was invoked and the
-// transport to use. Tests replace the fields to run commands in-process.
-type Env struct {
-	IO IO
-	// Compat is true when ibtool runs through a symlink named like the C tool;
-	// messages then use the C tool's wording and name.
-	Compat bool
-	// Transport opens local ports and lists local CAs.
-	Transport umad.Opener
-	// verbosity is the running command's -v count, for error details.
-	verbosity int
-	// engines are the MAD engines opened with --stats.
-	engines []*rpc.Engine
-	// compatHelp is set when -h printed a tool's usage in compat use.
-	compatHelp bool
-	// unknownHelp is set when help was asked for a command that does not
-	// exist ("ibtool nosuch --help", "ibtool help nosuch").
-	unknownHelp bool
-	// args are the command line, to shorten long ones in messages.
-	args []string
-	// process is true when the command runs as the process (Main), not
-	// in a test: it may then set process-wide state (procs.go).
-	process bool
-}
-
 // commandBuilder makes one command. Its name is known before it is built:
 // a run builds only the command it runs, since building all 60 with their
-// flags was a fifth of the start-up time of every command.
+// flags was a fifth of the start-up time of every command. A family's
+// builder makes the command of the name it is given.
 type commandBuilder struct {
 	name  string
-	build func(*Env) *cobra.Command
+	build func(env *cmdutil.Env, name string) *cobra.Command
 }
 
-// commandBuilders is filled by each command file's init function.
-var commandBuilders []commandBuilder
+// commandBuilders is every command ibtool has, by name.
+var commandBuilders = []commandBuilder{
+	{"check_lft_balance", ibroute.NewCheckLftBalanceCmd},
+	{"decode_mad", decodemad.NewCmd},
+	{"dump_fts", ibroute.NewCmd},
+	{"dump_lfts", ibroute.NewCmd},
+	{"dump_mfts", ibroute.NewCmd},
+	{"exporter", exporter.NewCmd},
+	{"ibaddr", ibaddr.NewCmd},
+	{"ibcacheedit", ibcacheedit.NewCmd},
+	{"ibccconfig", ibcc.NewConfigCmd},
+	{"ibccquery", ibcc.NewQueryCmd},
+	{"ibcheckerrors", ibcheck.NewCmd},
+	{"ibcheckerrs", ibcheck.NewCmd},
+	{"ibchecknet", ibcheck.NewCmd},
+	{"ibchecknode", ibcheck.NewCmd},
+	{"ibcheckport", ibcheck.NewCmd},
+	{"ibcheckportstate", ibcheck.NewCmd},
+	{"ibcheckportwidth", ibcheck.NewCmd},
+	{"ibcheckstate", ibcheck.NewCmd},
+	{"ibcheckwidth", ibcheck.NewCmd},
+	{"ibclearcounters", ibcheck.NewCmd},
+	{"ibclearerrors", ibcheck.NewCmd},
+	{"ibdatacounters", ibcheck.NewCmd},
+	{"ibdatacounts", ibcheck.NewCmd},
+	{"ibfindnodesusing", ibroute.NewIbfindnodesusingCmd},
+	{"ibhosts", nodelists.NewCmd},
+	{"ibidsverify", ibidsverify.NewCmd},
+	{"iblinkinfo", iblinkinfo.NewCmd},
+	{"ibnetdiscover", ibnetdiscover.NewCmd},
+	{"ibnodes", nodelists.NewCmd},
+	{"ibping", ibping.NewCmd},
+	{"ibportstate", ibportstate.NewCmd},
+	{"ibprintca", nodelists.NewIbprintCmd},
+	{"ibprintrt", nodelists.NewIbprintCmd},
+	{"ibprintswitch", nodelists.NewIbprintCmd},
+	{"ibqueryerrors", ibcheck.NewIbqueryerrorsCmd},
+	{"ibroute", ibroute.NewCmd},
+	{"ibrouters", nodelists.NewCmd},
+	{"ibstat", ibstat.NewCmd},
+	{"ibstatus", ibstat.NewCmd},
+	{"ibswitches", nodelists.NewCmd},
+	{"ibswportwatch", ibcheck.NewIbswportwatchCmd},
+	{"ibsysstat", ibsysstat.NewCmd},
+	{"ibtracert", ibroute.NewIbtracertCmd},
+	{"ibv_devices", verbs.NewDevicesCmd},
+	{"ibv_devinfo", verbs.NewDevinfoCmd},
+	{"init_all_ports", setportstate.NewInitAllPortsCmd},
+	{"perfquery", perfquery.NewCmd},
+	{"query", query.NewCmd},
+	{"rdma_bw", verbs.NewRdmaBwCmd},
+	{"saquery", saquery.NewCmd},
+	{"set_guid", setguid.NewCmd},
+	{"set_nodedesc", setnodedesc.NewCmd},
+	{"set_port_state", setportstate.NewCmd},
+	{"sminfo", sminfo.NewCmd},
+	{"smpdump", smpdump.NewCmd},
+	{"smpquery", smpquery.NewCmd},
+	{"subnet_diff", subnetdiff.NewCmd},
+	{"topology", topology.NewCmd},
+	{"vendstat", vendstat.NewCmd},
+}
 
 // registered tells whether a command of that name is registered.
 func registered(name string) bool {
@@ -65,34 +131,28 @@ func registered(name string) bool {
 	return false
 }
 
-// register adds a command; name must be the built command's Name()
-// (TestRegisteredNames checks).
-func register(name string, build func(*Env) *cobra.Command) {
-	commandBuilders = append(commandBuilders, commandBuilder{name, build})
-}
-
 // Main runs ibtool with the process arguments and returns the exit code.
 // When args[0] names a registered command (a symlink such as "smpdump"), that
 // command runs with the remaining arguments, busybox style.
-func Main(args []string, io IO) int {
-	return run(args, &Env{IO: io, Transport: umad.DefaultOpener(), process: true})
+func Main(args []string, io cmdutil.IO) int {
+	return run(args, &cmdutil.Env{IO: io, Transport: umad.DefaultOpener(), Process: true})
 }
 
 // run is Main with the environment given, for tests.
-func run(args []string, env *Env) int {
+func run(args []string, env *cmdutil.Env) int {
 	argv := args[1:]
 	name := filepath.Base(args[0])
 	link := !strings.HasPrefix(name, "ibtool")
 	if !link && len(argv) > 0 {
 		name = argv[0]
 	}
-	if env.process && registered(name) {
+	if env.Process && registered(name) {
 		// Before the command is built: giving a CPU back releases its
 		// allocation caches, and the fewer the command's start-up
 		// filled, the cheaper (5 ms of ibqueryerrors' start-up when
 		// done after the flags were parsed). PersistentPreRun catches
 		// a command named after flags.
-		oneProc(name)
+		procs.OneProc(name)
 	}
 	root := newRoot(env, name)
 	if link {
@@ -103,7 +163,7 @@ func run(args []string, env *Env) int {
 			fmt.Fprintf(env.IO.Err, "ibtool: invoked as %q, which is not a tool ibtool knows; it knows: %s\n"+
 				"Link ibtool under one of those names, or run \"ibtool <command>\".\n",
 				name, strings.Join(linkNames(root), " "))
-			return ExitUsage
+			return cmdutil.ExitUsage
 		}
 		if len(argv) > 0 && completionRequest(argv[0]) {
 			// A completion script asks "perfquery __complete ...".
@@ -114,35 +174,29 @@ func run(args []string, env *Env) int {
 		}
 	}
 	root.SetArgs(argv)
-	env.args = argv
+	env.Args = argv
 	cmd, err := root.ExecuteC()
-	printStats(env)
-	if env.compatHelp || env.unknownHelp {
-		return ExitUsage // the C tools print usage on stderr and exit 2
+	cmdutil.PrintStats(env)
+	if env.CompatHelp || env.UnknownHelp {
+		return cmdutil.ExitUsage // the C tools print usage on stderr and exit 2
 	}
-	if err == nil || errors.Is(err, errVersionShown) {
-		return ExitOK
+	if err == nil || errors.Is(err, cmdutil.ErrVersionShown) {
+		return cmdutil.ExitOK
 	}
-	code := exitCodeOf(err)
-	if !errors.Is(err, errSilent) {
+	code := cmdutil.ExitCodeOf(err)
+	if !errors.Is(err, cmdutil.ErrSilent) {
 		reportError(env, cmd, err, code)
 	}
 	return code
 }
 
-// errSilent marks an error whose message has already been printed.
-var errSilent = errors.New("already reported")
-
-// errVersionShown ends a command after -V printed its version.
-var errVersionShown = errors.New("version shown")
-
-func reportError(env *Env, cmd *cobra.Command, err error, code int) {
+func reportError(env *cmdutil.Env, cmd *cobra.Command, err error, code int) {
 	name := "ibtool"
 	if cmd != nil && cmd.HasParent() {
 		name = cmd.Name()
 	}
-	err = shortArgsError{err, env.args}
-	if code == ExitUsage {
+	err = shortArgsError{err, env.Args}
+	if code == cmdutil.ExitUsage {
 		fmt.Fprintf(env.IO.Err, "%s: %v\n", name, err)
 		if cmd != nil {
 			fmt.Fprintf(env.IO.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
@@ -157,7 +211,7 @@ func reportError(env *Env, cmd *cobra.Command, err error, code int) {
 	}
 	var d rpc.Detailer
 	if errors.As(err, &d) {
-		fmt.Fprint(env.IO.Err, d.Detail(env.verbosity))
+		fmt.Fprint(env.IO.Err, d.Detail(env.Verbosity))
 	}
 }
 
@@ -193,12 +247,12 @@ func shortenArgs(msg string, args []string) string {
 
 // newRoot builds the command tree: only the command named only when that
 // is a registered command, else every command.
-func newRoot(env *Env, only string) *cobra.Command {
+func newRoot(env *cmdutil.Env, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "ibtool",
 		Short:         "InfiniBand fabric diagnostics in one binary",
 		Long:          "ibtool discovers InfiniBand fabrics, queries nodes and counters and checks links.\nEach command accepts the options of its infiniband-diags namesake and adds --json.",
-		Version:       Version,
+		Version:       cmdutil.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -206,7 +260,7 @@ func newRoot(env *Env, only string) *cobra.Command {
 	root.SetErr(env.IO.Err)
 	root.SetIn(env.IO.In)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 	})
 	// "ibtool completion" is ours (completion.go): one line of help, and a
 	// wrong shell is a usage error.
@@ -219,29 +273,29 @@ func newRoot(env *Env, only string) *cobra.Command {
 			// cobra would print the general help and succeed, and a script
 			// probing for a command would think it exists.
 			fmt.Fprintf(env.IO.Err, "ibtool: unknown command %q\nRun 'ibtool --help' for usage.\n", unknown)
-			env.unknownHelp = true
+			env.UnknownHelp = true
 			return
 		}
 		if env.Compat {
 			c.SetOut(env.IO.Err)
-			env.compatHelp = true
+			env.CompatHelp = true
 		}
 		help(c, args)
 	})
 	root.SetHelpCommand(newHelpCmd())
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
-		if env.process {
-			oneProc(c.Name())
+		if env.Process {
+			procs.OneProc(c.Name())
 		}
 	}
 	for _, b := range buildersFor(only) {
-		root.AddCommand(b.build(env))
+		root.AddCommand(b.build(env, b.name))
 	}
 	addCompletions(root)
 	// Unknown commands are usage errors (exit 2), as in the C tools.
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageErrorf("unknown command %q", args[0])
+			return cmdutil.UsageErrorf("unknown command %q", args[0])
 		}
 		return nil
 	}
@@ -269,7 +323,7 @@ func newHelpCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			target, _, err := c.Root().Find(args)
 			if err != nil || len(args) > 0 && target == c.Root() {
-				return usageErrorf("unknown command %q", strings.Join(args, " "))
+				return cmdutil.UsageErrorf("unknown command %q", strings.Join(args, " "))
 			}
 			return target.Help()
 		},
@@ -305,34 +359,21 @@ func unknownCommand(c *cobra.Command, args []string) string {
 
 func findCommand(root *cobra.Command, name string) *cobra.Command {
 	for _, c := range root.Commands() {
-		if c.Name() == name && c.Annotations[annotLink] == "true" {
+		if c.Name() == name && c.Annotations[cmdutil.AnnotLink] == "true" {
 			return c
 		}
 	}
 	return nil
 }
 
-// annotLink marks commands that get a symlink (every tool-named command).
-const annotLink = "link"
-
 // linkNames lists the commands that install-links creates symlinks for.
 func linkNames(root *cobra.Command) []string {
 	var names []string
 	for _, c := range root.Commands() {
-		if c.Annotations[annotLink] == "true" {
+		if c.Annotations[cmdutil.AnnotLink] == "true" {
 			names = append(names, c.Name())
 		}
 	}
 	sort.Strings(names)
 	return names
-}
-
-// toolCommand returns a cobra command preset the way every tool command
-// wants it: linkable, flag errors as usage errors, interspersed arguments.
-func toolCommand(use, short string) *cobra.Command {
-	return &cobra.Command{
-		Use:         use,
-		Short:       short,
-		Annotations: map[string]string{annotLink: "true"},
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // Every tool command answers "ibtool <cmd> --help" (and -h) with its help
@@ -17,7 +19,7 @@ func TestEveryCommandHelp(t *testing.T) {
 		name := b.name
 		for _, flag := range []string{"--help", "-h"} {
 			r := runWith(nil, "ibtool", name, flag)
-			if r.code != ExitOK || r.stderr != "" || !strings.Contains(r.stdout, "Usage:") {
+			if r.code != cmdutil.ExitOK || r.stderr != "" || !strings.Contains(r.stdout, "Usage:") {
 				t.Errorf("ibtool %s %s: exit %d, stderr %q, stdout %q", name, flag, r.code, r.stderr, r.stdout)
 				continue
 			}
@@ -33,7 +35,7 @@ func TestEveryCommandHelp(t *testing.T) {
 func TestRegisteredNames(t *testing.T) {
 	seen := map[string]bool{}
 	for _, b := range commandBuilders {
-		if got := b.build(&Env{}).Name(); got != b.name {
+		if got := b.build(&cmdutil.Env{}, b.name).Name(); got != b.name {
 			t.Errorf("registered as %q, but the command is named %q", b.name, got)
 		}
 		if seen[b.name] {
@@ -41,11 +43,11 @@ func TestRegisteredNames(t *testing.T) {
 		}
 		seen[b.name] = true
 	}
-	root := newRoot(&Env{}, "perfquery")
+	root := newRoot(&cmdutil.Env{}, "perfquery")
 	if cmds := root.Commands(); len(cmds) != 1 || cmds[0].Name() != "perfquery" {
 		t.Errorf("a perfquery run builds %d commands, want perfquery alone", len(cmds))
 	}
-	if n := len(newRoot(&Env{}, "nosuch").Commands()); n != len(commandBuilders)+2 {
+	if n := len(newRoot(&cmdutil.Env{}, "nosuch").Commands()); n != len(commandBuilders)+2 {
 		t.Errorf("an unknown name builds %d commands, want all %d", n, len(commandBuilders)+2)
 	}
 }
@@ -56,18 +58,18 @@ func TestRegisteredNames(t *testing.T) {
 func TestHelpForUnknownCommand(t *testing.T) {
 	for _, args := range [][]string{{"nosuch", "--help"}, {"nosuch", "-h"}, {"help", "nosuch"}} {
 		r := runWith(nil, append([]string{"ibtool"}, args...)...)
-		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, `unknown command "nosuch"`) {
+		if r.code != cmdutil.ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, `unknown command "nosuch"`) {
 			t.Errorf("ibtool %v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
 		}
 	}
 	for _, args := range [][]string{{"help", "perfquery"}, {"perfquery", "--help"}, {"help"}, {"--help"}} {
 		r := runWith(nil, append([]string{"ibtool"}, args...)...)
-		if r.code != ExitOK || r.stderr != "" || !strings.Contains(r.stdout, "Usage:") {
+		if r.code != cmdutil.ExitOK || r.stderr != "" || !strings.Contains(r.stdout, "Usage:") {
 			t.Errorf("ibtool %v: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
 		}
 	}
 	r := runWith(nil, "ibtool", "__complete", "help", "perf")
-	if r.code != ExitOK || !strings.HasPrefix(r.stdout, "perfquery\n") {
+	if r.code != cmdutil.ExitOK || !strings.HasPrefix(r.stdout, "perfquery\n") {
 		t.Errorf("completing help's argument: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
@@ -77,14 +79,14 @@ func TestHelpForUnknownCommand(t *testing.T) {
 func TestUnknownLinkName(t *testing.T) {
 	for _, argv0 := range []string{"ibnosuchtool", "/usr/local/bin/install-links", "./perfquery.old"} {
 		r := runWith(nil, argv0, "-h")
-		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, "not a tool ibtool knows") ||
+		if r.code != cmdutil.ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, "not a tool ibtool knows") ||
 			!strings.Contains(r.stderr, " perfquery ") || !strings.Contains(r.stderr, filepath.Base(argv0)) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", argv0, r.code, r.stdout, r.stderr)
 		}
 	}
 	// ibtool under its own name, also renamed with a suffix, is ibtool.
 	for _, argv0 := range []string{"ibtool", "/opt/bin/ibtool", "ibtool-0.1"} {
-		if r := runWith(nil, argv0, "help"); r.code != ExitOK || !strings.Contains(r.stdout, "Available Commands") {
+		if r := runWith(nil, argv0, "help"); r.code != cmdutil.ExitOK || !strings.Contains(r.stdout, "Available Commands") {
 			t.Errorf("%s help: exit %d, stdout %q, stderr %q", argv0, r.code, r.stdout, r.stderr)
 		}
 	}
@@ -101,7 +103,7 @@ func TestInstallLinks(t *testing.T) {
 	if self, err = filepath.EvalSymlinks(self); err != nil {
 		t.Fatal(err)
 	}
-	names := linkNames(newRoot(&Env{}, ""))
+	names := linkNames(newRoot(&cmdutil.Env{}, ""))
 	// The C tool is installed as perfquery; smpdump already links to us.
 	cTool := filepath.Join(dir, "perfquery")
 	if err := os.WriteFile(cTool, []byte("#!/bin/sh\n"), 0o755); err != nil {
@@ -112,7 +114,7 @@ func TestInstallLinks(t *testing.T) {
 	}
 
 	r := runWith(nil, "ibtool", "install-links", dir)
-	if r.code != ExitOK || r.stderr != "" {
+	if r.code != cmdutil.ExitOK || r.stderr != "" {
 		t.Fatalf("install-links: exit %d, stderr %q", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
@@ -143,7 +145,7 @@ func TestInstallLinks(t *testing.T) {
 	}
 
 	r = runWith(nil, "ibtool", "install-links", "--force", dir)
-	if r.code != ExitOK || !strings.Contains(r.stdout, "replaced "+cTool+" -> "+self+"\n") ||
+	if r.code != cmdutil.ExitOK || !strings.Contains(r.stdout, "replaced "+cTool+" -> "+self+"\n") ||
 		strings.Contains(r.stdout, "created ") {
 		t.Fatalf("install-links --force: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
@@ -161,7 +163,7 @@ func TestInstallLinksGoesOnAfterAFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runWith(nil, "ibtool", "install-links", "--force", dir)
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "cannot replace "+filepath.Join(dir, "ibstat")) ||
+	if r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "cannot replace "+filepath.Join(dir, "ibstat")) ||
 		!strings.Contains(r.stderr, "1 of ") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -190,5 +192,15 @@ func TestLongArgumentsAreShortenedInMessages(t *testing.T) {
 	}
 	if got := shortenArgs("bad "+strings.Repeat("é", 40), []string{strings.Repeat("é", 40)}); got != "bad "+strings.Repeat("é", 40) {
 		t.Errorf("long in bytes only: %q", got)
+	}
+}
+
+// Only a registered name makes run take the CPUs away before building the
+// command: "ibtool -v exporter" must leave the exporter its CPUs.
+func TestRegistered(t *testing.T) {
+	for name, want := range map[string]bool{"ibqueryerrors": true, "perfquery": true, "exporter": true, "-v": false, "": false, "nosuch": false} {
+		if got := registered(name); got != want {
+			t.Errorf("registered(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/saquery"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
@@ -508,7 +510,7 @@ func TestSaqueryMembersOnSim(t *testing.T) {
 		{"-p", "DGID=fe80::zz"},
 	} {
 		r := runSim(f, "", append([]string{"saquery"}, args...)...)
-		if r.Code != saEINVAL || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "Invalid ") && !strings.Contains(r.Stderr, "no components") {
+		if r.Code != saquery.SaEINVAL || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "Invalid ") && !strings.Contains(r.Stderr, "no components") {
 			t.Errorf("saquery %v: %+v", args, r)
 		}
 	}
@@ -587,7 +589,7 @@ func TestSaqueryJSONOnSim(t *testing.T) {
 		t.Errorf("--json -p: %v", recs)
 	}
 	// Failures print no JSON, and the C tool's message.
-	if r := runSim(f, "", "saquery", "--json", "PKTR"); r.Code != saEIO || r.Stdout != "" ||
+	if r := runSim(f, "", "saquery", "--json", "PKTR"); r.Code != saquery.SaEIO || r.Stdout != "" ||
 		r.Stderr != "ERROR: Query result returned 0x0200,  SA(SA_ERR_REQ_INVALID)\n" {
 		t.Errorf("--json PKTR: %+v", r)
 	}
@@ -598,21 +600,21 @@ func TestSaqueryJSONOnSim(t *testing.T) {
 func TestSaquerySMPort(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "saquery", "--sm_port", "99", "NR")
-	if r.Code != saETIMEDOUT || r.Stdout != "" || r.Stderr != "Query SA failed: Connection timed out\n" {
+	if r.Code != saquery.SaETIMEDOUT || r.Stdout != "" || r.Stderr != "Query SA failed: Connection timed out\n" {
 		t.Errorf("--sm_port 99: %+v", r)
 	}
 	r = runSim(f, "", "saquery", "--sm_port", "99", "-c")
-	if r.Code != saETIMEDOUT || r.Stderr != "Query SA failed: Connection timed out\nFailed to query SA:ClassPortInfo\n" {
+	if r.Code != saquery.SaETIMEDOUT || r.Stderr != "Query SA failed: Connection timed out\nFailed to query SA:ClassPortInfo\n" {
 		t.Errorf("--sm_port 99 -c: %+v", r)
 	}
 	r = runSim(f, "", "saquery", "--sm_port", "99", "foo")
-	if r.Code != saETIMEDOUT || r.Stderr != "Query SA failed: Connection timed out\nFailed to find lid for \"foo\": Connection timed out\n" {
+	if r.Code != saquery.SaETIMEDOUT || r.Stderr != "Query SA failed: Connection timed out\nFailed to find lid for \"foo\": Connection timed out\n" {
 		t.Errorf("--sm_port 99 foo: %+v", r)
 	}
 	if r := runSim(f, "", "saquery", "--sm_port", "1", "NR", "7"); r.Code != 0 || !strings.Contains(r.Stdout, "sw2 desc") {
 		t.Errorf("--sm_port 1: %+v", r)
 	}
-	if r := runSim(f, "", "saquery", "--sm_port", "x", "NR"); r.Code != ExitUsage {
+	if r := runSim(f, "", "saquery", "--sm_port", "x", "NR"); r.Code != cmdutil.ExitUsage {
 		t.Errorf("--sm_port x: %+v", r)
 	}
 }
@@ -1188,7 +1190,7 @@ func TestSaquerySMKey(t *testing.T) {
 	// A non-numeric SM_Key is asked for (getpass in C).
 	f = saFakeFabric()
 	var out, errOut strings.Builder
-	env := &Env{IO: IO{In: strings.NewReader("0x77\n"), Out: &out, Err: &errOut}, Transport: f}
+	env := &cmdutil.Env{IO: cmdutil.IO{In: strings.NewReader("0x77\n"), Out: &out, Err: &errOut}, Transport: f}
 	if code := run([]string{"ibtool", "saquery", "--smkey", "x", "NR", "2"}, env); code != 0 || errOut.String() != "SM_Key: " {
 		t.Errorf("--smkey x: code %d stderr %q", code, errOut.String())
 	}
@@ -1215,22 +1217,22 @@ func TestSaqueryFailures(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{args: "NR", status: 0x0300, code: saEIO, stderr: "ERROR: Query result returned 0x0300,  SA(SA_ERR_NO_RECORDS)\n"},
-		{args: "NR", status: 0x0001, code: saEIO, stderr: "ERROR: Query result returned 0x0001,  (BUSY; ; MAD No invalid fields)\n"},
-		{args: "NR", status: 0x001c, code: saEIO, stderr: "ERROR: Query result returned 0x001c,  (; ; MAD Invalid value in Attribute field(s) or Attribute Modifier)\n"},
-		{args: "NR", status: 0x0a0e, code: saEIO, stderr: "ERROR: Query result returned 0x0a0e,  (; Redirection Required; MAD Method/Attribute combination is not supported) SA(SA_ERR_UNKNOWN)\n"},
-		{args: "NR", status: 0x00fc, code: saEIO, stderr: "ERROR: Query result returned 0x00fc,  (; ; MAD UNKNOWN ERROR)\n"},
-		{args: "foo", status: 0x0300, code: saEIO,
+		{args: "NR", status: 0x0300, code: saquery.SaEIO, stderr: "ERROR: Query result returned 0x0300,  SA(SA_ERR_NO_RECORDS)\n"},
+		{args: "NR", status: 0x0001, code: saquery.SaEIO, stderr: "ERROR: Query result returned 0x0001,  (BUSY; ; MAD No invalid fields)\n"},
+		{args: "NR", status: 0x001c, code: saquery.SaEIO, stderr: "ERROR: Query result returned 0x001c,  (; ; MAD Invalid value in Attribute field(s) or Attribute Modifier)\n"},
+		{args: "NR", status: 0x0a0e, code: saquery.SaEIO, stderr: "ERROR: Query result returned 0x0a0e,  (; Redirection Required; MAD Method/Attribute combination is not supported) SA(SA_ERR_UNKNOWN)\n"},
+		{args: "NR", status: 0x00fc, code: saquery.SaEIO, stderr: "ERROR: Query result returned 0x00fc,  (; ; MAD UNKNOWN ERROR)\n"},
+		{args: "foo", status: 0x0300, code: saquery.SaEIO,
 			stderr: "ERROR: Query result returned 0x0300,  SA(SA_ERR_NO_RECORDS)\nFailed to find lid for \"foo\": Input/output error\n"},
-		{args: "-m", status: 0x0200, code: saEIO, stderr: "ERROR: Query result returned 0x0200,  SA(SA_ERR_REQ_INVALID)\n"},
-		{args: "NR", drop: true, code: saETIMEDOUT, stderr: "Query SA failed: Connection timed out\n"},
-		{args: "-s", drop: true, code: saETIMEDOUT, stderr: "Query SA failed: Connection timed out\n"},
-		{args: "SWIR", drop: true, code: saETIMEDOUT, stderr: "Query SA failed: Connection timed out\nFailed to query SA:ClassPortInfo\n"},
-		{args: "nothere", code: saENONET, stderr: "Failed to find lid for \"nothere\": Machine is not on the network\n"},
-		{args: "PIR 0", code: saEINVAL, stderr: "Invalid lid specified: \"0\"\n"},
-		{args: "PIR 65536", code: saEINVAL, stderr: "Invalid lid specified: \"65536\"\n"},
-		{args: "PIR 99999999999999999999", code: saEINVAL, stderr: "Invalid lid specified: \"99999999999999999999\"\n"},
-		{args: "IIR fe80::1%eth0", code: saEINVAL, stderr: "Invalid SubscriberGID specified: \"fe80::1%eth0\"\n"},
+		{args: "-m", status: 0x0200, code: saquery.SaEIO, stderr: "ERROR: Query result returned 0x0200,  SA(SA_ERR_REQ_INVALID)\n"},
+		{args: "NR", drop: true, code: saquery.SaETIMEDOUT, stderr: "Query SA failed: Connection timed out\n"},
+		{args: "-s", drop: true, code: saquery.SaETIMEDOUT, stderr: "Query SA failed: Connection timed out\n"},
+		{args: "SWIR", drop: true, code: saquery.SaETIMEDOUT, stderr: "Query SA failed: Connection timed out\nFailed to query SA:ClassPortInfo\n"},
+		{args: "nothere", code: saquery.SaENONET, stderr: "Failed to find lid for \"nothere\": Machine is not on the network\n"},
+		{args: "PIR 0", code: saquery.SaEINVAL, stderr: "Invalid lid specified: \"0\"\n"},
+		{args: "PIR 65536", code: saquery.SaEINVAL, stderr: "Invalid lid specified: \"65536\"\n"},
+		{args: "PIR 99999999999999999999", code: saquery.SaEINVAL, stderr: "Invalid lid specified: \"99999999999999999999\"\n"},
+		{args: "IIR fe80::1%eth0", code: saquery.SaEINVAL, stderr: "Invalid SubscriberGID specified: \"fe80::1%eth0\"\n"},
 		{args: "-l 'hca one'", code: 0, stdout: "2\n"}, // only the first of two matches
 	} {
 		f := saFakeFabric()
@@ -1245,69 +1247,11 @@ func TestSaqueryFailures(t *testing.T) {
 	// Usage errors: exit 2.
 	for _, args := range []string{"-L", "-O", "-O 0", "-U", "--src-to-dst 2", "--sgid-to-dgid ::1", "--sgid bad", "--mgid 1.2.3.4", "-t 0 -h x"} {
 		r := runFakeSA(saFakeFabric(), splitArgs(args)...)
-		if r.code != ExitUsage && !(args == "-t 0 -h x" && r.code == 0) {
+		if r.code != cmdutil.ExitUsage && !(args == "-t 0 -h x" && r.code == 0) {
 			t.Errorf("saquery %s: %+v", args, r)
 		}
 	}
-	if r := runFakeSA(saFakeFabric(), "-t", "0"); r.code != ExitFailure || !strings.Contains(r.stderr, "Invalid timeout") {
+	if r := runFakeSA(saFakeFabric(), "-t", "0"); r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "Invalid timeout") {
 		t.Errorf("saquery -t 0: %+v", r)
-	}
-}
-
-// The C conventions saquery's parsing and printing rely on.
-func TestSaqueryCHelpers(t *testing.T) {
-	for _, tc := range []struct {
-		in string
-		v  uint64
-		ok bool
-	}{
-		{"12", 12, true}, {"0x1f", 31, true}, {"010", 8, true}, {"08", 0, true}, {"0x", 0, true}, {" 7", 7, true},
-		{"2abc", 2, true}, {"abc", 0, false}, {"", 0, false}, {"-1", 1<<64 - 1, true}, {"+5", 5, true},
-		{"99999999999999999999", 1<<64 - 1, true}, {"0XFF", 255, true},
-	} {
-		if v, ok := cStrtoul(tc.in); v != tc.v || ok != tc.ok {
-			t.Errorf("cStrtoul(%q) = %d, %v; want %d, %v", tc.in, v, ok, tc.v, tc.ok)
-		}
-	}
-	for _, tc := range []struct {
-		in string
-		v  int64
-		ok bool
-	}{{"-5", -5, true}, {"65535", 65535, true}, {"9223372036854775808", 0, false}, {"-9223372036854775808", -1 << 63, true}} {
-		if v, ok := saStrtol(tc.in); v != tc.v || ok != tc.ok {
-			t.Errorf("saStrtol(%q) = %d, %v", tc.in, v, ok)
-		}
-	}
-	// glibc's inet_ntop(AF_INET6).
-	for in, want := range map[string]string{
-		"::":                        "::",
-		"::1":                       "::1",
-		"::2:3":                     "::0.2.0.3", // glibc: six zero words, an IPv4 tail
-		"::1.2.3.4":                 "::1.2.3.4",
-		"::ffff:1.2.3.4":            "::ffff:1.2.3.4",
-		"fe80::20:0":                "fe80::20:0",
-		"fe80:0:0:1:0:0:0:1":        "fe80:0:0:1::1",
-		"1:0:0:2:0:0:3:4":           "1::2:0:0:3:4",
-		"1:0:2:0:3:0:4:0":           "1:0:2:0:3:0:4:0",
-		"ff12:401b:ffff::ffff:ffff": "ff12:401b:ffff::ffff:ffff",
-		"1:2:3:4:5:6:7::":           "1:2:3:4:5:6:7:0",
-		"1::":                       "1::",
-		"0:0:0:0:0:1:0:0":           "::1:0:0",
-	} {
-		g, err := saParseGID(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := saNtop6(g[:]); got != want {
-			t.Errorf("saNtop6(%s) = %s, want %s", in, got, want)
-		}
-	}
-	if !saStrnEqual("abc", "abc\x00def", 64) || saStrnEqual("abc", "abd", 64) || !saStrnEqual(strings.Repeat("x", 70), strings.Repeat("x", 64), 64) {
-		t.Error("saStrnEqual")
-	}
-	for _, s := range []string{"fe80::1%eth0", "1.2.3.4", "", "zz"} {
-		if _, err := saParseGID(s); err == nil {
-			t.Errorf("saParseGID(%q) accepted", s)
-		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
@@ -104,7 +105,7 @@ func TestSetGUIDBadInput(t *testing.T) {
 		t.Run(tc.args, func(t *testing.T) {
 			tr, run := setGUIDOnFake()
 			r := run(strings.Fields(tc.args)...)
-			if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, tc.msg) || len(tr.Requests()) != 0 {
+			if r.code != cmdutil.ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, tc.msg) || len(tr.Requests()) != 0 {
 				t.Fatalf("exit %d, stderr %q, %d MADs sent; want exit 2 and %q", r.code, r.stderr, len(tr.Requests()), tc.msg)
 			}
 		})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
 // writableSysfs is a copy of ibstat's recorded sysfs that a test may
@@ -75,7 +77,7 @@ func TestSetNodedescBadInput(t *testing.T) {
 	} {
 		root := writableSysfs(t)
 		r := runKernel(t, root, append([]string{"ibtool", "set_nodedesc"}, strings.Fields(tc.args)...)...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.msg) || r.stdout != "" {
+		if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, tc.msg) || r.stdout != "" {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit 2 and %q", tc.args, r.code, r.stderr, r.stdout, tc.msg)
 		}
 		if got := nodeDescFile(t, root, "mlx4_0"); got != "node7 HCA-1\n" {
@@ -99,7 +101,7 @@ func TestSetNodedescSimulator(t *testing.T) {
 		t.Fatalf("-v: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runSim(f, "Hca1", "set_nodedesc", "renamed")
-	if r.Code != ExitFailure || r.Stdout != "" ||
+	if r.Code != cmdutil.ExitFailure || r.Stdout != "" ||
 		!strings.Contains(r.Stderr, "ibsim0: setting the node description: SubnSet(NodeDescription)") ||
 		!strings.Contains(r.Stderr, "(method not supported); this SMA does not allow it") {
 		t.Fatalf("set: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)

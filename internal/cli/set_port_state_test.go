@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad/umadtest"
@@ -62,7 +63,7 @@ func TestSetPortStateChangesPorts(t *testing.T) {
 		t.Run(tc.args, func(t *testing.T) {
 			r := runSim(f, "Hca1", append([]string{"set_port_state"}, strings.Fields(tc.args)...)...)
 			if tc.want == "" { // refused
-				if r.Code != ExitUsage || !strings.Contains(r.Stderr, "it is the link of the local port") {
+				if r.Code != cmdutil.ExitUsage || !strings.Contains(r.Stderr, "it is the link of the local port") {
 					t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 				}
 			} else if r.Code != 0 || r.Stdout != tc.want {
@@ -106,7 +107,7 @@ func TestSetPortStateRefusesVitalLinks(t *testing.T) {
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			r := runSim(f, "Hca3", append([]string{"set_port_state", "-d"}, strings.Fields(tc.args)...)...)
-			if r.Code != ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) || !strings.Contains(r.Stderr, "--force does it anyway") {
+			if r.Code != cmdutil.ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) || !strings.Contains(r.Stderr, "--force does it anyway") {
 				t.Fatalf("exit %d, stdout %q; want exit 2 and %q in\n%s", r.Code, r.Stdout, tc.msg, r.Stderr)
 			}
 			if sent := sentMethods(r.Stderr); sent["SubnSet"] != 0 {
@@ -140,13 +141,13 @@ func TestSetPortStateBadInput(t *testing.T) {
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			r := runSim(f, "Hca1", append([]string{"set_port_state", "-d"}, strings.Fields(tc.args)...)...)
-			if r.Code != ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) || sentMethods(r.Stderr)["SubnSet"] != 0 {
+			if r.Code != cmdutil.ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) || sentMethods(r.Stderr)["SubnSet"] != 0 {
 				t.Fatalf("exit %d, stdout %q; want exit 2 and %q in\n%s", r.Code, r.Stdout, tc.msg, r.Stderr)
 			}
 		})
 	}
 	r := runSim(f, "Hca1", "set_port_state", "--disable", "99@1")
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, `"99@1": no port of the fabric has LID 99`) {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stderr, `"99@1": no port of the fabric has LID 99`) {
 		t.Fatalf("unknown LID: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
@@ -156,7 +157,7 @@ func TestSetPortStateBadInput(t *testing.T) {
 func TestInitAllPorts(t *testing.T) {
 	shared := sharedFabric(t, "tiny.net")
 	r := runSim(shared, "Hca1", "init_all_ports", "-d")
-	if r.Code != ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, "add --confirm to do it") || strings.Contains(r.Stderr, "ibtool: send") {
+	if r.Code != cmdutil.ExitUsage || r.Stdout != "" || !strings.Contains(r.Stderr, "add --confirm to do it") || strings.Contains(r.Stderr, "ibtool: send") {
 		t.Fatalf("without --confirm: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	f := portStateFabric(t)

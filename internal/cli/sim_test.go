@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
@@ -32,8 +33,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// sharedFabric returns the running fabric of a topology from
-// ../shared/topologies, starting it on first use.
+// sharedFabric returns the running fabric of a test topology (a name for
+// simfabric.TopologyPath), starting it on first use.
 func sharedFabric(t *testing.T, topology string) *simfabric.Fabric {
 	t.Helper()
 	simfabric.RequireSim(t, true)
@@ -73,8 +74,8 @@ func simSA(t *testing.T, f *simfabric.Fabric, host string) (*sa.Client, umad.Por
 // host (the first node when empty).
 func runSim(f *simfabric.Fabric, host string, args ...string) simfabric.Result {
 	var out, errOut bytes.Buffer
-	env := &Env{
-		IO:        IO{In: strings.NewReader(""), Out: &out, Err: &errOut},
+	env := &cmdutil.Env{
+		IO:        cmdutil.IO{In: strings.NewReader(""), Out: &out, Err: &errOut},
 		Transport: umad.NewSim(umad.SimConfig{SockName: f.SockName(), Host: host}),
 	}
 	code := run(append([]string{"ibtool"}, args...), env)
@@ -99,7 +100,7 @@ func wantFailure(t *testing.T, r simfabric.Result, code int, msg string) {
 	if r.Code != code || !strings.Contains(r.Stderr, msg) || r.Stdout != "" {
 		t.Fatalf("got exit %d, stderr %q, stdout %q; want exit %d and %q", r.Code, r.Stderr, r.Stdout, code, msg)
 	}
-	if n := strings.Count(strings.TrimSpace(r.Stderr), "\n"); code == ExitFailure && n != 0 {
+	if n := strings.Count(strings.TrimSpace(r.Stderr), "\n"); code == cmdutil.ExitFailure && n != 0 {
 		t.Fatalf("a failure must be one line, got %q", r.Stderr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -111,16 +112,16 @@ func TestSminfoFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"-t 100 2", ExitFailure, "query: no reply to SubnGet(SMInfo) LID 2"},
-		{"abc", ExitUsage, `can't resolve destination port abc: no node is named "abc"`}, // a name, which no node has
-		{"1x", ExitUsage, "can't resolve destination port 1x: invalid target"},
-		{"-s 4 1 4", ExitUsage, `invalid state "4": a number 0..3`},
-		{"-p 16 1 4", ExitUsage, `invalid priority "16"`},
-		{"-a x 1 4", ExitUsage, `invalid activity "x"`},
-		{"1 2", ExitFailure, "query: SubnSet(SMInfo) LID 1 mod 0x2 failed: MAD status 0x0700"},
-		{"-G 0x999", ExitFailure, "can't resolve destination port 0x999: the SA knows no path"},
-		{"-y key 1", ExitUsage, `invalid M_Key "key"`},
-		{"1 x", ExitUsage, `invalid attribute modifier "x"`}, // C's atoi makes it 0, a Get
+		{"-t 100 2", cmdutil.ExitFailure, "query: no reply to SubnGet(SMInfo) LID 2"},
+		{"abc", cmdutil.ExitUsage, `can't resolve destination port abc: no node is named "abc"`}, // a name, which no node has
+		{"1x", cmdutil.ExitUsage, "can't resolve destination port 1x: invalid target"},
+		{"-s 4 1 4", cmdutil.ExitUsage, `invalid state "4": a number 0..3`},
+		{"-p 16 1 4", cmdutil.ExitUsage, `invalid priority "16"`},
+		{"-a x 1 4", cmdutil.ExitUsage, `invalid activity "x"`},
+		{"1 2", cmdutil.ExitFailure, "query: SubnSet(SMInfo) LID 1 mod 0x2 failed: MAD status 0x0700"},
+		{"-G 0x999", cmdutil.ExitFailure, "can't resolve destination port 0x999: the SA knows no path"},
+		{"-y key 1", cmdutil.ExitUsage, `invalid M_Key "key"`},
+		{"1 x", cmdutil.ExitUsage, `invalid attribute modifier "x"`}, // C's atoi makes it 0, a Get
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			wantFailure(t, runSim(f, "", append([]string{"sminfo"}, strings.Fields(tc.args)...)...), tc.code, tc.msg)

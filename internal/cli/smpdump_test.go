@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/smpdump"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -42,16 +44,16 @@ func TestSmpdumpFailures(t *testing.T) {
 	}{
 		// The C tool prints the zeroed request and exits 0 when nothing
 		// answers; ibtool says what failed.
-		{"99 0x11", ExitFailure, "no reply to SubnGet(NodeInfo) LID 99"},
-		{"-D 0,3 0x11", ExitFailure, "no reply to SubnGet(NodeInfo) DR path 0,3"},
-		{"-D 0,x,1 0x11", ExitUsage, `hop 1 "x" is not a port number`},
-		{"0 0x11", ExitUsage, "unicast LID"},
-		{"2 0x1ffff", ExitUsage, "invalid attribute"},
-		{"2", ExitUsage, "expected <dlid|dr_path> <attr> [mod]"},
-		{"--bogus 2 0x11", ExitUsage, "unknown flag: --bogus"},
-		{"-t 0 2 0x11", ExitFailure, `Invalid timeout "0"`},
-		{"-P 7 2 0x11", ExitFailure, "port 7 not found"},
-		{"-C mlx5_0 2 0x11", ExitFailure, `CA "mlx5_0" not found`},
+		{"99 0x11", cmdutil.ExitFailure, "no reply to SubnGet(NodeInfo) LID 99"},
+		{"-D 0,3 0x11", cmdutil.ExitFailure, "no reply to SubnGet(NodeInfo) DR path 0,3"},
+		{"-D 0,x,1 0x11", cmdutil.ExitUsage, `hop 1 "x" is not a port number`},
+		{"0 0x11", cmdutil.ExitUsage, "unicast LID"},
+		{"2 0x1ffff", cmdutil.ExitUsage, "invalid attribute"},
+		{"2", cmdutil.ExitUsage, "expected <dlid|dr_path> <attr> [mod]"},
+		{"--bogus 2 0x11", cmdutil.ExitUsage, "unknown flag: --bogus"},
+		{"-t 0 2 0x11", cmdutil.ExitFailure, `Invalid timeout "0"`},
+		{"-P 7 2 0x11", cmdutil.ExitFailure, "port 7 not found"},
+		{"-C mlx5_0 2 0x11", cmdutil.ExitFailure, `CA "mlx5_0" not found`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			wantFailure(t, runSim(f, "", append([]string{"smpdump"}, strings.Fields(tc.args)...)...), tc.code, tc.msg)
@@ -62,7 +64,7 @@ func TestSmpdumpFailures(t *testing.T) {
 func TestSmpdumpJSON(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "smpdump", "--json", "-D", "0,8", "0x11")
-	var got smpdumpResult
+	var got smpdump.SmpdumpResult
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
 		t.Fatalf("exit %d, %v: %s", r.Code, err, r.Stdout+r.Stderr)
 	}
@@ -76,7 +78,7 @@ func TestSmpdumpJSON(t *testing.T) {
 func TestVerboseErrorsShowTheMADPathAndDecode(t *testing.T) {
 	f := sharedFabric(t, "tiny.net")
 	r := runSim(f, "", "smpdump", "-v", "99", "0x11")
-	if r.Code != ExitFailure || !strings.Contains(r.Stderr, "MAD path: DLID 99 QP 0 SL 0") || strings.Contains(r.Stderr, "request:") {
+	if r.Code != cmdutil.ExitFailure || !strings.Contains(r.Stderr, "MAD path: DLID 99 QP 0 SL 0") || strings.Contains(r.Stderr, "request:") {
 		t.Fatalf("-v: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	r = runSim(f, "", "smpdump", "-vv", "-D", "0,3", "0x15", "1")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -43,7 +44,7 @@ func TestSmpquerySweepAllTopologies(t *testing.T) {
 					c := f.RunC(context.Background(), "", "smpquery", args...)
 					var tt testing.TB = t
 					runs++
-					if c.Code == ExitFailure && strings.Contains(c.Stdout, "iberror: failed: ") {
+					if c.Code == cmdutil.ExitFailure && strings.Contains(c.Stdout, "iberror: failed: ") {
 						tt = simfabric.ExpectFailure(t)
 						failures++
 					}

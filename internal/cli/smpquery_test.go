@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/smpquery"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -200,24 +202,24 @@ func TestSmpqueryFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"bogus 2", ExitUsage, "operation 'bogus' not supported"},
-		{"ni", ExitUsage, "expected <op> <dest dr_path|lid|guid>"},
-		{"ni 0", ExitUsage, "can't resolve destination port 0: invalid target"},
-		{"-D ni 0,x", ExitUsage, `hop 1 "x" is not a port number`},
-		{"-D -L ni 0", ExitUsage, "exclude each other"},
-		{"pi 2 1x", ExitUsage, `invalid port number "1x"`},
-		{"-y key ni 2", ExitUsage, `invalid M_Key "key"`},
-		{"-c ni 1", ExitUsage, "-c takes a LID and a directed route"},
-		{"--bogus ni 2", ExitUsage, "unknown flag: --bogus"},
-		{"-t 100 ni 99", ExitFailure, "operation ni: node info query failed: no reply to SubnGet(NodeInfo) LID 99"},
-		{"-t 100 -D ni 0,3", ExitFailure, "no reply to SubnGet(NodeInfo) DR path 0,3"},
-		{"si 2", ExitFailure, "operation si: switch info query failed: SubnGet(SwitchInfo) LID 2 mod 0x0 failed: MAD status 0x000c"},
-		{"pkeys 2 5", ExitFailure, "operation pkeys: invalid port number: port 5: the node has 2 ports"},
-		{"pie 2 1", ExitFailure, "operation pie: port info extended not supported: port info capability mask2 = 0x30"},
-		{"-t 100 -c ni 1 0,1", ExitFailure, "ibsim drops them"},
-		{"-G ni 0x999", ExitFailure, "can't resolve destination port 0x999: the SA knows no path to GID fe80::999"},
-		{"-t 0 ni 1", ExitFailure, `Invalid timeout "0"`},
-		{"-C mlx5_0 ni 2", ExitFailure, `CA "mlx5_0" not found`},
+		{"bogus 2", cmdutil.ExitUsage, "operation 'bogus' not supported"},
+		{"ni", cmdutil.ExitUsage, "expected <op> <dest dr_path|lid|guid>"},
+		{"ni 0", cmdutil.ExitUsage, "can't resolve destination port 0: invalid target"},
+		{"-D ni 0,x", cmdutil.ExitUsage, `hop 1 "x" is not a port number`},
+		{"-D -L ni 0", cmdutil.ExitUsage, "exclude each other"},
+		{"pi 2 1x", cmdutil.ExitUsage, `invalid port number "1x"`},
+		{"-y key ni 2", cmdutil.ExitUsage, `invalid M_Key "key"`},
+		{"-c ni 1", cmdutil.ExitUsage, "-c takes a LID and a directed route"},
+		{"--bogus ni 2", cmdutil.ExitUsage, "unknown flag: --bogus"},
+		{"-t 100 ni 99", cmdutil.ExitFailure, "operation ni: node info query failed: no reply to SubnGet(NodeInfo) LID 99"},
+		{"-t 100 -D ni 0,3", cmdutil.ExitFailure, "no reply to SubnGet(NodeInfo) DR path 0,3"},
+		{"si 2", cmdutil.ExitFailure, "operation si: switch info query failed: SubnGet(SwitchInfo) LID 2 mod 0x0 failed: MAD status 0x000c"},
+		{"pkeys 2 5", cmdutil.ExitFailure, "operation pkeys: invalid port number: port 5: the node has 2 ports"},
+		{"pie 2 1", cmdutil.ExitFailure, "operation pie: port info extended not supported: port info capability mask2 = 0x30"},
+		{"-t 100 -c ni 1 0,1", cmdutil.ExitFailure, "ibsim drops them"},
+		{"-G ni 0x999", cmdutil.ExitFailure, "can't resolve destination port 0x999: the SA knows no path to GID fe80::999"},
+		{"-t 0 ni 1", cmdutil.ExitFailure, `Invalid timeout "0"`},
+		{"-C mlx5_0 ni 2", cmdutil.ExitFailure, `CA "mlx5_0" not found`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			wantFailure(t, runSim(f, "", append([]string{"smpquery"}, strings.Fields(tc.args)...)...), tc.code, tc.msg)
@@ -287,11 +289,11 @@ func TestSmpqueryJSON(t *testing.T) {
 	}
 	// A failure prints no JSON, and the reason on stderr.
 	r := runSim(f, "", "smpquery", "--json", "si", "2")
-	if r.Code != ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "MAD status 0x000c") {
+	if r.Code != cmdutil.ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "MAD status 0x000c") {
 		t.Errorf("--json si 2: %+v", r)
 	}
 	r = runCompat(f, "", "--json", "si", "2")
-	if r.Code != ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "MAD status 0x000c") {
+	if r.Code != cmdutil.ExitFailure || r.Stdout != "" || !strings.Contains(r.Stderr, "MAD status 0x000c") {
 		t.Errorf("compat --json si 2: %+v", r)
 	}
 }
@@ -336,14 +338,14 @@ func TestSmpqueryPortInfoExtended(t *testing.T) {
 	pi.CapabilityMask = 0
 	sma.Set(0, &pi)
 	r = runWith(tr, "smpquery", "pie", "9", "12")
-	if r.code != ExitFailure || r.stdout != "smpquery: iberror: failed: operation pie: port info extended not supported\n" ||
+	if r.code != cmdutil.ExitFailure || r.stdout != "smpquery: iberror: failed: operation pie: port info extended not supported\n" ||
 		r.stderr != "smpquery: port info capability mask2 not supported\n" {
 		t.Fatalf("no CapabilityMask2: %+v", r)
 	}
 	// Its NodeInfo failure is a bare IBEXIT, without "operation pie:".
 	sma.Fail(mad.AttrNodeInfo, 0, umadtest.StatusInvalidField)
 	r = runWith(tr, "smpquery", "pie", "9", "12")
-	if r.code != ExitFailure || r.stdout != "smpquery: iberror: failed: node info query failed\n" || r.stderr != "" {
+	if r.code != cmdutil.ExitFailure || r.stdout != "smpquery: iberror: failed: node info query failed\n" || r.stderr != "" {
 		t.Fatalf("no NodeInfo: %+v", r)
 	}
 }
@@ -356,17 +358,17 @@ func TestSmpqueryPartialOutput(t *testing.T) {
 	sma.Set(0, &ni)
 	title := "# SL2VL table: Lid 3\n#                 SL: | 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14|15|\n"
 	r := runWith(tr, "smpquery", "sl2vl", "3")
-	if r.code != ExitFailure || r.stdout != title+"smpquery: iberror: failed: operation sl2vl: slvl query failed\n" || r.stderr != "" {
+	if r.code != cmdutil.ExitFailure || r.stdout != title+"smpquery: iberror: failed: operation sl2vl: slvl query failed\n" || r.stderr != "" {
 		t.Fatalf("compat: %+v", r)
 	}
 	r = runWith(tr, "ibtool", "smpquery", "sl2vl", "3")
-	if r.code != ExitFailure || r.stdout != title ||
+	if r.code != cmdutil.ExitFailure || r.stdout != title ||
 		r.stderr != "smpquery: operation sl2vl: slvl query failed: SubnGet(SLtoVLMappingTable) LID 3 mod 0x0 failed: MAD status 0x001c (invalid attribute or attribute modifier)\n" {
 		t.Fatalf("ibtool: %+v", r)
 	}
 	// -e shows the reason in compat use too.
 	r = runWith(tr, "smpquery", "-e", "sl2vl", "3")
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "MAD status 0x001c") {
+	if r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "MAD status 0x001c") {
 		t.Fatalf("compat -e: %+v", r)
 	}
 }
@@ -408,7 +410,7 @@ func TestSmpqueryLongTables(t *testing.T) {
 		t.Fatalf("pkeys: %+v", r)
 	}
 	r = runWith(tr, "ibtool", "smpquery", "--json", "pkeys", "3", "1")
-	var got smpqueryResult
+	var got smpquery.SmpqueryResult
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.PKeys.PKeys) != 70 || got.PKeys.PKeys[69] != 0x8045 {
 		t.Fatalf("pkeys --json: %v %+v", err, r)
 	}
@@ -440,7 +442,7 @@ func TestSmpqueryOnAFakeFabric(t *testing.T) {
 	}
 	start := time.Now()
 	r := runWith(tr, "ibtool", "smpquery", "nd", "99")
-	if r.code != ExitFailure || !strings.Contains(r.stderr, "no reply to SubnGet(NodeInfo) LID 99") || time.Since(start) > 2*time.Second { // not its 3 timeouts of 1s
+	if r.code != cmdutil.ExitFailure || !strings.Contains(r.stderr, "no reply to SubnGet(NodeInfo) LID 99") || time.Since(start) > 2*time.Second { // not its 3 timeouts of 1s
 		t.Errorf("LID 99: %+v after %v", r, time.Since(start))
 	}
 	// Two of the queries went by directed route, the others by LID.

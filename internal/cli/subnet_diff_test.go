@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/cache"
+	"github.com/ibtool/ibtool/internal/cli/cmd/subnetdiff"
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
@@ -53,18 +55,18 @@ Current subnet has 4 LIDs, reference subnet has 5 LIDs
        3: -                  0x0000000000100004
 `
 	for name, r := range map[string]simfabric.Result{"live": live, "caches": files} {
-		if r.Code != ExitDifferent || r.Stdout != want {
+		if r.Code != subnetdiff.ExitDifferent || r.Stdout != want {
 			t.Errorf("%s: exit %d, stderr %q\n%s", name, r.Code, r.Stderr, simfabric.UnifiedDiff("want", "got", want, r.Stdout))
 		}
 	}
 	// The other way round: what is new.
 	r := runSim(f, "", "subnet_diff", after, before)
-	if r.Code != ExitDifferent || !strings.Contains(r.Stdout, " Current subnet has 1 link that the reference subnet does not have:\n   0x0000000000200000[4] \"Switch1\" <=> 0x0000000000100004[1] \"Hca2\"\n") {
+	if r.Code != subnetdiff.ExitDifferent || !strings.Contains(r.Stdout, " Current subnet has 1 link that the reference subnet does not have:\n   0x0000000000200000[4] \"Switch1\" <=> 0x0000000000100004[1] \"Hca2\"\n") {
 		t.Errorf("reversed: exit %d\n%s", r.Code, r.Stdout)
 	}
 	r = runSim(f, "", "subnet_diff", "--json", before)
-	var doc subnetDiffDoc
-	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != ExitDifferent || doc.Same ||
+	var doc subnetdiff.SubnetDiffDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != subnetdiff.ExitDifferent || doc.Same ||
 		doc.Current.Links != 3 || doc.Reference.Links != 4 || len(doc.Links.ReferenceOnly) != 1 ||
 		doc.Links.ReferenceOnly[0].B.NodeName != "Hca2" || len(doc.LIDs) != 1 || doc.LIDs[0].LID != 3 ||
 		doc.LIDs[0].CurrentPortGUID != nil || doc.LIDs[0].ReferencePortGUID == nil || *doc.LIDs[0].ReferencePortGUID != 0x100004 || len(doc.EndPorts.CurrentOnly) != 0 {
@@ -103,12 +105,12 @@ func TestSubnetDiffRatesAndLIDs(t *testing.T) {
 		" 2 LIDs lead to different end ports (LID: current, reference):\n       2: -                  0x0000000000100001\n      40: 0x0000000000100001 -                 \n",
 		" All links in the current subnet are in the reference subnet.\n",
 	} {
-		if r.Code != ExitDifferent || !strings.Contains(r.Stdout, want) {
+		if r.Code != subnetdiff.ExitDifferent || !strings.Contains(r.Stdout, want) {
 			t.Errorf("exit %d, want %q in\n%s", r.Code, want, r.Stdout)
 		}
 	}
 	r = runSim(f, "", "subnet_diff", "--json", ref, cur)
-	var doc subnetDiffDoc
+	var doc subnetdiff.SubnetDiffDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Rates) != 1 || doc.Rates[0].Current.SpeedText != "DDR" ||
 		doc.Rates[0].Reference.Width != "4X" || len(doc.LIDs) != 2 {
 		t.Errorf("--json: %v\n%s", err, r.Stdout)
@@ -138,10 +140,10 @@ func TestSubnetDiffFailures(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"", ExitUsage, "accepts 1 to 2 arguments, received 0"},
-		{"a b c", ExitUsage, "accepts 1 to 2 arguments, received 3"},
-		{"/nonexistent", ExitFailure, "reference /nonexistent:"},
-		{"--discovery XY x", ExitUsage, `invalid --discovery "XY"`},
+		{"", cmdutil.ExitUsage, "accepts 1 to 2 arguments, received 0"},
+		{"a b c", cmdutil.ExitUsage, "accepts 1 to 2 arguments, received 3"},
+		{"/nonexistent", cmdutil.ExitFailure, "reference /nonexistent:"},
+		{"--discovery XY x", cmdutil.ExitUsage, `invalid --discovery "XY"`},
 	} {
 		r := runSim(f, "", append([]string{"subnet_diff"}, strings.Fields(tc.args)...)...)
 		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) || r.Stdout != "" {

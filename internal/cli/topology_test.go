@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -111,7 +112,7 @@ SwitchName=sw2 Nodes=cn10
 	}
 	for _, args := range [][]string{{"--format", "xml"}, {"extra"}, {"--discovery", "XY"}} {
 		r := runSim(f, "", append([]string{"topology"}, args...)...)
-		if r.Code != ExitUsage || strings.Count(r.Stderr, "\n") != 2 {
+		if r.Code != cmdutil.ExitUsage || strings.Count(r.Stderr, "\n") != 2 {
 			t.Errorf("topology %v: exit %d, stderr %q; want a usage error", args, r.Code, r.Stderr)
 		}
 	}

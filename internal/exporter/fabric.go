@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/jsonv"
+	"github.com/ibtool/ibtool/internal/linkrate"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
@@ -109,49 +110,16 @@ func setLink(ps *portState, p *discovery.Port, names *nodename.Map) {
 		return
 	}
 	ps.linked = true
-	rate := linkRate(p, pi)
+	rate := linkrate.Of(p).JSONRate()
 	if lanes, err := strconv.Atoi(strings.TrimSuffix(string(rate.Width), "X")); err == nil {
 		ps.lanes = lanes
 	}
 	ps.rate = rate.RateGbps * 1e9 / 8
-	ps.degraded = belowCapability(p)
+	ps.degraded = linkrate.BelowEnabled(p)
 	r := p.Remote
 	ps.linkLabels = `lid="` + strconv.Itoa(int(p.BaseLID)) + `",remote_guid="` + mad.GUID(r.Node.GUID).String() +
 		`",remote_name="` + labelValue(names.Name(r.Node.GUID, r.Node.Desc())) + `",remote_port="` + strconv.Itoa(r.Num) +
 		`",speed="` + labelValue(rate.SpeedText) + `",width="` + string(rate.Width) + `"`
-}
-
-// linkRate is the width and speed of p's active link, named as
-// ibnetdiscover names them (the capability mask that counts is port 0's
-// on a switch).
-func linkRate(p *discovery.Port, pi *mad.PortInfo) jsonv.Rate {
-	ci := capPortInfo(p, pi)
-	if ci == nil {
-		return jsonv.Rate{}
-	}
-	speed := pi.LinkSpeedActive
-	return jsonv.RateOf(jsonv.WidthOf(pi.LinkWidthActive), mad.SpeedCompatName(mad.AggregateExtSpeed(pi, ci), speed, speed == mad.LinkSpeedQDR && mlnxExt(p).LinkSpeedActive&uint8(mad.MlnxLinkSpeedFDR10) != 0))
-}
-
-// capPortInfo is the PortInfo whose capability masks count for p: port
-// 0's on a switch, p's own elsewhere; nil if unknown.
-func capPortInfo(p *discovery.Port, pi *mad.PortInfo) *mad.PortInfo {
-	if p.Node.Type != discovery.NodeSwitch {
-		return pi
-	}
-	if p0 := p.Node.Port(0); p0 != nil && p0.PortInfo != nil {
-		return p0.Info()
-	}
-	return nil
-}
-
-// mlnxExt is p's Mellanox extended PortInfo, zero when not read.
-func mlnxExt(p *discovery.Port) mad.MlnxExtPortInfo {
-	var x mad.MlnxExtPortInfo
-	if len(p.MlnxExtPortInfo) >= mad.MlnxExtPortInfoSize {
-		_ = x.Unmarshal(p.MlnxExtPortInfo)
-	}
-	return x
 }
 
 // labelValue is s escaped for a label value of the text format (a

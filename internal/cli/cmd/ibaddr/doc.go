@@ -1,0 +1,3 @@
+// Package ibaddr is the ibaddr command: the GID and LID range of a port, as
+// infiniband-diags prints them.
+package ibaddr

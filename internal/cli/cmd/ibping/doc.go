@@ -1,0 +1,3 @@
+// Package ibping is the ibping command: vendor-MAD pings, and their server
+// (-S).
+package ibping

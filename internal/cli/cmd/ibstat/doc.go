@@ -1,0 +1,2 @@
+// Package ibstat is ibstat and ibstatus: the local CAs and ports.
+package ibstat

@@ -1,0 +1,3 @@
+// Package perfquery is the perfquery command: a port's performance counters,
+// every counter group, and their resets.
+package perfquery

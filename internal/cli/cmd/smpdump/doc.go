@@ -1,0 +1,2 @@
+// Package smpdump is the smpdump command: the raw data of any SMP attribute.
+package smpdump
