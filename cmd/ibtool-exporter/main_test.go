@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -483,4 +484,50 @@ func scrapeValues(t *testing.T, url string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// --web.systemd-socket serves on the socket systemd passes (fd 3, with
+// LISTEN_PID and LISTEN_FDS), as a .socket unit starts it.
+func TestSystemdSocketActivation(t *testing.T) {
+	f := simfabric.StartT(t, "tiny.net")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, err := ln.(*net.TCPListener).File()
+	ln.Close() // the child has its copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	// exec keeps the shell's pid, which LISTEN_PID must name.
+	cmd := exec.Command("sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --web.systemd-socket`, exporterBinary(t))
+	cmd.Env, cmd.Dir = f.Env(""), t.TempDir()
+	cmd.ExtraFiles = []*os.File{lf}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := <-exited; err != nil {
+			t.Errorf("after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/metrics"
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if v := scrapeValues(t, url); v != nil {
+			if v["ib_scrape_ports"] != tinyLinkedPorts {
+				t.Errorf("ib_scrape_ports %v through the passed socket", v["ib_scrape_ports"])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing served on the passed socket:\n%s", stderr.String())
+		}
+	}
 }
