@@ -23,24 +23,33 @@ const Binary = "ibtool-exporter"
 
 // NewCmd builds the exporter command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "exporter [ibtool-exporter options]",
 		Short: "Prometheus exporter of every port's counters and links (runs ibtool-exporter)",
 		Long: `Run ibtool-exporter, the Prometheus exporter, with these arguments: it is
 looked up beside the ibtool binary, then in PATH. It serves the fabric's metrics
 on :9315/metrics (--web.listen-address, --web.config.file for TLS and basic auth,
 --web.systemd-socket), or with --once prints one scrape, with --textfile FILE
-writes one for node_exporter's textfile collector. See ibtool-exporter --help
-and docs/exporter.md.`,
+writes one for node_exporter's textfile collector. "ibtool-exporter --help"
+lists its flags; docs/exporter.md describes them and its deployment.`,
 		Example: `  ibtool exporter --web.listen-address :9315
   ibtool exporter --textfile /var/lib/prometheus/node-exporter/infiniband.prom
   ibtool exporter --once --load-cache fabric.cache | grep ib_port_link_downed_total`,
-		// Every argument is ibtool-exporter's, --help too.
+		// Every argument is ibtool-exporter's, but for a lone -h or
+		// --help: this command's help, which says where its flags are.
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+				return c.Help()
+			}
 			return run(env, args)
 		},
 	}
+	// Every command lists --json; the exporter's output is Prometheus'
+	// text format. The flag is for the help only: ibtool-exporter gets
+	// it, and refuses it as a usage error.
+	cmd.Flags().Bool("json", false, "not for the exporter: it writes Prometheus' text format (a usage error)")
+	return cmd
 }
 
 // run replaces the process with ibtool-exporter (a test, not the
