@@ -4,7 +4,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/ibtool/ibtool/internal/cli/cmdutil.Version=$(VERSION)
+LDFLAGS := -X github.com/ibtool/ibtool/internal/cli/cmdutil.Version=$(VERSION) -X main.version=$(VERSION)
 # Extra go build flags; make deb sets the release ones (RELEASE_GOFLAGS).
 GOBUILDFLAGS ?=
 # No cgo: libibverbs is loaded at run time (internal/verbs), so the binary
@@ -30,6 +30,8 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # The classic-name links' target: the installed binary, relative to LINKDIR.
 LINKTARGET   = "$$(realpath -ms --relative-to=$(LINKDIR) $(BINDIR)/ibtool)"
+# The exporter's systemd unit (its ExecStart is rewritten to BINDIR).
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 # The simulated fabric the tests and the demo need (Debian/Ubuntu packages),
 # the verbs header the layout tests check ibtool's structures against (also
@@ -47,7 +49,7 @@ SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-l
 	qemu-user groff-base dpkg lintian prometheus bash-completion graphviz python3-yaml
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz
+.PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz soak
 
 all: build
 
@@ -61,11 +63,13 @@ deps:
 
 build:
 	$(GOBUILD) -o bin/ibtool ./cmd/ibtool
+	$(GOBUILD) -o bin/ibtool-exporter ./cmd/ibtool-exporter
 
 # The header-free build and the arm64 cross build (make test runs this).
 cross:
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ibtool
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool-exporter
 	GOARCH=arm64 $(GO) vet ./internal/verbs
 
 # Man pages (section 8) from the command tree, into docs/man.
@@ -108,12 +112,23 @@ lossbench: deps build
 fuzz:
 	FUZZTIME=$${FUZZTIME:-10s} scripts/fuzz.sh
 
+# The exporter's soak (docs/exporter.md) on the 2000-node fabric: 1,000
+# scrapes while links go down and up and OpenSM restarts; the figures go
+# to stdout. make test runs the same on a 200-node fabric.
+SOAKFLAGS ?= -fabric S2000 -scrapes 1000
+soak: deps build
+	$(GO) run ./cmd/ibbench -soak -exporter bin/ibtool-exporter $(SOAKFLAGS)
+
 demo: deps build
 	scripts/demo.sh
 
 install: build man completions
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 bin/ibtool $(DESTDIR)$(BINDIR)/ibtool
+	install -m 0755 bin/ibtool-exporter $(DESTDIR)$(BINDIR)/ibtool-exporter
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/bin/ibtool-exporter|$(BINDIR)/ibtool-exporter|' contrib/systemd/ibtool-exporter.service > $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
 	install -m 0644 docs/man/*.8 $(DESTDIR)$(MANDIR)/
 	install -m 0644 bin/completions/ibtool $(DESTDIR)$(BASHCOMPDIR)/ibtool
 	install -m 0644 bin/completions/_ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool
@@ -147,6 +162,7 @@ ifneq ($(LINKDIR),)
 	rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null || true
 endif
 	rm -f $(DESTDIR)$(BINDIR)/ibtool $(DESTDIR)$(MANDIR)/ibtool.8 $(DESTDIR)$(MANDIR)/ibtool-*.8
+	rm -f $(DESTDIR)$(BINDIR)/ibtool-exporter $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool $(DESTDIR)$(FISHCOMPDIR)/ibtool.fish
 
 # A Debian package of ibtool that installs beside infiniband-diags: no file

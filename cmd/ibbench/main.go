@@ -90,8 +90,9 @@ var fabrics = []fabricSpec{
 
 type config struct {
 	bin       string
-	runs      int // per tool and row
-	slowRuns  int // of the C default at 1 ms and more (cDefaultRuns)
+	exporter  string // the ibtool-exporter binary, for the exporter row
+	runs      int    // per tool and row
+	slowRuns  int    // of the C default at 1 ms and more (cDefaultRuns)
 	latencies []time.Duration
 	commands  []string
 	service   time.Duration
@@ -101,19 +102,33 @@ func main() {
 	sizes := flag.String("sizes", "S1000,S2000,S5000,S10000", "fabrics to run: "+fabricNames())
 	lat := flag.String("latencies", "0,100us,1ms", "one-way latencies of the S1000 and S2000 rows (Go durations)")
 	cmds := flag.String("commands", "ibnetdiscover,iblinkinfo,dump_fts,dump_lfts,ibqueryerrors,ibqueryerrors --load-cache,ibchecknet,ibcheckerrors,exporter",
-		"commands to run, by row name (those ibtool lacks are left out; exporter: scrapes of ibtool exporter, at no added latency)")
+		"commands to run, by row name (those ibtool lacks are left out; exporter: scrapes of ibtool-exporter, at no added latency)")
 	runs := flag.Int("runs", 7, "runs per tool and row")
 	slowRuns := flag.Int("slow-runs", 1, "runs of the C default at 1 ms or more (15-90 s a run; at 100 us it runs 3 times)")
 	service := flag.Duration("service", 0, "SMA service time the relay adds per request (0: none)")
 	ibtool := flag.String("ibtool", "bin/ibtool", "the ibtool binary")
+	exporterBin := flag.String("exporter", "bin/ibtool-exporter", "the ibtool-exporter binary (the exporter row and -soak)")
+	soakRun := flag.Bool("soak", false, "instead of the bench, soak ibtool-exporter on -fabric for -scrapes scrapes (make soak)")
+	soakFabric := flag.String("fabric", "S2000", "the -soak fabric: "+fabricNames())
+	soakScrapes := flag.Int("scrapes", 1000, "the -soak scrapes")
 	update := flag.String("update", "", "also write the results into this markdown file, between the bench markers")
 	flag.Parse()
+	exporter, err := filepath.Abs(*exporterBin)
+	check(err)
+	if *soakRun {
+		i := slices.IndexFunc(fabrics, func(f fabricSpec) bool { return f.name == *soakFabric })
+		if i < 0 {
+			fail(fmt.Errorf("unknown fabric %q (have %s)", *soakFabric, fabricNames()))
+		}
+		runSoak(fabrics[i], exporter, *soakScrapes)
+		return
+	}
 	if _, err := os.Stat(timeCommand); err != nil {
 		fail(fmt.Errorf("%s (GNU time, Debian package time) measures peak RSS: %v", timeCommand, err))
 	}
 	bin, err := filepath.Abs(*ibtool)
 	check(err)
-	cfg := config{bin: bin, runs: *runs, slowRuns: *slowRuns, service: *service}
+	cfg := config{bin: bin, exporter: exporter, runs: *runs, slowRuns: *slowRuns, service: *service}
 	for _, s := range strings.Split(*lat, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		check(err)
@@ -126,6 +141,14 @@ func main() {
 			tool = allCommands[i].ours[0]
 		} else if name != "exporter" {
 			fail(fmt.Errorf("unknown command row %q", name))
+		}
+		if name == "exporter" {
+			if _, err := os.Stat(exporter); err == nil {
+				cfg.commands = append(cfg.commands, name)
+			} else {
+				fmt.Fprintf(os.Stderr, "ibbench: no %s: the exporter row is left out\n", exporter)
+			}
+			continue
 		}
 		if hasCommand(bin, tool) {
 			cfg.commands = append(cfg.commands, name)
@@ -163,28 +186,35 @@ func hasCommand(bin, name string) bool {
 	return exec.Command(bin, name, "--help").Run() == nil
 }
 
-// benchFabric starts one fabric and runs its rows.
-func benchFabric(spec fabricSpec, cfg config, rep *report) {
-	dir, err := os.MkdirTemp("", "ibbench-")
-	check(err)
-	defer os.RemoveAll(dir)
+// startFabric generates spec's fabric into dir and starts it; label
+// names it with its node count.
+func startFabric(spec fabricSpec, dir string) (fab *simfabric.Fabric, label string, nodes int) {
 	topo := filepath.Join(dir, spec.name+".net")
 	gen, err := topogen.Preset(spec.name)
 	check(err)
 	check(gen.WriteFile(topo))
-	nodes := gen.Counts().Nodes()
-	label := fmt.Sprintf("%s (%d nodes)", spec.name, nodes)
+	nodes = gen.Counts().Nodes()
+	label = fmt.Sprintf("%s (%d nodes)", spec.name, nodes)
 	progress("%s: starting ibsim and OpenSM", label)
 	started := time.Now()
-	fab, err := simfabric.Start(context.Background(), simfabric.Options{
+	fab, err = simfabric.Start(context.Background(), simfabric.Options{
 		Topology: topo, IbsimFlags: gen.IbsimFlags(), StartTimeout: 30 * time.Minute,
 		RunTimeout: 10 * time.Minute, Remote: true,
 		// No periodic sweeps: OpenSM's traffic would blur the MAD counts.
 		OpenSMFlags: []string{"-s", "0"},
 	})
 	check(err)
-	defer fab.Stop()
 	progress("%s: up after %.0f s", label, time.Since(started).Seconds())
+	return fab, label, nodes
+}
+
+// benchFabric starts one fabric and runs its rows.
+func benchFabric(spec fabricSpec, cfg config, rep *report) {
+	dir, err := os.MkdirTemp("", "ibbench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	fab, label, nodes := startFabric(spec, dir)
+	defer fab.Stop()
 	b := &bencher{fab: fab, cfg: cfg}
 	b.probeCost = b.xmitPkts() - b.xmitPkts()
 	b.probeCost = -b.probeCost

@@ -138,3 +138,20 @@ func TestIbpingStopsCleanlyOnSIGINT(t *testing.T) {
 		t.Errorf("server after SIGINT: %v", err)
 	}
 }
+
+// ibtool links no Prometheus library, nor what client_golang brings
+// (protobuf, procfs): the exporter is ibtool-exporter, a program of its
+// own, and every other command would pay for them at start-up.
+func TestNoExporterDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, banned := range []string{"github.com/prometheus/", "google.golang.org/protobuf", "github.com/ibtool/ibtool/internal/exporter"} {
+			if strings.HasPrefix(pkg, banned) {
+				t.Errorf("ibtool depends on %s", pkg)
+			}
+		}
+	}
+}

@@ -32,9 +32,10 @@ func TestMakeInstallUninstall(t *testing.T) {
 	}
 	runMake("install")
 	bin := filepath.Join(prefix, "bin")
-	if entries, err := os.ReadDir(bin); err != nil || len(entries) != 1 || entries[0].Name() != "ibtool" {
-		t.Errorf("%s holds %v (%v); want only ibtool", bin, entries, err)
+	if entries, err := os.ReadDir(bin); err != nil || len(entries) != 2 || entries[0].Name() != "ibtool" || entries[1].Name() != "ibtool-exporter" {
+		t.Errorf("%s holds %v (%v); want only ibtool and ibtool-exporter", bin, entries, err)
 	}
+	checkExporterUnit(t, prefix)
 	links := filepath.Join(prefix, "lib/ibtool/bin")
 	for _, name := range []string{"perfquery", "ibv_devinfo", "ibstat"} {
 		target, err := os.Readlink(filepath.Join(links, name))
@@ -78,6 +79,36 @@ func TestMakeInstallUninstall(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(prefix, "lib/ibtool")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s/lib/ibtool is still there: %v", prefix, err)
+	}
+}
+
+// checkExporterUnit: the exporter's unit starts the installed exporter,
+// and systemd reads it without a complaint; `ibtool exporter` finds the
+// exporter beside ibtool.
+func checkExporterUnit(t *testing.T, prefix string) {
+	t.Helper()
+	unit := filepath.Join(prefix, "lib/systemd/system/ibtool-exporter.service")
+	b, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatalf("the unit is not installed: %v", err)
+	}
+	exporter := filepath.Join(prefix, "bin/ibtool-exporter")
+	if !strings.Contains(string(b), "\nExecStart="+exporter+" $ARGS\n") {
+		t.Errorf("the unit does not start %s:\n%s", exporter, b)
+	}
+	out, err := exec.Command(filepath.Join(prefix, "bin/ibtool"), "exporter", "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ibtool-exporter ") {
+		t.Errorf("ibtool exporter --version: %v, %q", err, out)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Logf("no systemd-analyze: the unit is not verified (%v)", err)
+		return
+	}
+	// verify reports unknown settings and bad values but exits 0: any
+	// output is a complaint.
+	if out, err := exec.Command(analyze, "verify", unit).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify %s: %v\n%s", unit, err, out)
 	}
 }
 
