@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/health"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/linkrate"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -115,7 +116,12 @@ func setLink(ps *portState, p *discovery.Port, names *nodename.Map) {
 		ps.lanes = lanes
 	}
 	ps.rate = rate.RateGbps * 1e9 / 8
-	ps.degraded = linkrate.BelowEnabled(p)
+	// Judged by what both ends enable: a link trains to that (IBA
+	// 5.6.4.1), so less is a bad lane or cable, while iblinkinfo's
+	// "Could be ..." (what they support) also flags every link an
+	// administrator limited on purpose, and every link of ibsim.
+	local, remote := health.EndOf(p), health.EndOf(p.Remote)
+	ps.degraded = p.Remote.PortInfo != nil && health.CompareLink(local, &remote, health.Enabled).Below()
 	r := p.Remote
 	ps.linkLabels = `lid="` + strconv.Itoa(int(p.BaseLID)) + `",remote_guid="` + mad.GUID(r.Node.GUID).String() +
 		`",remote_name="` + labelValue(names.Name(r.Node.GUID, r.Node.Desc())) + `",remote_port="` + strconv.Itoa(r.Num) +
