@@ -22,12 +22,14 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # as the AArch64 cross compiler sees it), qemu-user, which runs the arm64
 # build on the simulated fabric, groff, which checks the man pages,
 # dpkg-deb for make deb, Prometheus, whose promtool and server the
-# exporter's tests run, and bash-completion, which loads the completions.
+# exporter's tests run, bash-completion, which loads the completions, and
+# chromium, in which the diagnosis' HTML page is tested.
 SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h \
 	/usr/bin/aarch64-linux-gnu-gcc /usr/aarch64-linux-gnu/include/pthread.h /usr/bin/qemu-aarch64 \
-	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/promtool /usr/bin/prometheus /usr/share/bash-completion/bash_completion
+	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/promtool /usr/bin/prometheus /usr/share/bash-completion/bash_completion \
+	/usr/bin/chromium
 SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-	qemu-user groff-base dpkg prometheus bash-completion
+	qemu-user groff-base dpkg prometheus bash-completion chromium
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz
