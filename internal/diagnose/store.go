@@ -107,7 +107,7 @@ func Save(dir string, s *Snapshot, cfg *Config) error {
 	doc.Config.ExpectWidth, doc.Config.ExpectSpeed = cfg.ExpectWidth, cfg.ExpectSpeed
 	if e := cfg.Expected; e != nil {
 		doc.Config.ExpectedFile = ExpectedFile + "." + e.Kind
-		if err := writeAtomic(filepath.Join(dir, doc.Config.ExpectedFile), e.Data); err != nil {
+		if err := WriteFileAtomic(filepath.Join(dir, doc.Config.ExpectedFile), e.Data); err != nil {
 			return err
 		}
 	}
@@ -135,14 +135,14 @@ func Save(dir string, s *Snapshot, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, SnapshotFile), append(b, '\n'))
+	return WriteFileAtomic(filepath.Join(dir, SnapshotFile), append(b, '\n'))
 }
 
 func docOf(p *discovery.Port) portDoc { return portDoc{mad.GUID(p.Node.GUID), p.Num} }
 
 // writeAtomic writes data to path through a temporary file renamed over
 // it: a reader never sees half a file.
-func writeAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".ibtool-diagnose-*")
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func (walkCheck) Codes() []CodeInfo {
 		{"walk.no_answer", Error, "nothing answered NodeInfo beyond a port that has a link: a node that is down, hung or unreachable"},
 		{"walk.attribute_unread", Error, "a node answered NodeInfo but one of its attributes (PortInfo, NodeDescription, SwitchInfo) could not be read"},
 		{"walk.read_failed", Error, "an SMInfo or P_Key table the checks need could not be read"},
-		{"walk.mads_lost", Warning, "MADs through a link were lost and had to be resent (" + strconv.Itoa(minLostAttempts) + " or more attempts): a link or an agent that drops packets"},
+		{"walk.mads_lost", Warning, "MADs were lost and had to be resent (" + strconv.Itoa(minLostAttempts) + " or more attempts): by directed route placed at the first link of their route that lost some, LID routed at their destination"},
 	}
 }
 
@@ -190,14 +190,18 @@ func lossFindings(s *Snapshot, names *nodename.Map) []Finding {
 			Message: fmt.Sprintf("%d of %d MAD attempts to %d %s behind this link got no reply and were resent",
 				t.noReply, t.attempts, t.destinations, plural(t.destinations, "destination", "destinations")),
 			Evidence: []Field{{"attempts", t.attempts}, {"lost_attempts", t.noReply}, {"destinations", t.destinations}}}
-		if t.path != nil {
+		switch {
+		case t.path == nil:
+			// LID routed: lost somewhere on a route the switches chose,
+			// not necessarily on this port's own link.
+			f.Message = fmt.Sprintf("%d of %d MAD attempts to this LID-routed destination got no reply and were resent; the route they took is the switches'",
+				t.noReply, t.attempts)
+			f.At = placeOf(t.node, t.port, names)
+		case t.port != nil:
 			f.Evidence = append(f.Evidence, Field{"dr_path", mad.FormatDRPath(t.path)})
-		} else {
-			f.Message = fmt.Sprintf("%d of %d MAD attempts to this port got no reply and were resent", t.noReply, t.attempts)
-		}
-		if t.port != nil {
 			f = atPort(f, t.port, names)
-		} else {
+		default:
+			f.Evidence = append(f.Evidence, Field{"dr_path", mad.FormatDRPath(t.path)})
 			f.At = placeOf(t.node, nil, names)
 		}
 		out = append(out, f)
