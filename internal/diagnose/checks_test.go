@@ -1,8 +1,10 @@
 package diagnose
 
 import (
+	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ibtool/ibtool/internal/discovery"
@@ -265,4 +267,19 @@ func newBuilderWithout(guid uint64) *discovery.Fabric {
 	}
 	f.From = tn.host1
 	return f
+}
+
+// docs/diagnose.md lists every code with its severity.
+func TestDocsListEveryCode(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/diagnose.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Checks() {
+		for _, ci := range c.Codes() {
+			if row := "| `" + ci.Code + "` | " + ci.Severity.String() + " |"; !strings.Contains(string(doc), row) {
+				t.Errorf("docs/diagnose.md has no row %q", row)
+			}
+		}
+	}
 }

@@ -27,17 +27,20 @@ type Snapshot struct {
 	// switch port that enforces partitions (PortInfo's
 	// PartitionEnforcementInbound or Outbound), in the same order.
 	PKeys []PKeyRead
-	// Loss is the MAD loss the sweep met, per destination (nil when the
-	// sweep did not record it: a cache).
+	// Loss are the destinations to which MAD attempts got no reply, with
+	// their counts (nil when the sweep did not record them).
 	Loss []DestLoss
 	// MADs are the engine's totals (zero offline).
 	MADs rpc.Stats
 
 	// Counters are two reads of every port's counters Interval apart
-	// (the second nil with an interval of 0). They are filled when the
-	// counter reads and thresholds of internal/counters are on main;
-	// until then nil, and no check reads them.
+	// (the second nil with an interval of 0), for the counters check;
+	// nil until the sweep reads them with internal/counters' reads.
 	Counters *CounterReads
+
+	// The forwarding tables (LFT, MFT, SL2VL) join the snapshot as the
+	// routing model internal/routing reads, beside the reads above, for
+	// the routing, credit-loop and multicast checks.
 }
 
 // SMInfoRead is the SMInfo of one SM port, or why it could not be read.
