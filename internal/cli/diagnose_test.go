@@ -192,9 +192,8 @@ func TestDiagnoseExpectAfterUnlink(t *testing.T) {
 	if _, err := f.Console(`Unlink "leaf01"[12]`); err != nil {
 		t.Fatal(err)
 	}
-	// OpenSM reroutes (the switch's trap): until it is done, LID-routed
-	// MADs may meet a route into the unplugged link and are rightly
-	// reported lost.
+	// OpenSM reroutes after the switch's trap: let it finish, so that
+	// the diagnosis sees the fabric as it stays.
 	waitSMSweep(t, f, sweeps)
 	for _, expect := range []string{topo, cache} {
 		doc, r := diagJSON(t, f, "--expect", expect)
@@ -225,6 +224,27 @@ func waitSMSweep(t *testing.T, f *simfabric.Fabric, done int) {
 			t.Fatal("OpenSM did not sweep again within 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDiagnoseNodeThatDoesNotAnswer: a CA whose SMA drops every
+// NodeInfo is not found; the diagnosis says where the walk asked, with
+// the directed route, and exits 3: the verdict is partial.
+func TestDiagnoseNodeThatDoesNotAnswer(t *testing.T) {
+	f := simfabric.StartT(t, "tiny.net")
+	if _, err := f.Console(`Error "Hca2"[1] 100 17`); err != nil {
+		t.Fatal(err)
+	}
+	doc, r := diagJSON(t, f)
+	if got := strings.Join(problems(doc), "\n"); got != "walk.no_answer at Switch1[4]" || *doc.Complete || r.Code != cmdutil.ExitIncomplete {
+		t.Fatalf("exit %d, complete %v, findings:\n%s", r.Code, *doc.Complete, got)
+	}
+	if r.Stderr != "diagnose: incomplete: 1 read failed; the walk check lists them\n" {
+		t.Errorf("stderr %q", r.Stderr)
+	}
+	text := runSim(f, "", "diagnose")
+	if !strings.Contains(text.Stdout, `error   walk.no_answer  "Switch1" (0x0000000000200000) port 4: no answer to NodeInfo beyond this port (DR path 0,4): no reply`) {
+		t.Errorf("text:\n%s", text.Stdout)
 	}
 }
 

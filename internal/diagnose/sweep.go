@@ -29,7 +29,16 @@ type SweepOptions struct {
 // The error is the fabric's: without one there is nothing to judge. A
 // read that fails afterwards is the snapshot's (its Err), and the sweep
 // goes on.
+//
+// The walk goes by directed route unless told otherwise (--discovery):
+// a diagnosis must not depend on the forwarding tables it may find
+// broken, and a MAD lost on a directed route names the links it crossed.
 func Sweep(ctx context.Context, c *query.Client, src *query.Source, opts SweepOptions) (*Snapshot, error) {
+	if src.Discovery == "" && !src.SA {
+		dr := *src
+		dr.Discovery = "DR"
+		src = &dr
+	}
 	f, err := src.Fabric(ctx, c, opts.Walk)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,8 @@ func (topologyCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
 		return nil, "no expected fabric (--expect)"
 	}
 	d := discovery.Compare(e.Fabric, s.Fabric, e.rate)
-	t := &topoDiff{cur: s.Fabric, ref: e.Fabric, names: cfg.Names}
+	t := &topoDiff{cur: s.Fabric, ref: e.Fabric, names: cfg.Names,
+		ports: map[*discovery.Fabric]map[discovery.PortRef]*discovery.Port{s.Fabric: portIndex(s.Fabric), e.Fabric: portIndex(e.Fabric)}}
 	var out []Finding
 	missingNode := map[uint64]bool{}
 	for _, g := range d.ReferenceOnlyNodes {
@@ -69,18 +70,27 @@ func (topologyCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
 type topoDiff struct {
 	cur, ref *discovery.Fabric
 	names    *nodename.Map
+	ports    map[*discovery.Fabric]map[discovery.PortRef]*discovery.Port
 }
 
-// port is the port a reference names in f: a switch's ports share its
-// port GUID, so the reference is the end port GUID and the number.
-func (t *topoDiff) port(f *discovery.Fabric, r discovery.PortRef) *discovery.Port {
+// portIndex finds the ports of f by the references Compare names them
+// by: a switch's ports share its port GUID, so a reference is the port's
+// GUID and its number.
+func portIndex(f *discovery.Fabric) map[discovery.PortRef]*discovery.Port {
+	m := map[discovery.PortRef]*discovery.Port{}
 	for _, n := range f.Nodes {
-		p := n.Port(r.Num)
-		if p != nil && p.GUID == r.GUID {
-			return p
+		for _, p := range n.Ports {
+			if p != nil {
+				m[discovery.PortRef{GUID: p.GUID, Num: p.Num}] = p
+			}
 		}
 	}
-	return nil
+	return m
+}
+
+// port is the port a reference names in f, nil if none.
+func (t *topoDiff) port(f *discovery.Fabric, r discovery.PortRef) *discovery.Port {
+	return t.ports[f][r]
 }
 
 // links reports the links only one fabric has. Where one port of a link

@@ -145,12 +145,16 @@ func lossFindings(s *Snapshot, names *nodename.Map) []Finding {
 		t.noReply += d.NoReply
 		t.destinations++
 	}
+	var byLID map[uint16]*discovery.Port // made when a LID needs it
 	for _, d := range s.Loss {
 		if d.Replies == 0 {
 			continue
 		}
 		if lid, ok := strings.CutPrefix(d.Dest, "LID "); ok {
-			if p := portByLID(s.Fabric, uint16(atoi(lid))); p != nil {
+			if byLID == nil {
+				byLID = endPortsByLID(s.Fabric)
+			}
+			if p := byLID[uint16(atoi(lid))]; p != nil {
 				add(d.Dest, lossSum{node: p.Node, port: caPort(p)}, d)
 			}
 			continue
@@ -218,20 +222,21 @@ func caPort(p *discovery.Port) *discovery.Port {
 	return p
 }
 
-// portByLID is the end port whose LID range holds lid: a CA's or
-// router's port, a switch's port 0.
-func portByLID(f *discovery.Fabric, lid uint16) *discovery.Port {
+// endPortsByLID maps every LID of an end port's range to the port: a
+// CA's or router's port, a switch's port 0.
+func endPortsByLID(f *discovery.Fabric) map[uint16]*discovery.Port {
+	m := map[uint16]*discovery.Port{}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p == nil || (n.Type == discovery.NodeSwitch && p.Num != 0) || p.BaseLID == 0 {
 				continue
 			}
-			if lid >= p.BaseLID && int(lid) < int(p.BaseLID)+1<<p.LMC {
-				return p
+			for l := 0; l < 1<<p.LMC; l++ {
+				m[p.BaseLID+uint16(l)] = p
 			}
 		}
 	}
-	return nil
+	return m
 }
 
 func parsePath(s string) ([]byte, bool) {

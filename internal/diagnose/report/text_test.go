@@ -19,8 +19,11 @@ func fatTree() (*discovery.Fabric, map[string]*discovery.Node) {
 	add := func(name string, typ int, guid uint64, nports int) *discovery.Node {
 		n := f.AddNode(&discovery.Node{GUID: guid, Type: typ, NumPorts: nports, NodeDesc: []byte(name)})
 		for i := 0; i <= nports; i++ {
-			if typ == discovery.NodeSwitch || i > 0 {
-				n.Ports[i] = &discovery.Port{Node: n, Num: i, GUID: guid + uint64(i)*uint64(typ&1)}
+			switch {
+			case typ == discovery.NodeSwitch: // its ports share its GUID
+				n.Ports[i] = &discovery.Port{Node: n, Num: i, GUID: guid}
+			case i > 0:
+				n.Ports[i] = &discovery.Port{Node: n, Num: i, GUID: guid + uint64(i)}
 			}
 		}
 		nodes[name] = n

@@ -42,8 +42,8 @@ func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diagnose [options]",
 		Short: "Say what is wrong with the fabric, in one sweep",
-		Long: `Sweep the fabric once and report what is wrong with it: a walk (or
---load-cache, or --sa), then the SMInfo of every subnet manager and the P_Key
+		Long: `Sweep the fabric once and report what is wrong with it: a walk (by
+directed route unless --discovery LID; or --load-cache, or --sa), then the SMInfo of every subnet manager and the P_Key
 tables where partitions are enforced, read all at once. Only Gets: nothing is
 changed, no counter is reset. The checks (docs/diagnose.md lists every finding
 code with its severity and why):
