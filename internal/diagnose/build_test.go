@@ -122,7 +122,7 @@ func newTiny() *tiny {
 		}
 	}
 	t.s = &Snapshot{Source: "walk", Fabric: b.f,
-		SMInfo: []SMInfoRead{{Port: sm, Info: mad.SMInfo{GUID: 0x101, SMState: smMaster, Priority: 1, ActCount: 10}}}}
+		SMInfo: []SMInfoRead{{Port: sm, Info: mad.SMInfo{GUID: 0x101, SMState: mad.SMStateMaster, Priority: 1, ActCount: 10}}}}
 	return t
 }
 

@@ -86,7 +86,7 @@ func TestSMCheck(t *testing.T) {
 		{"SMInfo not read", func(tn *tiny) { tn.s.SMInfo[0].Err = errTimeout }, nil},
 		{"two masters", func(tn *tiny) {
 			p := tn.hst.Port(1)
-			tn.s.SMInfo = append(tn.s.SMInfo, SMInfoRead{Port: p, Info: mad.SMInfo{GUID: 0x401, SMState: smMaster}})
+			tn.s.SMInfo = append(tn.s.SMInfo, SMInfoRead{Port: p, Info: mad.SMInfo{GUID: 0x401, SMState: mad.SMStateMaster}})
 		}, []string{"sm.multiple_masters", "sm.multiple_masters"}},
 		{"a port with another SM LID", func(tn *tiny) {
 			setPI(tn.sw2.Port(0), func(pi *mad.PortInfo) { pi.MasterSMLID = 9 })

@@ -27,18 +27,6 @@ func (smCheck) Codes() []CodeInfo {
 	}
 }
 
-// smStateText is the SMInfo state as sminfo prints it.
-func smStateText(s mad.SMState) string {
-	names := []string{"SMINFO_NOTACT", "SMINFO_DISCOVER", "SMINFO_STANDBY", "SMINFO_MASTER"}
-	if int(s) < len(names) {
-		return names[s]
-	}
-	return "???"
-}
-
-// smMaster is the SMInfo state of a MASTER (IBA 14.2.5.13).
-const smMaster mad.SMState = 3
-
 func (smCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
 	if s.Source == "cache" && len(s.SMInfo) == 0 && !anySMPort(s.Fabric) {
 		// A cache may be older than the SM: nothing to say without
@@ -55,10 +43,10 @@ func (smCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
 		}
 		out = append(out, atPort(Finding{Code: "sm.sm", Severity: Info,
 			Message: fmt.Sprintf("subnet manager 0x%016x: %s, priority %d, activity count %d",
-				uint64(r.Info.GUID), smStateText(r.Info.SMState), r.Info.Priority, r.Info.ActCount),
-			Evidence: []Field{{"sm_guid", r.Info.GUID}, {"sm_state", uint8(r.Info.SMState)}, {"sm_state_text", smStateText(r.Info.SMState)},
+				uint64(r.Info.GUID), r.Info.SMState.String(), r.Info.Priority, r.Info.ActCount),
+			Evidence: []Field{{"sm_guid", r.Info.GUID}, {"sm_state", uint8(r.Info.SMState)}, {"sm_state_text", r.Info.SMState.String()},
 				{"priority", r.Info.Priority}, {"activity_count", r.Info.ActCount}}}, r.Port, cfg.Names))
-		if r.Info.SMState == smMaster {
+		if r.Info.SMState == mad.SMStateMaster {
 			masters = append(masters, r)
 		}
 	}
