@@ -43,10 +43,11 @@ func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		Use:   "diagnose [options]",
 		Short: "Say what is wrong with the fabric, in one sweep",
 		Long: `Sweep the fabric once and report what is wrong with it: a walk (by
-directed route unless --discovery LID; or --load-cache, or --sa), then the SMInfo of every subnet manager and the P_Key
-tables where partitions are enforced, read all at once. Only Gets: nothing is
-changed, no counter is reset. The checks (docs/diagnose.md lists every finding
-code with its severity and why):
+directed route unless --discovery LID; or --load-cache, or --sa), then the
+SMInfo of every subnet manager and the P_Key tables where partitions are
+enforced, read all at once. Only Gets: nothing is changed, no counter is
+reset. The checks (docs/diagnose.md lists every finding code with its
+severity and why):
 
   walk      what did not answer, with its directed route; MADs lost per link
   sm        exactly one MASTER, and every port set up by it (SM LID, prefix)
@@ -85,6 +86,7 @@ Exit status: 0 without error findings (warnings too with --strict), 1 with,
 	fs.BoolVar(&o.all, "all", false, "list every finding in the text (default: the first 5 of each check)")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
 	o.src.AddFlags(fs, query.AllSourceFlags)
+	fs.Lookup("discovery").Usage = "LID or DR: how SMPs reach the nodes (default: DR, which needs no forwarding table); SA: as --sa"
 	cmdutil.SetupCommon(env, cmd, &o.Common, "DGLKe")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		res, err := run(env, c, o)
