@@ -121,7 +121,7 @@ func TestNodesCheck(t *testing.T) {
 	for _, n := range []*discovery.Node{tn.sw1, tn.sw2, tn.hst} {
 		setNI(n, func(ni *mad.NodeInfo) { ni.VendorID, ni.DeviceID, ni.Revision = 0x2c9, 0xcb20, 3 })
 	}
-	setNI(tn.sw1, func(ni *mad.NodeInfo) { ni.Revision = 2 })
+	setNI(tn.sw1, func(ni *mad.NodeInfo) { ni.Revision = 0 }) // 0 is a revision too
 	setNI(tn.hst, func(ni *mad.NodeInfo) { ni.Revision = 1 }) // a CA: another kind
 	found := run(t, nodesCheck{}, tn.s, nil)
 	if len(found) != 1 || found[0].Code != "nodes.mixed_revision" || !at(found[0], 0x200, NoPort) ||

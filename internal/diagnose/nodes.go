@@ -10,11 +10,10 @@ import (
 // type whose revisions differ were likely meant to be updated together.
 //
 // The revision is NodeInfo's Revision, the one version every node
-// reports without vendor MADs. On hardware it is the device's (the
-// silicon's or the firmware's, as the vendor fills it: Mellanox devices
-// report their firmware's there only in vendor MADs, so mixed firmware of
-// one silicon revision shows only to a vendor check). ibsim reports the
-// same revision for every node.
+// reports without vendor MADs. What it holds is the vendor's choice: on
+// Mellanox/NVIDIA devices the silicon's revision (their firmware version
+// is in vendor MADs, which the sweep does not send). ibsim reports one
+// revision for all its nodes of a type.
 type nodesCheck struct{}
 
 func (nodesCheck) Name() string { return "nodes" }
@@ -34,45 +33,38 @@ type deviceKind struct {
 }
 
 func (nodesCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
-	newest := map[deviceKind]uint32{} // revision 0 in the key
-	count := map[deviceKind]int{}     // nodes per kind and revision
+	newest := map[deviceKind]uint32{} // by kind (revision 0 in the key)
+	ofKind := map[deviceKind]int{}    // nodes by kind
+	atRev := map[deviceKind]int{}     // nodes by kind and revision
 	nodes := s.Fabric.SortedByGUID()
-	kindOf := func(n *discovery.Node) (deviceKind, bool) {
+	kindOf := func(n *discovery.Node) (kind deviceKind, rev uint32, ok bool) {
 		if len(n.NodeInfo) == 0 {
-			return deviceKind{}, false
+			return deviceKind{}, 0, false
 		}
 		ni := n.Info()
-		return deviceKind{typ: n.Type, vendor: ni.VendorID, device: ni.DeviceID, revision: ni.Revision}, true
+		return deviceKind{typ: n.Type, vendor: ni.VendorID, device: ni.DeviceID}, ni.Revision, true
 	}
 	for _, n := range nodes {
-		k, ok := kindOf(n)
-		if !ok {
-			continue
+		if k, rev, ok := kindOf(n); ok {
+			newest[k] = max(newest[k], rev)
+			ofKind[k]++
+			k.revision = rev
+			atRev[k]++
 		}
-		rev := k.revision
-		count[k]++
-		k.revision = 0
-		newest[k] = max(newest[k], rev)
-		count[k]++
 	}
 	var out []Finding
 	for _, n := range nodes {
-		k, ok := kindOf(n)
-		if !ok {
+		k, rev, ok := kindOf(n)
+		if !ok || rev >= newest[k] {
 			continue
 		}
-		rev := k.revision
-		k.revision = 0
 		top := newest[k]
-		if rev >= top {
-			continue
-		}
-		atTop := count[deviceKind{k.typ, k.vendor, k.device, top}]
+		atTop := atRev[deviceKind{k.typ, k.vendor, k.device, top}]
 		out = append(out, Finding{Code: "nodes.mixed_revision", Severity: Warning, At: placeOf(n, nil, cfg.Names),
 			Message: fmt.Sprintf("revision 0x%x, older than 0x%x of %d other %s with vendor ID 0x%x, device ID 0x%x",
 				rev, top, atTop, plural(atTop, "node", "nodes"), k.vendor, k.device),
 			Evidence: []Field{{"vendor_id", k.vendor}, {"device_id", k.device}, {"revision", rev}, {"newest_revision", top},
-				{"nodes_at_newest", atTop}, {"nodes_of_kind", count[k]}}})
+				{"nodes_at_newest", atTop}, {"nodes_of_kind", ofKind[k]}}})
 	}
 	return out, ""
 }
