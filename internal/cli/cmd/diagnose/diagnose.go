@@ -66,9 +66,9 @@ finding the same.
 Exit status: 0 without error findings (warnings too with --strict), 1 with,
 3 when the sweep could not read everything.`,
 		Example: `  ibtool diagnose
-  ibtool diagnose --expect-width 4X --expect-speed EDR --html /tmp/fabric.html
+  ibtool diagnose --expect-width 4X --expect-speed EDR --html fabric.html
   ibnetdiscover > before.topo; ...; ibtool diagnose --expect before.topo
-  ibtool diagnose --output-dir /var/tmp/diag && ibtool diagnose --load /var/tmp/diag --json`,
+  ibtool diagnose --output-dir diag && ibtool diagnose --load diag --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return cmdutil.UsageErrorf("takes no arguments, got %q", args[0])
