@@ -5,6 +5,18 @@ DESTDIR ?=
 GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/ibtool/ibtool/internal/cli/cmdutil.Version=$(VERSION)
+# Extra go build flags; make deb sets the release ones (RELEASE_GOFLAGS).
+GOBUILDFLAGS ?=
+# No cgo: libibverbs is loaded at run time (internal/verbs), so the binary
+# needs neither a C toolchain nor rdma-core's headers to build.
+GOBUILD = CGO_ENABLED=0 $(GO) build $(GOBUILDFLAGS) -ldflags "$(LDFLAGS) $(EXTRA_LDFLAGS)"
+# What make deb builds with: a position independent executable (the Go
+# linker makes one with RELRO and BIND_NOW without cgo, and purego's
+# dlopen of libibverbs works in it), stripped (-s -w), with no build
+# directory in it (-trimpath) and an empty build ID, so that two builds of
+# one source are byte-identical.
+RELEASE_GOFLAGS  := -trimpath -buildmode=pie
+RELEASE_LDFLAGS  := -s -w -buildid= -bindnow
 
 # Where make install puts things. The classic-name links (perfquery,
 # ibstat, ibv_devinfo, ...) go to a directory of their own, so they do not
@@ -16,20 +28,25 @@ MANDIR  ?= $(PREFIX)/share/man/man8
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# The classic-name links' target: the installed binary, relative to LINKDIR.
+LINKTARGET   = "$$(realpath -ms --relative-to=$(LINKDIR) $(BINDIR)/ibtool)"
 
 # The simulated fabric the tests and the demo need (Debian/Ubuntu packages),
 # the verbs header the layout tests check ibtool's structures against (also
 # as the AArch64 cross compiler sees it), qemu-user, which runs the arm64
 # build on the simulated fabric, groff, which checks the man pages,
-# dpkg-deb for make deb, Prometheus, whose promtool and server the
-# exporter's tests run, bash-completion, which loads the completions, and
-# chromium, in which the diagnosis' HTML page is tested.
+# dpkg-deb for make deb and lintian, which checks the package, Prometheus,
+# whose promtool and server the exporter's tests run, bash-completion,
+# which loads the completions, Graphviz, which lays out topology's dot
+# output in its test, PyYAML, which reads its topology.yaml, and chromium,
+# in which the diagnosis' HTML page is tested.
 SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h \
 	/usr/bin/aarch64-linux-gnu-gcc /usr/aarch64-linux-gnu/include/pthread.h /usr/bin/qemu-aarch64 \
-	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/promtool /usr/bin/prometheus /usr/share/bash-completion/bash_completion \
+	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/lintian /usr/bin/promtool /usr/bin/prometheus \
+	/usr/share/bash-completion/bash_completion /usr/bin/dot /usr/lib/python3/dist-packages/yaml/__init__.py \
 	/usr/bin/chromium
 SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-	qemu-user groff-base dpkg prometheus bash-completion chromium
+	qemu-user groff-base dpkg lintian prometheus bash-completion graphviz python3-yaml chromium
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz
@@ -44,10 +61,8 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(SIM_PACKAGES); \
 	fi
 
-# No cgo: libibverbs is loaded at run time (internal/verbs), so the binary
-# needs neither a C toolchain nor rdma-core's headers to build.
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ibtool ./cmd/ibtool
+	$(GOBUILD) -o bin/ibtool ./cmd/ibtool
 
 # The header-free build and the arm64 cross build (make test runs this).
 cross:
@@ -108,10 +123,11 @@ install: build man completions
 ifneq ($(LINKDIR),)
 	install -d $(DESTDIR)$(LINKDIR)
 	bin/ibtool install-links $(DESTDIR)$(LINKDIR)
-	@# The links point at the installed binary, not at bin/ or into DESTDIR.
+	@# The links point at the installed binary, not at bin/ or into DESTDIR,
+	@# and relatively (../../../bin/ibtool), so the tree can be moved whole.
 	cd $(DESTDIR)$(LINKDIR) && for l in *; do \
 		if [ -L "$$l" ] && [ "$$(readlink -f "$$l")" = "$$(readlink -f $(CURDIR)/bin/ibtool)" ]; then \
-			ln -sfn $(BINDIR)/ibtool "$$l"; fi; \
+			ln -sfn $(LINKTARGET) "$$l"; fi; \
 	done
 	@# bash-completion loads completions/<name> when <name> is first completed.
 	for l in $$(ls $(DESTDIR)$(LINKDIR)); do \
@@ -124,7 +140,7 @@ endif
 uninstall:
 ifneq ($(LINKDIR),)
 	@if [ -d $(DESTDIR)$(LINKDIR) ]; then cd $(DESTDIR)$(LINKDIR) && for l in *; do \
-		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = "$(BINDIR)/ibtool" ]; then rm -f "$$l"; fi; \
+		t=$$(readlink "$$l"); if [ -L "$$l" ] && { [ "$$t" = $(LINKTARGET) ] || [ "$$t" = "$(BINDIR)/ibtool" ]; }; then rm -f "$$l"; fi; \
 	done; fi
 	@cd $(DESTDIR)$(BASHCOMPDIR) 2>/dev/null && for l in *; do \
 		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = ibtool ]; then rm -f "$$l"; fi; \
@@ -137,20 +153,37 @@ endif
 
 # A Debian package of ibtool that installs beside infiniband-diags: no file
 # in common (ibtool's links live in /usr/lib/ibtool/bin). Built for the
-# host's architecture.
+# host's architecture, from what make install installs (the binaries, the
+# systemd units in /usr/lib/systemd/system, man pages, completions), with
+# the release build flags, and reproducibly: two builds of one commit are
+# byte-identical (every time is SOURCE_DATE_EPOCH, the last commit's by
+# default; files in name order; gzip -n; xz in one thread). Set
+# DEB_MAINTAINER to who builds it for a site or a distribution.
 DEB_ARCH    ?= $(shell $(GO) env GOARCH)
 DEB_VERSION ?= 0.1.0~git$(shell git rev-list --count HEAD 2>/dev/null || echo 0).$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DEB_MAINTAINER ?= ibtool developers <ibtool@users.noreply.github.com>
+DEB_COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 DEB_STAGE   := bin/deb/ibtool_$(DEB_VERSION)_$(DEB_ARCH)
 DEB         := bin/ibtool_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_DOC     := $(DEB_STAGE)/usr/share/doc/ibtool
 
+deb: export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 deb:
 	rm -rf $(DEB_STAGE) bin/ibtool_*.deb
-	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEB_STAGE) ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEB_STAGE) ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
+		GOBUILDFLAGS="$(RELEASE_GOFLAGS)" EXTRA_LDFLAGS="$(RELEASE_LDFLAGS)"
 	gzip -9n $(DEB_STAGE)/usr/share/man/man8/*.8
-	install -d $(DEB_STAGE)/usr/share/doc/ibtool $(DEB_STAGE)/DEBIAN
-	install -m 0644 README.md docs/*.md $(DEB_STAGE)/usr/share/doc/ibtool/
-	scripts/deb/control.sh "$(DEB_VERSION)" "$(DEB_ARCH)" $(DEB_STAGE) > $(DEB_STAGE)/DEBIAN/control
-	dpkg-deb --root-owner-group -Zxz --build $(DEB_STAGE) $(DEB)
+	install -d $(DEB_DOC) $(DEB_STAGE)/DEBIAN
+	install -m 0644 README.md docs/*.md $(DEB_DOC)/
+	scripts/deb/changelog.sh "$(DEB_VERSION)" "$(DEB_MAINTAINER)" "$(DEB_COMMIT)" | gzip -9n > $(DEB_DOC)/changelog.gz
+	scripts/deb/copyright.sh $(DEB_STAGE) > $(DEB_DOC)/copyright
+	scripts/deb/maintscripts.sh $(DEB_STAGE)
+	scripts/deb/control.sh "$(DEB_VERSION)" "$(DEB_ARCH)" "$(DEB_MAINTAINER)" $(DEB_STAGE) > $(DEB_STAGE)/DEBIAN/control
+	cd $(DEB_STAGE) && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0r md5sum > DEBIAN/md5sums
+	chmod -R u+w,go-w,a+rX $(DEB_STAGE)
+	chmod 0644 $(DEB_STAGE)/DEBIAN/control $(DEB_STAGE)/DEBIAN/md5sums
+	find $(DEB_STAGE) -exec touch -h -d @$$SOURCE_DATE_EPOCH {} +
+	dpkg-deb --root-owner-group -Zxz --threads-max=1 --build $(DEB_STAGE) $(DEB)
 	@echo "$(DEB)"
 
 clean:

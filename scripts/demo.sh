@@ -9,15 +9,9 @@ ibtool=${IBTOOL:-$root/bin/ibtool}
 umad2sim=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 PATH=$PATH:/usr/sbin:/sbin
 
-# DEMO_TOPO, else the shared topologies beside the checkout, else the
-# repo's own copy.
-topo=${DEMO_TOPO:-}
-if [ -z "$topo" ]; then
-	topo=$root/testdata/topologies/tiny.net
-	if [ -f "$root/../shared/topologies/tiny.net" ]; then
-		topo=$(cd "$root/../shared/topologies" && pwd)/tiny.net
-	fi
-fi
+# DEMO_TOPO (a net file within ibsim's default limits, e.g.
+# testdata/topologies/fattree-50.net), else the repository's tiny.net.
+topo=${DEMO_TOPO:-$root/testdata/topologies/tiny.net}
 
 die() { echo "demo: $*" >&2; exit 1; }
 [ -x "$ibtool" ] || die "$ibtool not built (run make build)"

@@ -1,5 +1,5 @@
 // Command ibbench times ibtool against infiniband-diags on simulated fat
-// trees: `make bench`. Every fabric runs in ibsim's UDP remote mode; the
+// trees (internal/topogen's presets S1000 to S10000): `make bench`. Every fabric runs in ibsim's UDP remote mode; the
 // tools reach it directly (no added latency) or through a relay that
 // delays every MAD (simfabric.Relay), as a real fabric's round trips do.
 // Each command runs several times per tool (the C tool at its default, the
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/topogen"
 )
 
 // attach is where every tool runs: a CA that OpenSM (on the first node)
@@ -70,33 +71,30 @@ var allCommands = []command{
 
 // fabricSpec is one fabric size and what runs on it.
 type fabricSpec struct {
-	name      string
-	gen       []string        // gen_topo.py arguments
+	name      string          // the topogen preset
 	latencies []time.Duration // nil: the -latencies flag's
 	commands  []string        // if set, only these of the -commands flag
 	scale     bool            // only the scaling runs (ibnetdiscover)
 }
 
 var fabrics = []fabricSpec{
-	{name: "S1000", gen: []string{"preset", "S1000"}},
-	{name: "S2000", gen: []string{"preset", "S2000"}},
+	{name: "S1000"},
+	{name: "S2000"},
 	// Without latency only, and without the dump_fts family, whose
 	// output for 5000 nodes is 200 MB.
-	{name: "S5000", gen: []string{"preset", "S5000"}, latencies: []time.Duration{0},
+	{name: "S5000", latencies: []time.Duration{0},
 		commands: []string{"ibnetdiscover", "iblinkinfo", "ibqueryerrors", "ibchecknet"}},
-	// 29 pods of 18 leaves with 17 hosts each, 18 aggregation switches
-	// per pod, 324 cores: 10,242 nodes.
-	{name: "S10000", gen: []string{"fattree3", "--pods", "29", "--leaves-per-pod", "18", "--aggs-per-pod", "18",
-		"--cores", "324", "--hosts-per-leaf", "17", "--radix", "36", "--agg-core-links", "1"}, scale: true},
+	// 10,242 nodes: only the scaling runs.
+	{name: "S10000", scale: true},
 }
 
 type config struct {
-	bin, genTopo string
-	runs         int // per tool and row
-	slowRuns     int // of the C default at 1 ms and more (cDefaultRuns)
-	latencies    []time.Duration
-	commands     []string
-	service      time.Duration
+	bin       string
+	runs      int // per tool and row
+	slowRuns  int // of the C default at 1 ms and more (cDefaultRuns)
+	latencies []time.Duration
+	commands  []string
+	service   time.Duration
 }
 
 func main() {
@@ -108,7 +106,6 @@ func main() {
 	slowRuns := flag.Int("slow-runs", 1, "runs of the C default at 1 ms or more (15-90 s a run; at 100 us it runs 3 times)")
 	service := flag.Duration("service", 0, "SMA service time the relay adds per request (0: none)")
 	ibtool := flag.String("ibtool", "bin/ibtool", "the ibtool binary")
-	genTopo := flag.String("gen", "../shared/tools/gen_topo.py", "gen_topo.py")
 	update := flag.String("update", "", "also write the results into this markdown file, between the bench markers")
 	flag.Parse()
 	if _, err := os.Stat(timeCommand); err != nil {
@@ -116,7 +113,7 @@ func main() {
 	}
 	bin, err := filepath.Abs(*ibtool)
 	check(err)
-	cfg := config{bin: bin, genTopo: *genTopo, runs: *runs, slowRuns: *slowRuns, service: *service}
+	cfg := config{bin: bin, runs: *runs, slowRuns: *slowRuns, service: *service}
 	for _, s := range strings.Split(*lat, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		check(err)
@@ -172,17 +169,15 @@ func benchFabric(spec fabricSpec, cfg config, rep *report) {
 	check(err)
 	defer os.RemoveAll(dir)
 	topo := filepath.Join(dir, spec.name+".net")
-	net, err := exec.Command("python3", append([]string{cfg.genTopo}, spec.gen...)...).Output()
+	gen, err := topogen.Preset(spec.name)
 	check(err)
-	check(os.WriteFile(topo, net, 0o644))
-	flagsOut, err := exec.Command("python3", append(append([]string{cfg.genTopo}, spec.gen...), "--print-ibsim-flags")...).Output()
-	check(err)
-	nodes := strings.Count(string(net), "\nCa\t") + strings.Count(string(net), "\nSwitch\t")
+	check(gen.WriteFile(topo))
+	nodes := gen.Counts().Nodes()
 	label := fmt.Sprintf("%s (%d nodes)", spec.name, nodes)
 	progress("%s: starting ibsim and OpenSM", label)
 	started := time.Now()
 	fab, err := simfabric.Start(context.Background(), simfabric.Options{
-		Topology: topo, IbsimFlags: strings.Fields(string(flagsOut)), StartTimeout: 30 * time.Minute,
+		Topology: topo, IbsimFlags: gen.IbsimFlags(), StartTimeout: 30 * time.Minute,
 		RunTimeout: 10 * time.Minute, Remote: true,
 		// No periodic sweeps: OpenSM's traffic would blur the MAD counts.
 		OpenSMFlags: []string{"-s", "0"},

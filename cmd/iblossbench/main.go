@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -22,17 +21,17 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/topogen"
 )
 
 // attach is a CA that OpenSM (on the first node) does not use.
 const attach = "node0002"
 
 func main() {
-	size := flag.String("size", "S1000", "gen_topo.py preset")
+	size := flag.String("size", "S1000", "the fabric: a topogen preset")
 	rates := flag.String("rates", "3,5", "ibsim Error rates (percent per switch port) to run")
 	runs := flag.Int("runs", 10, "runs per rate")
 	ibtool := flag.String("ibtool", "bin/ibtool", "the ibtool binary")
-	genTopo := flag.String("gen", "../shared/tools/gen_topo.py", "gen_topo.py")
 	extra := flag.String("args", "", "extra ibtool ibnetdiscover arguments")
 	keep := flag.String("keep", "", "write the output of runs that differ into this directory")
 	flag.Parse()
@@ -43,18 +42,15 @@ func main() {
 	check(err)
 	defer os.RemoveAll(dir)
 	topo := filepath.Join(dir, *size+".net")
-	net, err := exec.Command("python3", *genTopo, "preset", *size).Output()
+	gen, err := topogen.Preset(*size)
 	check(err)
-	check(os.WriteFile(topo, net, 0o644))
-	flagsOut, err := exec.Command("python3", *genTopo, "preset", *size, "--print-ibsim-flags").Output()
-	check(err)
+	check(gen.WriteFile(topo))
 	fab, err := simfabric.Start(context.Background(), simfabric.Options{
-		Topology: topo, IbsimFlags: strings.Fields(string(flagsOut)), StartTimeout: 15 * time.Minute,
+		Topology: topo, IbsimFlags: gen.IbsimFlags(), StartTimeout: 15 * time.Minute,
 		RunTimeout: 10 * time.Minute, OpenSMFlags: []string{"-s", "0"},
 	})
 	check(err)
 	defer fab.Stop()
-	switches := regexp.MustCompile(`(?m)^Switch\s+\d+\s+"([^"]+)"`).FindAllStringSubmatch(string(net), -1)
 	args := append([]string{"ibnetdiscover", "--stats"}, strings.Fields(*extra)...)
 
 	ref := run(fab, bin, args)
@@ -67,11 +63,11 @@ func main() {
 		base = append(base, run(fab, bin, args).wall)
 	}
 	baseMed := median(base)
-	fmt.Printf("%s, %d switches; no loss: median %v over 3 runs, %d MADs\n\n", *size, len(switches), baseMed.Round(time.Millisecond), ref.sent)
+	fmt.Printf("%s, %d switches; no loss: median %v over 3 runs, %d MADs\n\n", *size, len(gen.Switches()), baseMed.Round(time.Millisecond), ref.sent)
 	fmt.Printf("| Error rate | loss per attempt | complete and identical | exit codes | median time | max time | max / no-loss median | MADs lost (max) |\n")
 	fmt.Printf("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range strings.Split(*rates, ",") {
-		setError(fab, switches, r)
+		setError(fab, gen.Switches(), r)
 		var walls []time.Duration
 		identical, attempts, timeouts, maxLost := 0, 0, 0, 0
 		codes := map[int]int{}
@@ -97,12 +93,12 @@ func main() {
 			median(walls).Round(time.Millisecond), walls[len(walls)-1].Round(time.Millisecond),
 			float64(walls[len(walls)-1])/float64(baseMed), maxLost)
 	}
-	setError(fab, switches, "0")
+	setError(fab, gen.Switches(), "0")
 }
 
-func setError(fab *simfabric.Fabric, switches [][]string, rate string) {
-	for _, m := range switches {
-		_, err := fab.Console(fmt.Sprintf("Error %q %s", m[1], rate))
+func setError(fab *simfabric.Fabric, switches []*topogen.Node, rate string) {
+	for _, sw := range switches {
+		_, err := fab.Console(fmt.Sprintf("Error %q %s", sw.ID, rate))
 		check(err)
 	}
 }

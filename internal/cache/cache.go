@@ -5,10 +5,10 @@
 // # The main file
 //
 // Write produces exactly what libibnetdisc's ibnd_cache_fabric writes for
-// the same fabric; docs/cache.md and ../shared/reference/diags-conventions.md
-// §3 give the byte layout. All integers are little-endian; the attribute
-// blobs (NodeInfo, NodeDescription, SwitchInfo, PortInfo) are the raw 64-byte
-// SMP data in wire order. Two orders matter for byte identity:
+// the same fabric; docs/cache.md gives the byte layout. All integers are
+// little-endian; the attribute blobs (NodeInfo, NodeDescription,
+// SwitchInfo, PortInfo) are the raw 64-byte SMP data in wire order. Two
+// orders matter for byte identity:
 //
 //   - Node records: libibnetdisc prepends each new node to its list, so the
 //     file lists nodes newest first. Fabric.Nodes is in discovery order, so

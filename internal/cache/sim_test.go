@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/topogen"
 )
 
 // simTopologies are the fabrics the cache is checked on against
@@ -289,18 +289,16 @@ func checkTopologyText(t *testing.T, fab *discovery.Fabric, text string) {
 func TestRewriteOfAnIrregularMesh(t *testing.T) {
 	simfabric.RequireTools(t, "ibnetdiscover")
 	dir := t.TempDir()
-	root, err := simfabric.ModuleRoot()
+	// A mesh on which discovery's cache and the rewrite differ.
+	gen, err := topogen.Generate(topogen.Spec{Kind: topogen.Mesh, Rows: 4, Cols: 5, Torus: true, Hosts: 2,
+		DropLinks: 5, ExtraLinks: 3, Jitter: true, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A mesh on which discovery's cache and the rewrite differ.
-	net, err := exec.Command("python3", filepath.Join(root, "..", "shared", "tools", "gen_topo.py"), "mesh", "--rows", "4", "--cols", "5",
-		"--torus", "--hosts-per-switch", "2", "--drop-links", "5", "--extra-links", "3", "--jitter", "--seed", "2").Output()
-	if err != nil {
-		t.Fatalf("gen_topo.py: %v", err)
-	}
 	topo := filepath.Join(dir, "mesh.net")
-	os.WriteFile(topo, net, 0o644)
+	if err := gen.WriteFile(topo); err != nil {
+		t.Fatal(err)
+	}
 	f := simfabric.StartT(t, topo)
 	ctx := context.Background()
 	x, z := filepath.Join(dir, "x.cache"), filepath.Join(dir, "z.cache")

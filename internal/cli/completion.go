@@ -6,14 +6,17 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibtool/ibtool/internal/cli/cmd/smpquery"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/umad"
 )
 
 // CompletionCacheEnv names the fabric cache that completes node names for
@@ -33,7 +36,8 @@ func newCompletionCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		Use:   "completion bash|zsh|fish",
 		Short: "Print the shell completion script for bash, zsh or fish",
 		Long: `completion prints a script that makes the shell complete ibtool's commands,
-their flags and, where a command takes a node (perfquery, ibroute, ibtracert,
+their flags, the values of --format, -C (the CAs of the host's transport) and
+-P (their port numbers) and, where a command takes a node (perfquery, ibroute, ibtracert,
 smpquery ...), node names: the node-name-map names or NodeDescription host
 parts of the fabric cache given with --load-cache, or else of the cache named
 by $` + CompletionCacheEnv + ` (write one with "ibtool ibnetdiscover --cache FILE").
@@ -101,8 +105,10 @@ var nodeArgs = map[string][]int{
 }
 
 // addCompletions gives the commands that take nodes (and smpquery's
-// operations) their argument completion.
-func addCompletions(root *cobra.Command) {
+// operations) their argument completion, and the flags whose values are a
+// known set theirs (see addFlagCompletions).
+func addCompletions(root *cobra.Command, env *cmdutil.Env) {
+	addFlagCompletions(root, env)
 	for _, c := range root.Commands() {
 		positions, ok := nodeArgs[c.Name()]
 		if !ok || c.ValidArgsFunction != nil {
@@ -170,4 +176,69 @@ func flagValue(c *cobra.Command, name string) string {
 		return f.Value.String()
 	}
 	return ""
+}
+
+// addFlagCompletions completes flag values where the set is known, for
+// every command at once: a flag's declared values (cmdutil.SetFlagValues, e.g.
+// topology --format), the transport's CA names for -C/--Ca, and for
+// -P/--Port the port numbers of the CA given with -C (of every CA
+// without it).
+func addFlagCompletions(root *cobra.Command, env *cmdutil.Env) {
+	for _, c := range root.Commands() {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			var complete cobra.CompletionFunc
+			switch values := f.Annotations[cmdutil.ValuesAnnotation]; {
+			case values != nil:
+				complete = cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)
+			case f.Name == "Ca":
+				complete = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+					var names []string
+					for _, ca := range localCAs(env) {
+						names = append(names, ca.Name)
+					}
+					return names, cobra.ShellCompDirectiveNoFileComp
+				}
+			case f.Name == "Port":
+				complete = func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+					return localPorts(env, flagValue(c, "Ca")), cobra.ShellCompDirectiveNoFileComp
+				}
+			default:
+				return
+			}
+			// An error means a completion is registered already.
+			_ = c.RegisterFlagCompletionFunc(f.Name, complete)
+		})
+	}
+}
+
+// localCAs are the transport's CAs, those it could read; none when it
+// has none or fails (completion prints no errors).
+func localCAs(env *cmdutil.Env) []umad.CA {
+	if env == nil || env.Transport == nil {
+		return nil
+	}
+	cas, _ := env.Transport.CAs()
+	return cas
+}
+
+// localPorts are the port numbers of the CA named ca, or of every CA
+// when ca is "", in order and without repeats.
+func localPorts(env *cmdutil.Env, ca string) []string {
+	var nums []int
+	for _, c := range localCAs(env) {
+		if ca != "" && c.Name != ca {
+			continue
+		}
+		for _, p := range c.Ports {
+			if !slices.Contains(nums, p.Num) {
+				nums = append(nums, p.Num)
+			}
+		}
+	}
+	slices.Sort(nums)
+	var out []string
+	for _, n := range nums {
+		out = append(out, strconv.Itoa(n))
+	}
+	return out
 }

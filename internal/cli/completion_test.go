@@ -109,3 +109,40 @@ func TestCompleteCommandsAndFlags(t *testing.T) {
 		t.Errorf("completion shells: %q", got)
 	}
 }
+
+// Flag values complete where the set is known: topology's --format from
+// its declared formats, -C/--Ca from the transport's CAs (the fake sysfs
+// has mlx4_0 with ports 1 and 2, mlx5_0 and mlx5_1 with port 1), -P/--Port
+// from the ports of the CA given with -C, or of every CA.
+func TestCompleteFlagValues(t *testing.T) {
+	root := fakeSysfs(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topology", "--format", ""}, "slurm slurm-yaml dot"},
+		{[]string{"topology", "--format="}, "slurm slurm-yaml dot"}, // the script puts back "--format="
+		{[]string{"perfquery", "-C", ""}, "mlx4_0 mlx5_0 mlx5_1"},
+		{[]string{"ibnetdiscover", "--Ca", ""}, "mlx4_0 mlx5_0 mlx5_1"},
+		{[]string{"perfquery", "-C", "mlx4_0", "-P", ""}, "1 2"},
+		{[]string{"smpquery", "--Ca=mlx5_1", "--Port", ""}, "1"},
+		{[]string{"sminfo", "-P", ""}, "1 2"},                   // no -C: every CA's ports
+		{[]string{"perfquery", "-C", "nonesuch", "-P", ""}, ""}, // an unknown CA has none
+	} {
+		r := runKernel(t, root, append([]string{"ibtool", "__complete"}, tc.args...)...)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if r.code != 0 || len(lines) == 0 || lines[len(lines)-1] != ":4" {
+			t.Errorf("__complete %q: exit %d, %q, stderr %q; want candidates and directive :4 (no files)", tc.args, r.code, r.stdout, r.stderr)
+			continue
+		}
+		got := lines[:len(lines)-1]
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("__complete %q: got %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	// No transport, or one that fails: nothing, and no error.
+	r := runWith(nil, "ibtool", "__complete", "perfquery", "-C", "")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != ":4" {
+		t.Errorf("-C without a transport: exit %d, %q", r.code, r.stdout)
+	}
+}

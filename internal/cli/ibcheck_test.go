@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
@@ -191,8 +192,8 @@ func TestIbcheckResets(t *testing.T) {
 		}
 		eng := rpc.New(port, rpc.Options{Timeout: time.Second})
 		defer eng.Close()
-		cr := &ibcheck.CounterReader{Ctx: context.Background(), Client: query.New(eng, query.Options{})}
-		_, errs := cr.Clear(nil, []ibcheck.CounterTarget{{Guid: 0x100003, NodeType: 1, NumPorts: 1, Lid: 4, Port: 1}}, 0xFFF, false)
+		cr := &counters.Reader{Client: query.New(eng, query.Options{})}
+		_, errs := cr.Clear(context.Background(), nil, []counters.Target{{NodeGUID: 0x100003, NodeType: 1, NumPorts: 1, LID: 4, Port: 1}}, 0xFFF, false)
 		if !errors.Is(errs[0], query.ErrNoWrite) {
 			t.Errorf("got %v, want %v", errs[0], query.ErrNoWrite)
 		}

@@ -353,7 +353,7 @@ func TestIblinkinfoJSON(t *testing.T) {
 }
 
 // TestIblinkinfoOnAGeneratedFatTree: a 1000-node three-level fat tree
-// (gen_topo.py preset S1000), full and partial scans.
+// (topogen preset S1000), full and partial scans.
 func TestIblinkinfoOnAGeneratedFatTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 1000-node fabric")

@@ -249,7 +249,7 @@ func TestIbnetdiscoverCacheMatchesInfinibandDiags(t *testing.T) {
 			simfabric.Compare(t, topo+" "+strings.Join(args, " "), c, ours, simfabric.Timestamps)
 		}
 	}
-	// fattree-50 and the torus share GUIDs (gen_topo.py's bases): a rich
+	// fattree-50 and the torus share GUIDs (topogen's bases): a rich
 	// diff either way.
 	for _, pair := range [][2]string{{"torus-3x3.net", "fattree-50.net"}, {"fattree-50.net", "torus-3x3.net"}, {"tiny.net", "tiny.net"}} {
 		for _, check := range []string{"", "sw,lid", "sw,ca,nodedesc", "ca,port", "SW,Port,LID", "sw,ca,port,nodedesc", "router"} {

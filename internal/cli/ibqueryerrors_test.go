@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibqueryerrors"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/internal/topogen"
 	"github.com/ibtool/ibtool/internal/umad"
 )
 
@@ -230,20 +230,20 @@ func TestIbqueryerrorsJSON(t *testing.T) {
 				Counters map[string]json.RawMessage `json:"counters"`
 				Extended map[string]json.RawMessage `json:"extended_counters"`
 				Details  map[string]uint64          `json:"rcv_error_details"`
-				Exceeded []ibcheck.QeExceeded       `json:"exceeded"`
+				Exceeded []ibqueryerrors.Exceeded   `json:"exceeded"`
 			} `json:"ports"`
 		} `json:"nodes"`
-		Summary    ibcheck.QeSummary `json:"summary"`
-		Suppressed []string          `json:"suppressed"`
-		Errors     []any             `json:"errors"`
-		Complete   *bool             `json:"complete"`
-		WalkErrors []any             `json:"walk_errors"`
+		Summary    ibqueryerrors.Summary `json:"summary"`
+		Suppressed []string              `json:"suppressed"`
+		Errors     []any                 `json:"errors"`
+		Complete   *bool                 `json:"complete"`
+		WalkErrors []any                 `json:"walk_errors"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	ports := map[string]int{}
-	var sw1p1 []ibcheck.QeExceeded
+	var sw1p1 []ibqueryerrors.Exceeded
 	for _, n := range doc.Nodes {
 		for _, p := range n.Ports {
 			ports[n.NodeName]++
@@ -312,26 +312,18 @@ func TestIbqueryerrorsBadInput(t *testing.T) {
 	}
 }
 
-// generatedFabric is the shared fabric of a gen_topo.py preset (S1000:
+// generatedFabric is the shared fabric of a topogen preset (S1000:
 // 1008 nodes), started on first use.
 func generatedFabric(t *testing.T, preset string) *simfabric.Fabric {
 	t.Helper()
 	simfabric.RequireSim(t, true)
-	key := "gen_topo " + preset
+	key := "topogen " + preset
 	fabricsMu.Lock()
 	defer fabricsMu.Unlock()
 	if f := fabrics[key]; f != nil {
 		return f
 	}
-	gen := filepath.Join("..", "..", "..", "shared", "tools", "gen_topo.py")
-	if _, err := os.Stat(gen); err != nil {
-		simfabric.Missing(t, fmt.Errorf("no gen_topo.py (../shared/tools): %v", err))
-	}
-	net, err := exec.Command("python3", gen, "preset", preset).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	flags, err := exec.Command("python3", gen, "preset", preset, "--print-ibsim-flags").Output()
+	gen, err := topogen.Preset(preset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,10 +333,10 @@ func generatedFabric(t *testing.T, preset string) *simfabric.Fabric {
 		t.Fatal(err)
 	}
 	topo := filepath.Join(dir, preset+".net")
-	if err := os.WriteFile(topo, net, 0o644); err != nil {
+	if err := gen.WriteFile(topo); err != nil {
 		t.Fatal(err)
 	}
-	f, err := simfabric.Start(context.Background(), simfabric.Options{Topology: topo, IbsimFlags: strings.Fields(string(flags)),
+	f, err := simfabric.Start(context.Background(), simfabric.Options{Topology: topo, IbsimFlags: gen.IbsimFlags(),
 		StartTimeout: 10 * time.Minute, RunTimeout: 5 * time.Minute})
 	os.RemoveAll(dir) // ibsim has read it
 	if err != nil {
@@ -407,9 +399,9 @@ func TestIbqueryerrorsUnderLoss(t *testing.T) {
 				Error    string          `json:"error"`
 			} `json:"ports"`
 		} `json:"nodes"`
-		Summary  ibcheck.QeSummary   `json:"summary"`
-		Errors   []ibcheck.QeFailure `json:"errors"`
-		Complete *bool               `json:"complete"`
+		Summary  ibqueryerrors.Summary   `json:"summary"`
+		Errors   []ibqueryerrors.Failure `json:"errors"`
+		Complete *bool                   `json:"complete"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatalf("%v: %s", err, r)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibswportwatch"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 )
 
@@ -41,7 +41,7 @@ func TestIbswportwatch(t *testing.T) {
 	}
 
 	r = runSim(f, "", "ibswportwatch", "--json", "-n", "2", "-p", "0.05", "4", "1")
-	var doc ibcheck.WatchDoc
+	var doc ibswportwatch.WatchDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Samples) != 2 || doc.Samples[1].RatesPerSec["port_xmit_pkts"] <= 0 ||
 		doc.Samples[1].RatesPerSec["port_xmit_data_bytes"] != 4*doc.Samples[1].RatesPerSec["port_xmit_data"] {
 		t.Errorf("JSON: %v %s", err, r.Stdout)

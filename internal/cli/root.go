@@ -27,8 +27,10 @@ import (
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibnetdiscover"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibping"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibportstate"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibqueryerrors"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibroute"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibswportwatch"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibsysstat"
 	"github.com/ibtool/ibtool/internal/cli/cmd/nodelists"
 	"github.com/ibtool/ibtool/internal/cli/cmd/perfquery"
@@ -96,13 +98,13 @@ var commandBuilders = []commandBuilder{
 	{"ibprintca", nodelists.NewIbprintCmd},
 	{"ibprintrt", nodelists.NewIbprintCmd},
 	{"ibprintswitch", nodelists.NewIbprintCmd},
-	{"ibqueryerrors", ibcheck.NewIbqueryerrorsCmd},
+	{"ibqueryerrors", ibqueryerrors.NewCmd},
 	{"ibroute", ibroute.NewCmd},
 	{"ibrouters", nodelists.NewCmd},
 	{"ibstat", ibstat.NewCmd},
 	{"ibstatus", ibstat.NewCmd},
 	{"ibswitches", nodelists.NewCmd},
-	{"ibswportwatch", ibcheck.NewIbswportwatchCmd},
+	{"ibswportwatch", ibswportwatch.NewCmd},
 	{"ibsysstat", ibsysstat.NewCmd},
 	{"ibtracert", ibroute.NewIbtracertCmd},
 	{"ibv_devices", verbs.NewDevicesCmd},
@@ -293,7 +295,7 @@ func newRoot(env *cmdutil.Env, only string) *cobra.Command {
 	for _, b := range buildersFor(only) {
 		root.AddCommand(b.build(env, b.name))
 	}
-	addCompletions(root)
+	addCompletions(root, env)
 	// Unknown commands are usage errors (exit 2), as in the C tools.
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {

@@ -33,8 +33,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// sharedFabric returns the running fabric of a topology from
-// ../shared/topologies, starting it on first use.
+// sharedFabric returns the running fabric of a test topology (a name for
+// simfabric.TopologyPath), starting it on first use.
 func sharedFabric(t *testing.T, topology string) *simfabric.Fabric {
 	t.Helper()
 	simfabric.RequireSim(t, true)

@@ -30,7 +30,11 @@ var topologyUpdate = flag.Bool("update-topology", false, "rewrite the topology g
 //     description "sw2 desc" names it sw2; the 2sw2path fabrics: two
 //     host-carrying switches linked to each other (peers, split).
 //   - The DOT files: every link of the net file once, with its two port
-//     numbers (counted for tiny and ibsim-net by hand).
+//     numbers (counted for tiny and ibsim-net by hand), written from the
+//     upper tier down, and one rank per tier (fattree-50: the spines, the
+//     leaves, the hosts).
+//   - The YAML files: the Slurm files' switches, and one block per leaf
+//     (fattree-50: leaf01-04 of 11 hosts, block sizes 11, 22, 44).
 func TestTopologyGolden(t *testing.T) {
 	shared := map[string]bool{"tiny.net": true, "fattree-50.net": true, "torus-3x3.net": true, "ibsim-2sw2path4hca2port.net": true}
 	for _, topo := range []string{"tiny.net", "ibsim-net.net", "ibsim-net1.net", "ibsim-2sw2path4hca.net",
@@ -48,7 +52,7 @@ func TestTopologyGolden(t *testing.T) {
 				defer f.Stop()
 			}
 			base := strings.TrimSuffix(topo, ".net")
-			for format, ext := range map[string]string{"slurm": ".slurm", "dot": ".dot"} {
+			for format, ext := range map[string]string{"slurm": ".slurm", "slurm-yaml": ".yaml", "dot": ".dot"} {
 				r := runSim(f, "", "topology", "--format", format)
 				if r.Code != 0 || r.Stderr != "" {
 					t.Fatalf("topology --format %s: exit %d, stderr %q", format, r.Code, r.Stderr)

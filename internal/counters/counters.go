@@ -44,16 +44,25 @@ func Add(dst, src mad.Struct) {
 	}
 }
 
-// DataFields are the counters of 4-octet words (IBA 16.1.3.5: "data
-// octets divided by 4"); their JSON gets a <name>_bytes companion.
+// OctetsPerUnit is what one unit of a data counter is: 4 octets (IBA
+// 16.1.3.5: "data octets divided by 4").
+const OctetsPerUnit = 4
+
+// DataFields are the counters of OctetsPerUnit-octet words; their JSON
+// gets a <name>_bytes companion.
 var DataFields = map[string]bool{
 	"PortXmitData": true, "PortRcvData": true, "PortOpRcvData": true,
 	"PortVLOpData": true, "PortXmitDataSL": true, "PortRcvDataSL": true,
 }
 
-// JSON is s as mad's JSON, plus <name>_bytes for the data counters (4
-// times the value, exactly: a saturated 64-bit counter is more than a
-// uint64 of bytes).
+// Bytes is the octets v units of a data counter are, exactly: a
+// saturated 64-bit counter is more than a uint64 of bytes.
+func Bytes(v uint64) *big.Int {
+	return new(big.Int).Mul(new(big.Int).SetUint64(v), big.NewInt(OctetsPerUnit))
+}
+
+// JSON is s as mad's JSON, plus <name>_bytes for the data counters
+// (Bytes of the value).
 func JSON(s mad.Struct) json.RawMessage {
 	b, err := json.Marshal(s)
 	if err != nil || len(b) < 2 {
@@ -71,7 +80,7 @@ func JSON(s mad.Struct) json.RawMessage {
 				path += "[" + strconv.Itoa(e) + "]"
 			}
 			v, _ := mad.Get(s, path)
-			return new(big.Int).Lsh(new(big.Int).SetUint64(v), 2).String()
+			return Bytes(v).String()
 		}
 		fmt.Fprintf(&extra, ",%q:", f.JSONName+"_bytes")
 		if f.Count == 1 {

@@ -17,7 +17,8 @@ import (
 // infiniband-diags' ibnetdiscover on the same fabric (c-ns/op: the whole
 // C process, start-up included). The fabric is fattree-200.net, or the net
 // file in IBTOOL_BENCH_TOPOLOGY started with the ibsim flags in
-// IBTOOL_BENCH_IBSIM_FLAGS (e.g. a gen_topo.py preset and its -S flag).
+// IBTOOL_BENCH_IBSIM_FLAGS (e.g. `go run ./cmd/ibtopogen -preset S2000`
+// and what its -ibsim-flags prints).
 func BenchmarkDiscoverSim(b *testing.B) {
 	simfabric.RequireSim(b, true)
 	topo := os.Getenv("IBTOOL_BENCH_TOPOLOGY")

@@ -115,7 +115,7 @@ func mellanox(n *umadtest.Node, noEPI bool) {
 	}
 }
 
-// tinyFake is ../shared/topologies/tiny.net with ibsim's GUIDs: the walk
+// tinyFake is testdata/topologies/tiny.net with ibsim's GUIDs: the walk
 // libibnetdisc makes from Switch1 is known (ibnetdiscover -p, -s -m).
 func tinyFake() (f *fakeFabric, sw1, sw2, hca1, hca2, hca3 *umadtest.Node) {
 	f = newFake()

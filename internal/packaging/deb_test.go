@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,25 +83,82 @@ func chooseDB(t *testing.T) dpkgDB {
 	return dpkgDB{root: root}
 }
 
-// testVersion is the version of the package the test builds.
-const testVersion = "0.0.0~test"
+// The package the tests build: its version, and the inputs that make deb
+// otherwise takes from git (the builds to compare must agree on them).
+const (
+	testVersion = "0.0.0~test"
+	testEpoch   = "1767225600" // 2026-01-01 00:00:00 UTC
+)
 
-func buildDeb(t *testing.T) string {
+// debArgs are make deb's arguments for the test package.
+func debArgs() []string {
+	return []string{"--no-print-directory", "deb", "DEB_VERSION=" + testVersion, "VERSION=" + testVersion,
+		"SOURCE_DATE_EPOCH=" + testEpoch, "DEB_COMMIT=0123456789ab"}
+}
+
+// makeDeb runs make deb in the source tree dir and returns the package,
+// moved into out.
+func makeDeb(t *testing.T, dir, out string) string {
 	t.Helper()
-	repo, err := simfabric.ModuleRoot()
+	cmd := exec.Command("make", debArgs()...)
+	cmd.Dir = dir
+	b, err := cmd.CombinedOutput()
 	if err != nil {
+		t.Fatalf("make deb in %s: %v\n%s", dir, err, b)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	deb := filepath.Join(dir, lines[len(lines)-1])
+	if !strings.HasSuffix(deb, ".deb") {
+		t.Fatalf("make deb did not name the package last:\n%s", b)
+	}
+	moved := filepath.Join(out, filepath.Base(deb))
+	if err := os.Rename(deb, moved); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("make", "-C", repo, "--no-print-directory", "deb", "DEB_VERSION="+testVersion).CombinedOutput()
+	return moved
+}
+
+var repoDeb struct {
+	once sync.Once
+	path string
+	err  string
+}
+
+// buildDeb is the package made in the repository, built once for the
+// tests that need it.
+func buildDeb(t *testing.T) string {
+	t.Helper()
+	repoDeb.once.Do(func() {
+		repo, err := simfabric.ModuleRoot()
+		if err != nil {
+			repoDeb.err = err.Error()
+			return
+		}
+		// A test that fails inside makeDeb fails this test; the others
+		// then see the error.
+		repoDeb.err = "make deb failed in an earlier test"
+		repoDeb.path = makeDeb(t, repo, debDir)
+		repoDeb.err = ""
+	})
+	if repoDeb.err != "" {
+		t.Fatal(repoDeb.err)
+	}
+	return repoDeb.path
+}
+
+// debDir holds the packages the tests build, for the whole test binary.
+var debDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ibtool-deb-")
 	if err != nil {
-		t.Fatalf("make deb: %v\n%s", err, out)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	deb := filepath.Join(repo, lines[len(lines)-1])
-	if !strings.HasSuffix(deb, ".deb") {
-		t.Fatalf("make deb did not name the package last:\n%s", out)
-	}
-	return deb
+	debDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func TestDebInstallsBesideInfinibandDiags(t *testing.T) {
@@ -155,8 +213,8 @@ func TestDebInstallsBesideInfinibandDiags(t *testing.T) {
 		t.Errorf("ibtool ibv_devices: %v, %q", err, out)
 	}
 	for _, name := range []string{"perfquery", "ibstat", "ibv_devinfo", "smpquery"} {
-		if target, err := os.Readlink(db.path("/usr/lib/ibtool/bin/" + name)); err != nil || target != "/usr/bin/ibtool" {
-			t.Errorf("/usr/lib/ibtool/bin/%s -> %q, %v; want a link to /usr/bin/ibtool", name, target, err)
+		if target, err := os.Readlink(db.path("/usr/lib/ibtool/bin/" + name)); err != nil || target != "../../../bin/ibtool" {
+			t.Errorf("/usr/lib/ibtool/bin/%s -> %q, %v; want a relative link to /usr/bin/ibtool", name, target, err)
 		}
 	}
 	for _, p := range []string{"/usr/share/man/man8/ibtool.8.gz", "/usr/share/man/man8/ibtool-perfquery.8.gz",

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 // client opens a Client on the tiny fabric's Hca1 (LID 2 ports: see
-// ../shared/topologies/tiny.net).
+// testdata/topologies/tiny.net).
 func client(t *testing.T, opts Options) *Client {
 	t.Helper()
 	simfabric.RequireSim(t, true)

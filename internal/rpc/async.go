@@ -73,6 +73,9 @@ type call struct {
 	attempt  int
 	sentAt   time.Time // of the current attempt: its round trip tunes the window
 	finished bool
+	// expiring is set once a timeout of the call is being handled
+	// (claimTimeout): from then on the request may be read for a resend.
+	expiring bool
 	// waiter is set while the call waits for a slot, or was granted one.
 	waiter *waiter
 	done   func(*Reply, error)
@@ -178,7 +181,10 @@ func (e *Engine) finish(c *call, reply *Reply, err error) {
 	delete(e.calls, c.tid)
 	if reply != nil {
 		reply.Sends = c.attempt // transmit counts an attempt, under this lock, before it sends it
-		e.answered[c.dest]++    // (noteAnswer, under the lock finish holds)
+		if c.expiring {
+			reply.Sends++ // a timeout being handled reads the request too
+		}
+		e.answered[c.dest]++ // (noteAnswer, under the lock finish holds)
 		e.loss.note(reply.Attempts)
 	}
 	e.unwatchLocked(c.ctx)
@@ -191,6 +197,21 @@ func (e *Engine) finish(c *call, reply *Reply, err error) {
 	e.mu.Unlock()
 	e.start(next)
 	c.done(reply, err)
+}
+
+// claimTimeout tells whether attempt of c is still c's current one, and
+// then marks the call as expiring: what follows reads the request (its
+// address and MAD, for the trace, the resend or the error) while a reply
+// may still end the call, so the reply must not hand the request back
+// for reuse (finish counts the expiry as a send).
+func (e *Engine) claimTimeout(c *call, attempt int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.finished || c.attempt != attempt {
+		return false
+	}
+	c.expiring = true
+	return true
 }
 
 // received completes the call a reply (or a request given back
@@ -214,10 +235,7 @@ func (e *Engine) received(c *call, attempt int, pkt *umad.Packet) {
 // timedOut resends c or, after its last attempt, fails it, unless attempt
 // is over already (answered or resent).
 func (e *Engine) timedOut(c *call, attempt int) {
-	e.mu.Lock()
-	over := c.finished || c.attempt != attempt
-	e.mu.Unlock()
-	if over {
+	if !e.claimTimeout(c, attempt) {
 		return
 	}
 	e.trace(Event{Kind: EventTimeout, Addr: c.req.Addr, MAD: c.msg, Attempt: attempt})

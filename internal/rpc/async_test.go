@@ -64,6 +64,36 @@ func TestGoReplySendsCountsAResendBeforeALateReply(t *testing.T) {
 	}
 }
 
+// A reply that comes while the call's timeout is being handled (the
+// handler reads the request for its trace, resend or error) must not
+// hand the request back for reuse: its Sends counts the expiry.
+func TestGoReplySendsCountsATimeoutBeingHandled(t *testing.T) {
+	sent := make(chan *umad.Packet, 1)
+	port := newFakePort(func(p *umad.Packet) []*umad.Packet {
+		sent <- p
+		return nil // the reply is delivered by hand below
+	})
+	e := New(port, Options{Timeout: time.Minute})
+	defer e.Close()
+	done := make(chan result, 1)
+	e.Go(context.Background(), get(3, 7), func(r *Reply, err error) { done <- result{r, err} })
+	pkt := <-sent
+	e.mu.Lock()
+	c := e.calls[mad.Header(pkt.MAD).TID32()]
+	e.mu.Unlock()
+	if c == nil || !e.claimTimeout(c, 1) {
+		t.Fatal("the call in flight could not be claimed for its timeout")
+	}
+	e.received(c, 1, reply(pkt))
+	r := <-done
+	if r.err != nil || r.reply.Attempts != 1 || r.reply.Sends < 2 {
+		t.Fatalf("got %+v, want the reply of attempt 1 with Sends of 2 or more", r)
+	}
+	if e.claimTimeout(c, 1) {
+		t.Error("a finished call was claimed for a timeout")
+	}
+}
+
 func TestGoRetriesALostRequestWithTheSameTID(t *testing.T) {
 	var sends atomic.Int32
 	port := newFakePort(func(p *umad.Packet) []*umad.Packet {

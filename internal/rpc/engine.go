@@ -82,9 +82,10 @@ type Reply struct {
 	MAD      mad.Header
 	Attempts int
 	// Sends is how many attempts had gone out when the call ended (Go
-	// only): more than Attempts when a resend left before the reply to an
-	// earlier attempt came. While only one did, the request's MAD is no
-	// longer read once done is called, and the caller may reuse it.
+	// only), a timeout being handled counting as one: more than Attempts
+	// when a resend left, or was about to, before the reply to an earlier
+	// attempt came. While only one did, the request and its MAD are no
+	// longer read once done is called, and the caller may reuse them.
 	Sends int
 	// Length is the number of bytes of MAD the responder filled (see
 	// umad.Packet.Length); the rest is zero padding.

@@ -1,13 +1,17 @@
 package simfabric
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ibtool/ibtool/internal/topogen"
 )
 
 func TestTinyFabric(t *testing.T) {
@@ -231,16 +235,70 @@ func TestConsoleHelpers(t *testing.T) {
 }
 
 func TestTopologyPath(t *testing.T) {
-	if p := TopologyPath("tiny.net"); !strings.HasSuffix(p, "/topologies/tiny.net") {
+	if p := TopologyPath("tiny.net"); !strings.HasSuffix(p, "/testdata/topologies/tiny.net") {
 		t.Errorf("TopologyPath(tiny.net) = %q", p)
+	}
+	if p := TopologyPath("fattree-50.net"); !strings.HasSuffix(p, "/testdata/topologies/fattree-50.net") {
+		t.Errorf("TopologyPath(fattree-50.net) = %q", p)
+	}
+	// ibsim's examples, as its Debian package installs them.
+	if _, err := os.Stat(IbsimExamples); err != nil {
+		Missing(t, err)
+	} else if p := TopologyPath("ibsim-2sw2path4hca2port.net"); p != IbsimExamples+"/net.2sw2path4hca2port" {
+		t.Errorf("TopologyPath(ibsim-2sw2path4hca2port.net) = %q", p)
 	}
 	defer func() {
 		msg := fmt.Sprint(recover())
-		if !strings.Contains(msg, `"no-such.net" not found`) || !strings.Contains(msg, "shared/topologies/no-such.net") {
+		if !strings.Contains(msg, `"no-such.net" not found`) || !strings.Contains(msg, "testdata/topologies") || !strings.Contains(msg, "ibsim-net.net") {
 			t.Errorf("missing topology: panic %q", msg)
 		}
 	}()
 	TopologyPath("no-such.net")
+}
+
+// TestGeneratedTopologies: every generated fabric in testdata/topologies
+// is what its topogen preset makes today (`go generate
+// ./internal/simfabric` rewrites them), so the tests run on the fabrics
+// the generator documents.
+func TestGeneratedTopologies(t *testing.T) {
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "testdata", "topologies", "*.net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, rest, _ := strings.Cut(string(data), "\n")
+		if first != topogen.GeneratedMarker {
+			continue
+		}
+		generated++
+		title, _, _ := strings.Cut(rest, "\n")
+		preset, _, ok := strings.Cut(strings.TrimPrefix(title, "# "), ":")
+		if !ok {
+			t.Errorf("%s: the title %q names no preset", file, title)
+			continue
+		}
+		fab, err := topogen.Preset(preset)
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		if want := fab.Bytes(); !bytes.Equal(data, want) {
+			t.Errorf("%s is not what preset %s makes (go generate ./internal/simfabric):\n%s", file, preset,
+				UnifiedDiff(filepath.Base(file), "generated", string(data), string(want)))
+		}
+	}
+	if generated < 3 {
+		t.Errorf("%d generated topologies in testdata, want fattree-50, fattree-200 and torus-3x3", generated)
+	}
 }
 
 func TestRemoveStaleDirs(t *testing.T) {

@@ -3,16 +3,42 @@ package simfabric
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
-// TopologyPath returns the path of a test topology by name, e.g. "tiny.net":
-// ../shared/topologies/<name> beside the module root (the checkout), else
-// testdata/topologies/<name> in the module (a few small ones, kept so the
-// demo and basic tests work without ../shared). It panics with a message
-// naming the places it looked if there is no such file, which fails the
-// calling test clearly.
+// The tests' fat trees and torus are topogen presets, kept in
+// testdata/topologies so that anyone can read them and start them by
+// hand; TestGeneratedTopologies checks that they are what the generator
+// makes today.
+//go:generate go run ../../cmd/ibtopogen -preset S50 -o ../../testdata/topologies/fattree-50.net
+//go:generate go run ../../cmd/ibtopogen -preset S200 -o ../../testdata/topologies/fattree-200.net
+//go:generate go run ../../cmd/ibtopogen -preset torus-3x3 -o ../../testdata/topologies/torus-3x3.net
+
+// IbsimExamples is where Debian's ibsim-utils installs the example fabrics
+// of ibsim's source.
+const IbsimExamples = "/usr/share/doc/ibsim-utils/net-examples"
+
+// ibsimExamples maps the names the tests give ibsim's examples to their
+// files in IbsimExamples: small fabrics with parallel switch links, 2-port
+// CAs and a switch without hosts.
+var ibsimExamples = map[string]string{
+	"ibsim-net.net":               "net",
+	"ibsim-net1.net":              "net.1",
+	"ibsim-2sw2path.net":          "net.2sw2path",
+	"ibsim-2sw2path4hca.net":      "net.2sw2path4hca",
+	"ibsim-2sw2path4hca2port.net": "net.2sw2path4hca2port",
+}
+
+// TopologyPath returns the path of a test topology by name, e.g.
+// "tiny.net": testdata/topologies/<name> in the module (the project's
+// own, hand-written or generated), or one of ibsim's examples as the
+// ibsim-utils package installs them ("ibsim-net.net" is its "net"). It
+// panics with a message naming where it looked if there is no such file,
+// which fails the calling test clearly.
 func TopologyPath(name string) string {
 	p, err := findTopology(name)
 	if err != nil {
@@ -26,17 +52,24 @@ func findTopology(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	candidates := []string{
-		filepath.Join(root, "..", "shared", "topologies", name),
-		filepath.Join(root, "testdata", "topologies", name),
+	own := filepath.Join(root, "testdata", "topologies", name)
+	if isFile(own) {
+		return own, nil
 	}
-	for _, p := range candidates {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return filepath.Clean(p), nil
+	if example, ok := ibsimExamples[name]; ok {
+		p := filepath.Join(IbsimExamples, example)
+		if isFile(p) {
+			return p, nil
 		}
+		return "", fmt.Errorf("simfabric: topology %q is ibsim's example %s, which is not there (install ibsim-utils: make deps; a dpkg path-exclude of /usr/share/doc drops it)", name, p)
 	}
-	return "", fmt.Errorf("simfabric: topology %q not found; looked for %s and %s (the repo is expected to be checked out with ../shared beside it)",
-		name, filepath.Clean(candidates[0]), candidates[1])
+	examples := slices.Sorted(maps.Keys(ibsimExamples))
+	return "", fmt.Errorf("simfabric: topology %q not found: not in %s, nor one of ibsim's examples (%s)", name, filepath.Dir(own), strings.Join(examples, ", "))
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // ModuleRoot is the directory of the go.mod above the working directory

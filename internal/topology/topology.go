@@ -1,7 +1,9 @@
 // Package topology turns the fabric model into the switch hierarchy a
 // scheduler wants: Slurm's topology.conf for its topology/tree plugin
 // (one SwitchName line per switch, with the switches below it and the
-// hosts attached to it), and a Graphviz graph of every link.
+// hosts attached to it), Slurm's topology.yaml (the same tree, and the
+// leaves' hosts as blocks for topology/block), and a Graphviz graph of
+// every link, ranked by tier.
 package topology
 
 import (
@@ -239,6 +241,13 @@ func (t *Tree) WriteSlurm(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, "\n")
 	}
+	t.writeComments(bw)
+	return bw.Flush()
+}
+
+// writeComments writes, as comments, what the tree cannot say: links
+// within a level, a fabric without a top, hosts without a name.
+func (t *Tree) writeComments(bw *bufio.Writer) {
 	for _, s := range t.Switches {
 		if len(s.Peers) > 0 {
 			fmt.Fprintf(bw, "# %s is also linked to %s (same level: not expressible in a tree)\n", s.Name, hostlist.Compress(s.Peers))
@@ -254,5 +263,4 @@ func (t *Tree) WriteSlurm(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, "# left out, no host name (node-name-map or NodeDescription): %s\n", strings.Join(g, " "))
 	}
-	return bw.Flush()
 }

@@ -23,10 +23,11 @@ func link(a *discovery.Node, pa int, b *discovery.Node, pb int) {
 	discovery.Link(a.Ports[pa], b.Ports[pb])
 }
 
-// A three-level tree: core above two spines, each above two leaves with
-// hosts; a leaf carries a CA with no description (left out) and a host
-// with two HCAs (one name); two spares share a name (GUIDs instead).
-func TestThreeLevels(t *testing.T) {
+// threeLevels is a three-level tree: core above two spines, each above
+// two leaves with hosts; a leaf carries a CA with no description (left
+// out) and a host with two HCAs (one name); two spares share a name
+// (GUIDs instead) and hang off the core, the second off the first.
+func threeLevels() *discovery.Fabric {
 	b := builder{discovery.NewFabric()}
 	core := b.node(0x10, discovery.NodeSwitch, "core", 8)
 	var spines, leaves []*discovery.Node
@@ -49,7 +50,11 @@ func TestThreeLevels(t *testing.T) {
 	spare2 := b.node(0x41, discovery.NodeSwitch, "spare", 8)
 	link(core, 3, spare1, 1)
 	link(spare1, 2, spare2, 1)
+	return b.f
+}
 
+func TestThreeLevels(t *testing.T) {
+	b := builder{threeLevels()}
 	tree := Build(b.f, nil)
 	var out bytes.Buffer
 	tree.WriteSlurm(&out)
@@ -82,7 +87,7 @@ SwitchName=0x0000000000000041 Switches=0x0000000000000040
 		t.Errorf("split %v: core reaches every host", tree.Split)
 	}
 	var dot bytes.Buffer
-	WriteDOT(&dot, b.f, tree, nil)
+	WriteDOT(&dot, b.f, nil)
 	if n := strings.Count(dot.String(), " -- "); n != 2+4+8+2 {
 		t.Errorf("%d edges in the DOT graph, want 16 (every link once)", n)
 	}

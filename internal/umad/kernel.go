@@ -1,9 +1,9 @@
 package umad
 
 // The Linux kernel umad transport: /dev/infiniband/umadN, driven with plain
-// read/write/poll/ioctl system calls (no libibumad). The ABI is described in
-// ../shared/reference/ibsim-protocol.md §5; the layouts below were checked
-// against the kernel's include/uapi/rdma/ib_user_mad.h.
+// read/write/poll/ioctl system calls (no libibumad). The ABI is the
+// kernel's Documentation/infiniband/user_mad.rst, and the layouts below
+// were checked against its include/uapi/rdma/ib_user_mad.h.
 //
 // No InfiniBand hardware exists where this is developed. The unit tests
 // check the byte layouts, the sysfs handling, the port choice, and the

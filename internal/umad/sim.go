@@ -19,7 +19,7 @@ import (
 )
 
 // The ibsim simulator's client protocol (ibsim 0.10, see
-// ../shared/reference/ibsim-protocol.md): a control channel of fixed 80-byte
+// docs/ibsim-protocol.md): a control channel of fixed 80-byte
 // messages in host (little-endian) order, and a packet channel of fixed
 // 288-byte frames: a 32-byte big-endian address header and the MAD.
 

@@ -130,9 +130,9 @@ fi
 # --- kernel umad transport: GMPs over QP1 (run at the end) ---------------------
 # RoCE has no QP0, SM, SA or LIDs: ibtool registers only the GMP classes it
 # uses and addresses the peer by its link-local GID (index 0; replies to
-# requests sent from the IPv4-mapped GIDs are not matched by ib_mad, see
-# shared/reference/softroce-vm.md). Clients run under a timeout so that a
-# hang fails fast; servers are stopped by their pid.
+# requests sent from the IPv4-mapped GIDs are not matched by ib_mad).
+# Clients run under a timeout so that a hang fails fast; servers are
+# stopped by their pid.
 MADTIME=30
 LL0=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
 # server CMD...: starts a MAD server in the background, output in

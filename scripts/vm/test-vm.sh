@@ -11,10 +11,10 @@
 # the extracted kernel and modules in $IBTOOL_VM_CACHE (default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/ibtool-vm), builds the initramfs in a
 # temporary directory and kills qemu after $IBTOOL_VM_TIMEOUT seconds
-# (default 300). Exits non-zero when a check fails. Everything about the
-# guest setup follows shared/reference/softroce-vm.md. IBTOOL_VM_QUICK=1
-# skips the bandwidth runs and the verbs package tests (for iterating on
-# the other checks).
+# (default 300). Exits non-zero when a check fails; each step of the guest
+# setup says why where it is done (here and in guest-init.sh).
+# IBTOOL_VM_QUICK=1 skips the bandwidth runs and the verbs package tests
+# (for iterating on the other checks).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -148,3 +148,15 @@ func (c *Common) TimeoutMS(def int) (int, error) {
 	}
 	return int(n), nil
 }
+
+// ValuesAnnotation marks a flag whose values are a fixed set, for its
+// completion (SetFlagValues).
+const ValuesAnnotation = "ibtool_values"
+
+// SetFlagValues declares the values flag name takes: the completion
+// offers them.
+func SetFlagValues(fs *pflag.FlagSet, name string, values ...string) {
+	if err := fs.SetAnnotation(name, ValuesAnnotation, values); err != nil {
+		panic(err) // a flag the command did not define: a bug
+	}
+}

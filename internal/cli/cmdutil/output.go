@@ -13,7 +13,7 @@ import (
 
 // Result is what a command produces. Its JSON form is the value itself
 // marshalled (the json tags are the schema, docs/json.md the vocabulary);
-// writeText writes the C tool's text, byte for byte.
+// WriteText writes the C tool's text, byte for byte.
 type Result interface {
 	WriteText(w io.Writer) error
 }

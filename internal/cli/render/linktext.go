@@ -10,6 +10,7 @@ import (
 	"github.com/ibtool/ibtool/internal/ctext"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/fabricdoc"
+	"github.com/ibtool/ibtool/internal/health"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/linkrate"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -171,8 +172,6 @@ type linkTexts struct {
 	MaxWidth, MaxSpeed        string // get_max_msg's "Could be ..." texts
 }
 
-const capExtSpeeds = uint32(mad.PortCapMaskExtendedSpeeds)
-
 // Texts computes print_port's link texts.
 func (lp *LinkPrinter) Texts(p *discovery.Port) linkTexts {
 	r := lp.rate(p)
@@ -188,66 +187,48 @@ func (lp *LinkPrinter) Texts(p *discovery.Port) linkTexts {
 	return t
 }
 
-// maxWidth is get_max_width: the widest width of a set, 1X if none.
-func maxWidth(set uint8) mad.LinkWidth {
-	switch {
-	case set&8 != 0:
-		return mad.LinkWidth12X
-	case set&4 != 0:
-		return mad.LinkWidth8X
-	case set&2 != 0:
-		return mad.LinkWidth4X
-	case set&0x10 != 0:
-		return mad.LinkWidth2X
+// end is p as one end of a link, with the PortInfos decoded once.
+func (lp *LinkPrinter) end(p *discovery.Port) health.End {
+	r := lp.rate(p)
+	e := health.End{Info: r.PI}
+	if r.CI != nil {
+		e.CapabilityMask = r.CI.CapabilityMask
 	}
-	return mad.LinkWidth1X
-}
-
-// highestBit is get_max: the highest bit set, 1 if none.
-func highestBit(v uint8) uint8 {
-	r := uint8(1)
-	for v >>= 1; v != 0; v >>= 1 {
-		r <<= 1
-	}
-	return r
+	m := linkrate.MlnxExt(p)
+	e.Mlnx = &m
+	return e
 }
 
 // maxMsg is get_max_msg: what a linked port could run at when both ends
-// support more than it does.
+// support more than it does. Where the two ends share no width or speed,
+// get_max_width and get_max take the narrowest and the slowest: 1X, SDR,
+// FDR.
 func (lp *LinkPrinter) maxMsg(p *discovery.Port) (width, speed string) {
-	pi, rpi := lp.info(p), lp.info(p.Remote)
-	mw := maxWidth(pi.LinkWidthSupported & rpi.LinkWidthSupported)
-	if mw&pi.LinkWidthActive == 0 {
+	remote := lp.end(p.Remote)
+	l := health.CompareLink(lp.end(p), &remote, health.Supported)
+	mw := mad.LinkWidth(max(l.Width.Best, uint8(mad.LinkWidth1X)))
+	if mw&mad.LinkWidth(l.Width.Active) == 0 {
 		width = "Could be " + mw.String()
 	}
-	var capMask, remCap uint32
-	if ci := lp.rate(p).CI; ci != nil {
-		capMask = ci.CapabilityMask
-	}
-	if ci := lp.rate(p.Remote).CI; ci != nil {
-		remCap = ci.CapabilityMask
-	}
-	if capMask&capExtSpeeds != 0 && remCap&capExtSpeeds != 0 &&
-		pi.LinkSpeedExtSupported != 0 && rpi.LinkSpeedExtSupported != 0 {
-		ms := highestBit(pi.LinkSpeedExtSupported & rpi.LinkSpeedExtSupported)
-		if ms&uint8(pi.LinkSpeedExtActive) == 0 {
+	switch {
+	case l.UsesExtSpeeds():
+		ms := max(l.ExtSpeed.Best, uint8(mad.LinkSpeedExtFDR))
+		if ms&l.ExtSpeed.Active == 0 {
 			speed = "Could be " + mad.LinkSpeedExt(ms).String()
 		}
-		return width, speed
-	}
-	if linkrate.MlnxExt(p).LinkSpeedSupported&1 != 0 && linkrate.MlnxExt(p.Remote).LinkSpeedSupported&1 != 0 {
-		if linkrate.MlnxExt(p).LinkSpeedActive&1 == 0 {
-			if pi.LinkSpeedActive == mad.LinkSpeedQDR {
-				speed = "Could be FDR10 (Found link at QDR but expected speed is FDR10)"
-			} else {
-				speed = "Could be FDR10"
-			}
+	case l.FDR10.Best != 0:
+		if !l.FDR10.Below() {
+			break
 		}
-		return width, speed
-	}
-	ms := highestBit(pi.LinkSpeedSupported & rpi.LinkSpeedSupported)
-	if ms&uint8(pi.LinkSpeedActive) == 0 {
-		speed = "Could be " + mad.LinkSpeed(ms).String()
+		speed = "Could be FDR10"
+		if mad.LinkSpeed(l.Speed.Active) == mad.LinkSpeedQDR {
+			speed = "Could be FDR10 (Found link at QDR but expected speed is FDR10)"
+		}
+	default:
+		ms := max(l.Speed.Best, uint8(mad.LinkSpeedSDR))
+		if ms&l.Speed.Active == 0 {
+			speed = "Could be " + mad.LinkSpeed(ms).String()
+		}
 	}
 	return width, speed
 }

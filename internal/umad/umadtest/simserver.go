@@ -13,7 +13,7 @@ import (
 )
 
 // SimServer answers with a Func on ibsim's sockets: the unix datagram
-// protocol of ../shared/reference/ibsim-protocol.md (a control channel of
+// protocol of docs/ibsim-protocol.md (a control channel of
 // 80-byte messages, a packet channel of 288-byte frames). A C tool run
 // under umad2sim (LD_PRELOAD=libumad2sim.so IBSIM_SOCKNAME=SockName())
 // and ibtool's ibsim transport both reach it, so a test can give them the

@@ -185,7 +185,7 @@ func TestOpenerSharesTheRecord(t *testing.T) {
 	}
 }
 
-// tiny is ../shared/topologies/tiny.net: Switch1 (local) port 1 Hca1,
+// tiny is testdata/topologies/tiny.net: Switch1 (local) port 1 Hca1,
 // port 4 Hca2, port 8 Switch2 port 4; Switch2 port 1 Hca3.
 func tiny() (f *Fabric, sw1, sw2, hca1, hca3 *Node) {
 	f = NewFabric()

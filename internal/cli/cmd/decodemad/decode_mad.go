@@ -59,6 +59,7 @@ type DecodeMADOptions struct {
 	json    bool
 }
 
+// NewCmd builds the decode_mad command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &DecodeMADOptions{}
 	cmd := cmdutil.ToolCommand("decode_mad [options] [file...]", "Decode MADs given in hex on stdin")

@@ -38,6 +38,7 @@ type exporterOptions struct {
 // DefaultExporterAddress is where the exporter listens by default.
 const DefaultExporterAddress = ":9732"
 
+// NewCmd builds the exporter command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	o := &exporterOptions{}
 	cmd := &cobra.Command{

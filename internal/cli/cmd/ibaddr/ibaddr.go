@@ -51,6 +51,7 @@ type ibaddrOptions struct {
 	showLID             int
 }
 
+// NewCmd builds the ibaddr command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibaddrOptions{}
 	cmd := cmdutil.ToolCommand("ibaddr [options] [<lid|dr_path|guid> [port]]", "Show the GID and LID range of a port")

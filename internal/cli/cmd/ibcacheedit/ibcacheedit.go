@@ -21,6 +21,7 @@ type ibcacheeditOptions struct {
 	switchGUID, caGUID, sysimgGUID, portGUID string
 }
 
+// NewCmd builds the ibcacheedit command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibcacheeditOptions{}
 	cmd := cmdutil.ToolCommand("ibcacheedit [options] <orig.cache> <new.cache>", "Edit the GUIDs in an ibnetdiscover cache file")

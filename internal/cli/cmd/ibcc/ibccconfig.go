@@ -63,6 +63,7 @@ var ccConfigOps = []ccOp{
 	{"CongestionControlTable", "CT", false, "<cctilimit> <index> <cctentry> <cctentry> ..."},
 }
 
+// NewConfigCmd builds the ibccconfig command.
 func NewConfigCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibccOptions{}
 	cmd := cmdutil.ToolCommand("ibccconfig [-c key] <op> <lid|guid> <values>...", "Set a congestion control attribute of a port")

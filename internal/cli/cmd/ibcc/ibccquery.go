@@ -101,6 +101,7 @@ func ccOpsUsage(ops []ccOp, optPort string) string {
 	return b.String()
 }
 
+// NewQueryCmd builds the ibccquery command.
 func NewQueryCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibccOptions{}
 	cmd := cmdutil.ToolCommand("ibccquery [-c key] <op> <lid|guid> [portnum]", "Query a congestion control attribute of a port")

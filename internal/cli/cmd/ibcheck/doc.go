@@ -1,4 +1,5 @@
 // Package ibcheck is python-rdma's ibcheck family (ibchecknode ...
-// ibclearerrors), with ibqueryerrors and ibswportwatch while their counters
-// and thresholds move to internal/counters.
+// ibclearerrors, ibdatacounts ...): the commands, their records and
+// python-rdma's texts of them. The checks themselves are internal/health's,
+// the counters and thresholds internal/counters'.
 package ibcheck

@@ -2,13 +2,10 @@ package ibcheck
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,15 +14,18 @@ import (
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/health"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
-	"github.com/ibtool/ibtool/internal/sa"
 )
 
 // The ibcheck family (python-rdma's libibtool/errors.py): checks of one
 // node or port (ibchecknode, ibcheckport, ibcheckportstate,
-// ibcheckportwidth) and of every end port of the fabric (ibcheckstate,
-// ibcheckwidth). checks.go holds what they share.
+// ibcheckportwidth, ibcheckerrs, ibdatacounts) and of every end port of
+// the fabric (ibcheckstate, ibcheckwidth, ibchecknet, ibcheckerrors,
+// ibdatacounters, ibclearcounters, ibclearerrors). The checks are
+// internal/health's, the counters internal/counters'; records.go holds
+// the report they share.
 
 // ExitCheckFailed is python-rdma's exit code for a failed check.
 const ExitCheckFailed = 100
@@ -44,16 +44,16 @@ type checkOptions struct {
 type checkCommand struct {
 	name, short, long string
 	kinds             checkKind
-	ports             []portCheckFunc // the port checks, in order
-	fabric            bool            // every end port of the fabric, not one target
-	dataCounts        bool            // kindPerf prints the data counters, no thresholds
-	clearSelect       uint32          // kindClear: the PortCounters CounterSelect reset
+	ports             []health.Check // the port checks, in order
+	fabric            bool           // every end port of the fabric, not one target
+	dataCounts        bool           // kindPerf prints the data counters, no thresholds
+	clearSelect       uint32         // kindClear: the PortCounters CounterSelect reset
 }
 
 var (
-	portStateChecks = []portCheckFunc{checkPortState}
-	portWidthChecks = []portCheckFunc{checkPortWidth}
-	allPortChecks   = []portCheckFunc{checkPortState, checkPortWidth, checkPortLink}
+	portStateChecks = []health.Check{health.PortState}
+	portWidthChecks = []health.Check{health.PortWidth}
+	allPortChecks   = []health.Check{health.PortState, health.PortWidth, health.PortLink}
 )
 
 // checkCommands are the ibcheck family, by name.
@@ -162,12 +162,12 @@ func (r *singleCheckResult) WriteText(w io.Writer) error {
 
 func runSingleCheck(env *cmdutil.Env, k checkCommand, opts *checkOptions, args []string) error {
 	c := &opts.Common
-	th, err := loadThresholds(opts.thresholdFile)
+	th, err := counters.ReadThresholds(opts.thresholdFile, counters.PythonRDMA)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	if opts.showThresholds {
-		return cmdutil.Finish(env, c, k.name, thresholdsResult(th), nil)
+		return cmdutil.Finish(env, c, k.name, thresholdsResult{th}, nil)
 	}
 	if len(args) == 0 {
 		return cmdutil.UsageErrorf("a TARGET is needed")
@@ -193,7 +193,7 @@ func runSingleCheck(env *cmdutil.Env, k checkCommand, opts *checkOptions, args [
 	if err != nil {
 		return cmdutil.Fail(env, c, k.name, err)
 	}
-	cp, err := readCheckPort(ctx, client, d, port, k.kinds&kindPort != 0)
+	cp, err := health.ReadPort(ctx, client, d, port, k.kinds&kindPort != 0)
 	if err != nil {
 		return err
 	}
@@ -203,14 +203,13 @@ func runSingleCheck(env *cmdutil.Env, k checkCommand, opts *checkOptions, args [
 		res.Records = append(res.Records, rec)
 	}
 	if k.kinds&kindPort != 0 {
-		res.Records = append(res.Records, runPortChecks(cp, k.ports))
+		res.Records = append(res.Records, portRecord(cp, k.ports))
 	}
 	if k.kinds&kindPerf != 0 {
-		cp.num = port
-		cp.where = fmt.Sprintf("lid %d %s", cp.endLID, selectText(port))
-		cr := &CounterReader{Ctx: ctx, Client: client, ext: c.JSON}
-		t := CounterTarget{uint64(cp.node.NodeGUID), cp.node.NodeType, int(cp.node.NumPorts), cp.endLID, port}
-		res.Records = append(res.Records, counterRecord(k, cp, &cr.read([]CounterTarget{t})[0], th))
+		cp.Num = port
+		cr := &counters.Reader{Client: client, Extended: c.JSON}
+		t := counters.Target{NodeGUID: uint64(cp.Node.NodeGUID), NodeType: cp.Node.NodeType, NumPorts: int(cp.Node.NumPorts), LID: cp.EndLID, Port: port}
+		res.Records = append(res.Records, counterRecord(k, cp, &cr.Read(ctx, []counters.Target{t})[0], th))
 	}
 	if err := cmdutil.Finish(env, c, k.name, res, nil); err != nil {
 		return err
@@ -233,120 +232,22 @@ func checkFailed(env *cmdutil.Env, err error) error {
 	return &cmdutil.ExitError{Code: ExitCheckFailed, Err: cmdutil.ErrSilent}
 }
 
-// readCheckPort reads what the checks of port (onPort) or of the node at
-// d look at: NodeInfo, NodeDescription and the port's PortInfo (the
-// port the SMPs arrive on when not onPort).
-func readCheckPort(ctx context.Context, client *query.Client, d query.Dest, port int, onPort bool) (*checkPort, error) {
-	var ni mad.NodeInfo
-	var nd mad.NodeDescription
-	var pi mad.PortInfo
-	if err := client.Get(ctx, d, 0, nil, &ni); err != nil {
-		return nil, fmt.Errorf("reading NodeInfo of %s: %w", d, err)
+// nodeRecord checks a node as python-rdma's do_check_node does
+// (health.CheckNodeSA): the SA has a path to the end port's GUID, and it
+// leads to the LID the port has; full also compares the SA's NodeRecord.
+func nodeRecord(ctx context.Context, client *query.Client, p *health.Port, byGUID, full bool) *checkRecord {
+	f, err := health.CheckNodeSA(ctx, client, p, byGUID, full)
+	if f != nil {
+		err = &checkError{nodeFindingText(f)}
 	}
-	if err := client.Get(ctx, d, 0, nil, &nd); err != nil {
-		return nil, fmt.Errorf("reading NodeDescription of %s: %w", d, err)
-	}
-	if !onPort {
-		port = int(ni.LocalPortNum)
-	}
-	mod := uint32(port)
-	if !onPort {
-		mod = 0
-	}
-	if err := client.Get(ctx, d, mod, nil, &pi); err != nil {
-		return nil, fmt.Errorf("reading PortInfo of %s port %d: %w", d, port, err)
-	}
-	cp := &checkPort{node: &ni, desc: nd.String(), num: port, info: &pi, endLID: pi.LID, guid: uint64(ni.PortGUID)}
-	if ni.NodeType == mad.NodeTypeSwitch && mod != 0 {
-		// An external port has no LID of its own: the switch's is port 0's.
-		var p0 mad.PortInfo
-		if err := client.Get(ctx, d, 0, nil, &p0); err != nil {
-			return nil, fmt.Errorf("reading PortInfo of %s port 0: %w", d, err)
-		}
-		cp.endLID = p0.LID
-	}
-	cp.where = fmt.Sprintf("lid %d port %d", cp.endLID, port)
-	return cp, nil
+	return newRecord(kindNode, p, nil, err)
 }
-
-// nodeRecord checks a node as python-rdma's do_check_node does: the SA
-// has a path to the end port's GUID, and it leads to the LID the port
-// has. The single check (full) also asks for the SA's NodeRecord of the
-// end port (by its LID, or by GUID when the node was reached by directed
-// route) and compares the port GUIDs, as python-rdma does; the fabric
-// checks leave that query out: the path's LID says the same, and the
-// SA's answers are what a fabric check waits for.
-func nodeRecord(ctx context.Context, client *query.Client, p *checkPort, byGUID, full bool) *checkRecord {
-	err := checkNodeSA(ctx, client, p, byGUID, full)
-	return newRecord(kindNode, p, &checkOutcome{}, err)
-}
-
-func checkNodeSA(ctx context.Context, client *query.Client, p *checkPort, byGUID, full bool) error {
-	r, err := client.Resolver()
-	if err != nil {
-		return err
-	}
-	if r.SA == nil {
-		return errors.New("no subnet manager to ask")
-	}
-	if full {
-		if err := checkNodeRecord(ctx, r.SA, p, byGUID); err != nil {
-			return err
-		}
-	}
-	var gid mad.GID
-	binary.BigEndian.PutUint64(gid[:], 0xfe80000000000000)
-	binary.BigEndian.PutUint64(gid[8:], p.guid)
-	path, err := r.PathTo(ctx, 0, &gid)
-	if err != nil {
-		if errors.Is(err, sa.ErrNoRecords) || isNoPath(err) {
-			return &checkError{"SA could not find a path for " + pyGUID(p.guid)}
-		}
-		return err
-	}
-	// A port with LMC > 0 answers to 2^LMC LIDs from its base LID.
-	if lid := path.Addr.LID; p.endLID != 0 && (lid < p.endLID || int(lid) >= int(p.endLID)+1<<p.info.LMC) {
-		return &checkError{fmt.Sprintf("SA and SMP NodeInfo's differ: the SA's path to %s ends at lid %d, the port has lid %d", pyGUID(p.guid), lid, p.endLID)}
-	}
-	return nil
-}
-
-// checkNodeRecord compares the port GUID of the SA's NodeRecord of the
-// end port with the one its NodeInfo gives.
-func checkNodeRecord(ctx context.Context, client *sa.Client, p *checkPort, byGUID bool) error {
-	var q mad.NodeRecord
-	field := "LID"
-	q.LID = p.endLID
-	if byGUID {
-		field, q.NodeInfo.PortGUID = "NodeInfo.PortGUID", mad.GUID(p.guid)
-	}
-	mask, err := mad.CompMask(q.Desc(), field)
-	if err != nil {
-		return err
-	}
-	rec, err := client.Get(ctx, mad.AttrNodeRecord, mad.Encode(&q), mask)
-	if err != nil {
-		return fmt.Errorf("NodeRecord of %s: %w", p.where, err)
-	}
-	var nr mad.NodeRecord
-	if err := nr.Unmarshal(rec); err != nil {
-		return err
-	}
-	if uint64(nr.NodeInfo.PortGUID) != p.guid {
-		return &checkError{fmt.Sprintf("SA and SMP NodeInfo's differ %s != %s", pyGUID(p.guid), pyGUID(uint64(nr.NodeInfo.PortGUID)))}
-	}
-	return nil
-}
-
-// isNoPath reports whether err is the resolver's "no path": an empty
-// PathRecord table.
-func isNoPath(err error) bool { return strings.Contains(err.Error(), "knows no path") }
 
 // runFabricCheck runs a fabric-wide check: every end port's node check,
 // then the port checks of its ports, in fabric order.
 func runFabricCheck(env *cmdutil.Env, k checkCommand, opts *checkOptions) error {
 	c := &opts.Common
-	th, err := loadThresholds(opts.thresholdFile)
+	th, err := counters.ReadThresholds(opts.thresholdFile, counters.PythonRDMA)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
@@ -380,7 +281,7 @@ func (res *fabricCheckResult) check(env *cmdutil.Env, k checkCommand, opts *chec
 	if err != nil {
 		return err
 	}
-	eps := endPorts(f)
+	eps := health.EndPorts(f)
 	// The node checks ask the SA, the counter checks the nodes' PMAs:
 	// they run at the same time, each within the engine's windows.
 	nodes := make([]*checkRecord, len(eps))
@@ -390,24 +291,24 @@ func (res *fabricCheckResult) check(env *cmdutil.Env, k checkCommand, opts *chec
 		go func() {
 			defer wg.Done()
 			parallel(len(eps), func(i int) {
-				nodes[i] = nodeRecord(ctx, client, fabricCheckPort(eps[i], eps[i].port), false, false)
+				nodes[i] = nodeRecord(ctx, client, eps[i].PortOf(eps[i].Port), false, false)
 			})
 		}()
 	}
 	recs := make([][]*checkRecord, len(eps))
 	if k.kinds&kindPort != 0 {
 		for i, ep := range eps {
-			for _, p := range portsOf(ep) {
-				recs[i] = append(recs[i], runPortChecks(fabricCheckPort(ep, p), k.ports))
+			for _, p := range ep.LinkedPorts() {
+				recs[i] = append(recs[i], portRecord(ep.PortOf(p), k.ports))
 			}
 		}
 	}
-	cr := &CounterReader{Ctx: ctx, Client: client, ext: c.JSON}
+	cr := &counters.Reader{Client: client, Extended: c.JSON}
 	if k.kinds&kindPerf != 0 {
-		res.counterPhase(k, cr, eps, recs, res.thresholds)
+		res.counterPhase(ctx, k, cr, eps, recs, res.thresholds)
 	}
 	if k.kinds&kindClear != 0 {
-		res.clearPhase(k, cr, eps, recs, opts.dryRun)
+		res.clearPhase(ctx, k, cr, eps, recs, opts.dryRun)
 	}
 	wg.Wait()
 	for i, r := range recs {
@@ -420,58 +321,57 @@ func (res *fabricCheckResult) check(env *cmdutil.Env, k checkCommand, opts *chec
 	return nil
 }
 
-// endTarget is the CounterTarget of an end port: a switch's sum over all
-// its ports, a CA's port.
-func endTarget(ep endPort) (CounterTarget, *checkPort) {
-	cp := fabricCheckPort(ep, ep.port)
-	t := CounterTarget{ep.node.GUID, mad.NodeType(ep.node.Type), ep.node.NumPorts, ep.port.BaseLID, ep.port.Num}
-	if ep.node.Type == discovery.NodeSwitch {
-		t.Port, cp.num = counters.AllPortSelect, counters.AllPortSelect
-		cp.where = fmt.Sprintf("lid %d all ports", cp.endLID)
+// endTarget is the counter Target of an end port: a switch's sum over
+// all its ports, a CA's port.
+func endTarget(ep health.EndPort) (counters.Target, *health.Port) {
+	cp := ep.PortOf(ep.Port)
+	n := ep.Node
+	t := counters.Target{NodeGUID: n.GUID, NodeType: mad.NodeType(n.Type), NumPorts: n.NumPorts, LID: ep.Port.BaseLID, Port: ep.Port.Num}
+	if n.Type == discovery.NodeSwitch {
+		t.Port, cp.Num = counters.AllPortSelect, counters.AllPortSelect
 	}
 	return t, cp
 }
 
 // switchPortTargets are the ports 1..N of a switch, for a second look
 // when its all-ports check was not clean (python-rdma's scan).
-func switchPortTargets(ep endPort) ([]CounterTarget, []*checkPort) {
-	var ts []CounterTarget
-	var cps []*checkPort
-	for n := 1; n <= ep.node.NumPorts; n++ {
-		p := ep.node.Port(n)
+func switchPortTargets(ep health.EndPort) ([]counters.Target, []*health.Port) {
+	var ts []counters.Target
+	var cps []*health.Port
+	for n := 1; n <= ep.Node.NumPorts; n++ {
+		p := ep.Node.Port(n)
 		if p == nil {
-			p = &discovery.Port{Node: ep.node, Num: n}
+			p = &discovery.Port{Node: ep.Node, Num: n}
 		}
-		cp := fabricCheckPort(ep, p)
-		ts = append(ts, CounterTarget{ep.node.GUID, mad.NodeTypeSwitch, ep.node.NumPorts, ep.port.BaseLID, n})
-		cps = append(cps, cp)
+		ts = append(ts, counters.Target{NodeGUID: ep.Node.GUID, NodeType: mad.NodeTypeSwitch, NumPorts: ep.Node.NumPorts, LID: ep.Port.BaseLID, Port: n})
+		cps = append(cps, ep.PortOf(p))
 	}
 	return ts, cps
 }
 
 // counterRecord is a counter check's record: the thresholds checked, or
 // (ibdatacounts) the data counters shown.
-func counterRecord(k checkCommand, cp *checkPort, read *portRead, th pyThresholds) *checkRecord {
-	if !k.dataCounts || read.err != nil {
+func counterRecord(k checkCommand, cp *health.Port, read *counters.Read, th *counters.Thresholds) *checkRecord {
+	if !k.dataCounts || read.Err != nil {
 		return perfRecord(cp, read, th)
 	}
-	r := newRecord(kindPerf, cp, &checkOutcome{}, nil)
-	r.dataCounts = read.basic
+	r := newRecord(kindPerf, cp, nil, nil)
+	r.dataCounts = read.Basic
 	r.setCounters(read)
 	return r
 }
 
 // counterPhase checks every end port's counters at once, then the single
 // ports of the switches whose sum was not clean.
-func (res *fabricCheckResult) counterPhase(k checkCommand, cr *CounterReader, eps []endPort, recs [][]*checkRecord, th pyThresholds) {
-	targets := make([]CounterTarget, len(eps))
-	cps := make([]*checkPort, len(eps))
+func (res *fabricCheckResult) counterPhase(ctx context.Context, k checkCommand, cr *counters.Reader, eps []health.EndPort, recs [][]*checkRecord, th *counters.Thresholds) {
+	targets := make([]counters.Target, len(eps))
+	cps := make([]*health.Port, len(eps))
 	for i, ep := range eps {
 		targets[i], cps[i] = endTarget(ep)
 	}
-	reads := cr.read(targets)
-	var scanTargets []CounterTarget
-	var scanCPs []*checkPort
+	reads := cr.Read(ctx, targets)
+	var scanTargets []counters.Target
+	var scanCPs []*health.Port
 	var scanOwner []int
 	for i := range eps {
 		r := counterRecord(k, cps[i], &reads[i], th)
@@ -484,7 +384,7 @@ func (res *fabricCheckResult) counterPhase(k checkCommand, cr *CounterReader, ep
 			}
 		}
 	}
-	for j, read := range cr.read(scanTargets) {
+	for j, read := range cr.Read(ctx, scanTargets) {
 		recs[scanOwner[j]] = append(recs[scanOwner[j]], counterRecord(k, scanCPs[j], &read, th))
 	}
 }
@@ -492,19 +392,19 @@ func (res *fabricCheckResult) counterPhase(k checkCommand, cr *CounterReader, ep
 // clearPhase resets every end port's counters (a switch's all at once,
 // port by port where that failed). The resets are what the command is
 // for: its Write is the command itself.
-func (res *fabricCheckResult) clearPhase(k checkCommand, cr *CounterReader, eps []endPort, recs [][]*checkRecord, dryRun bool) {
+func (res *fabricCheckResult) clearPhase(ctx context.Context, k checkCommand, cr *counters.Reader, eps []health.EndPort, recs [][]*checkRecord, dryRun bool) {
 	w := &query.Write{By: k.name}
-	targets := make([]CounterTarget, len(eps))
-	cps := make([]*checkPort, len(eps))
+	targets := make([]counters.Target, len(eps))
+	cps := make([]*health.Port, len(eps))
 	for i, ep := range eps {
 		targets[i], cps[i] = endTarget(ep)
 	}
-	sent, errs := cr.Clear(w, targets, k.clearSelect, dryRun)
-	var again []CounterTarget
-	var againCPs []*checkPort
+	sent, errs := cr.Clear(ctx, w, targets, k.clearSelect, dryRun)
+	var again []counters.Target
+	var againCPs []*health.Port
 	var againOwner []int
 	for i := range eps {
-		recs[i] = append(recs[i], newRecord(kindClear, cps[i], &checkOutcome{}, errs[i]))
+		recs[i] = append(recs[i], newRecord(kindClear, cps[i], nil, errs[i]))
 		if errs[i] != nil && targets[i].Port == counters.AllPortSelect {
 			ts, ps := switchPortTargets(eps[i])
 			again, againCPs = append(again, ts...), append(againCPs, ps...)
@@ -513,9 +413,9 @@ func (res *fabricCheckResult) clearPhase(k checkCommand, cr *CounterReader, eps 
 			}
 		}
 	}
-	sent2, errs2 := cr.Clear(w, again, k.clearSelect, dryRun)
+	sent2, errs2 := cr.Clear(ctx, w, again, k.clearSelect, dryRun)
 	for j, err := range errs2 {
-		recs[againOwner[j]] = append(recs[againOwner[j]], newRecord(kindClear, againCPs[j], &checkOutcome{}, err))
+		recs[againOwner[j]] = append(recs[againOwner[j]], newRecord(kindClear, againCPs[j], nil, err))
 	}
 	failed := map[resetKey]bool{}
 	for _, errs := range [][]error{errs, errs2} {
@@ -527,22 +427,4 @@ func (res *fabricCheckResult) clearPhase(k checkCommand, cr *CounterReader, eps 
 		}
 	}
 	res.Reset = newResetDoc(append(sent, sent2...), k.clearSelect, dryRun, failed)
-}
-
-// thresholdsResult is ibcheckerrs -s: the thresholds in use.
-type thresholdsResult pyThresholds
-
-func (t thresholdsResult) WriteText(w io.Writer) error {
-	pyThresholds(t).write(w)
-	return nil
-}
-
-func (t thresholdsResult) MarshalJSON() ([]byte, error) {
-	m := map[string]uint64{}
-	for _, f := range counterFields() {
-		if v, ok := t[f.Name]; ok {
-			m[f.JSONName] = v
-		}
-	}
-	return json.Marshal(map[string]any{"thresholds": m})
 }

@@ -40,6 +40,7 @@ type ibidsverifyOptions struct {
 	regenerate bool
 }
 
+// NewCmd builds the ibidsverify command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibidsverifyOptions{}
 	cmd := cmdutil.ToolCommand("ibidsverify [options]", "Check the fabric for zero and duplicate LIDs and GUIDs")

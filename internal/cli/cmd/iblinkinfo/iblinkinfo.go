@@ -39,6 +39,7 @@ type iblinkinfoOptions struct {
 // lkDiffKeys are iblinkinfo's --diffcheck keys.
 var lkDiffKeys = map[string]int{"port": render.LkDiffPort, "state": render.LkDiffState, "lid": render.LkDiffLID, "nodedesc": render.LkDiffNodeDesc}
 
+// NewCmd builds the iblinkinfo command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &iblinkinfoOptions{diffFlags: render.LkDiffDefault}
 	cmd := cmdutil.ToolCommand("iblinkinfo [options]", "Show every link of the fabric, switch by switch")

@@ -32,6 +32,7 @@ type ibnetdiscoverOptions struct {
 // diffKeys are ibnetdiscover's --diffcheck keys.
 var diffKeys = map[string]int{"sw": render.DiffSwitch, "ca": render.DiffCA, "router": render.DiffRouter, "port": render.DiffPort, "lid": render.DiffLID, "nodedesc": render.DiffNodeDesc}
 
+// NewCmd builds the ibnetdiscover command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibnetdiscoverOptions{diffFlags: render.DiffDefault}
 	cmd := cmdutil.ToolCommand("ibnetdiscover [options] [topology-file]", "Discover the fabric and print its topology")

@@ -71,6 +71,7 @@ type ibpingOptions struct {
 	flood, server bool
 }
 
+// NewCmd builds the ibping command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibpingOptions{}
 	cmd := cmdutil.ToolCommand("ibping [options] <dest lid|guid>", "Ping a port with vendor MADs, or answer pings (-S)")

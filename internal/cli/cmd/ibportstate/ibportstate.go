@@ -57,6 +57,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/endport"
+	"github.com/ibtool/ibtool/internal/health"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
@@ -72,6 +73,7 @@ const ibportstateOps = "enable, disable, on, off, reset, speed, espeed, fdr10,\n
 	"\twidth, query, down, arm, active, vls, mtu, lid, smlid, lmc,\n" +
 	"\tmkey, mkeylease, mkeyprot"
 
+// NewCmd builds the ibportstate command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibportstateOptions{}
 	cmd := cmdutil.ToolCommand("ibportstate [options] <dest dr_path|lid|guid> <portnum> [<op> [<value>]]...", "Query or change a port's state, speed and width")
@@ -200,6 +202,7 @@ type portView struct {
 	dest             query.Dest
 	num              int
 	pi               mad.PortInfo
+	capMask          uint32 // the CapabilityMask that counts: port 0's on a switch
 	espeed, isSwitch bool
 	mepi             *mad.MlnxExtPortInfo // shown after it, on the devices that have it
 }
@@ -399,7 +402,7 @@ func (s *portState) run(d query.Dest, portnum int, op string, values map[string]
 		return s.set(d, portnum, op, values, v, raw, mepi)
 	}
 	if isSwitch && portnum != 0 && v.pi.PortState == mad.PortState(4) {
-		return s.peer(d, portnum, &v.pi, mepi.Struct.(*mad.MlnxExtPortInfo), v.espeed)
+		return s.peer(d, v, mepi.Struct.(*mad.MlnxExtPortInfo))
 	}
 	return nil
 }
@@ -438,7 +441,8 @@ func (s *portState) portInfo(d query.Dest, portnum int, isSwitch bool) (*portVie
 	if !isSwitch {
 		capPort = v.pi
 	}
-	v.espeed = capPort.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0
+	v.capMask = capPort.CapabilityMask
+	v.espeed = v.capMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0
 	return v, raw, nil
 }
 
@@ -586,7 +590,8 @@ func (s *portState) guardLocal(ni *mad.NodeInfo, isSwitch bool, portnum int, op 
 // peer is the C tool's check of an Active switch port's link partner:
 // the port one directed hop further, and warnings when the two ends run
 // slower or narrower than both enable.
-func (s *portState) peer(d query.Dest, portnum int, pi *mad.PortInfo, mepi *mad.MlnxExtPortInfo, espeed bool) error {
+func (s *portState) peer(d query.Dest, v *portView, mepi *mad.MlnxExtPortInfo) error {
+	portnum, pi := v.num, &v.pi
 	var peer query.Dest
 	if d.Kind == query.ByDR {
 		path := append(append([]byte{}, d.DRPath...), byte(portnum))
@@ -625,52 +630,28 @@ func (s *portState) peer(d query.Dest, portnum int, pi *mad.PortInfo, mepi *mad.
 	}
 	s.res.Peer = res
 
-	ppi := &pv.pi
-	width := linkEnabled(pi.LinkWidthEnabled, pi.LinkWidthSupported, 255)
-	peerWidth := linkEnabled(ppi.LinkWidthEnabled, ppi.LinkWidthSupported, 255)
-	s.checkPeer("validate_width", "width", width&peerWidth, int(pi.LinkWidthActive), []peerRate{
-		{0x8, 8, "12x"}, {0x4, 4, "8x"}, {0x2, 2, "4x"}, {0x10, 16, "2x"}, {0x1, 1, "1x"}})
-	speed := linkEnabled(pi.LinkSpeedEnabled, pi.LinkSpeedSupported, 15)
-	peerSpeed := linkEnabled(ppi.LinkSpeedEnabled, ppi.LinkSpeedSupported, 15)
-	s.checkPeer("validate_speed", "speed", speed&peerSpeed, int(pi.LinkSpeedActive), []peerRate{
-		{0x4, 4, "10.0 Gbps"}, {0x2, 2, "5.0 Gbps"}, {0x1, 1, "2.5 Gbps"}})
-	if espeed && pv.espeed {
-		e := linkEnabled(pi.LinkSpeedExtEnabled, pi.LinkSpeedExtSupported, 31)
-		pe := linkEnabled(ppi.LinkSpeedExtEnabled, ppi.LinkSpeedExtSupported, 31)
-		s.checkPeer("validate_extended_speed", "extended speed", e&pe, int(pi.LinkSpeedExtActive), []peerRate{
-			{0x8, 8, "106.25 Gbps"}, {0x4, 4, "53.125 Gbps"}, {0x2, 2, "25.78125 Gbps"}, {0x1, 1, "14.0625 Gbps"}})
-	} else if mepi.LinkSpeedEnabled&1 != 0 && peerMepi.LinkSpeedEnabled&1 != 0 && mepi.LinkSpeedActive&1 == 0 {
+	// The best of what both ends enable (validate_width, validate_speed,
+	// validate_extended_speed), or FDR10 where both enable it and the
+	// link is not at it, as main() of ibportstate.c checks the peer.
+	l := health.CompareLink(health.End{Info: pi, CapabilityMask: v.capMask, Mlnx: mepi},
+		&health.End{Info: &pv.pi, CapabilityMask: pv.capMask, Mlnx: peerMepi}, health.Enabled)
+	s.checkPeer("validate_width", "width", l.Width, map[uint8]string{8: "12x", 4: "8x", 2: "4x", 16: "2x", 1: "1x"})
+	s.checkPeer("validate_speed", "speed", l.Speed, map[uint8]string{4: "10.0 Gbps", 2: "5.0 Gbps", 1: "2.5 Gbps"})
+	if l.ExtSpeeds {
+		s.checkPeer("validate_extended_speed", "extended speed", l.ExtSpeed,
+			map[uint8]string{8: "106.25 Gbps", 4: "53.125 Gbps", 2: "25.78125 Gbps", 1: "14.0625 Gbps"})
+	} else if l.FDR10.Below() {
 		s.warn("main", fmt.Sprintf("Peer ports operating at active speed %d rather than FDR10", pi.LinkSpeedActive))
 	}
 	return nil
 }
 
-// linkEnabled is get_link_width/get_link_speed(_ext): the enabled set, or
-// the supported one when enabled says "all supported".
-func linkEnabled(enabled, supported uint8, all uint8) uint8 {
-	if enabled == all {
-		return supported
-	}
-	return enabled
-}
-
-type peerRate struct {
-	bit    uint8
-	active int
-	text   string
-}
-
-// checkPeer warns when the best rate both ends enable is not the active
-// one (validate_width, validate_speed, validate_extended_speed).
-func (s *portState) checkPeer(fn, what string, common uint8, active int, rates []peerRate) {
-	for _, r := range rates {
-		if common&r.bit == 0 {
-			continue
-		}
-		if active != r.active {
-			s.warn(fn, fmt.Sprintf("Peer ports operating at active %s %d rather than %d (%s)", what, active, r.active, r.text))
-		}
-		return
+// checkPeer warns, in the words of ibportstate.c's validate_* functions,
+// when the link runs below the best value both ends enable; texts names
+// each value.
+func (s *portState) checkPeer(fn, what string, a health.Axis, texts map[uint8]string) {
+	if a.Below() {
+		s.warn(fn, fmt.Sprintf("Peer ports operating at active %s %d rather than %d (%s)", what, a.Active, a.Best, texts[a.Best]))
 	}
 }
 

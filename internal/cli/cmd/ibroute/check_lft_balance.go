@@ -34,6 +34,7 @@ type checkLftOptions struct {
 	src       query.Source
 }
 
+// NewCheckLftBalanceCmd builds the check_lft_balance command.
 func NewCheckLftBalanceCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	o := &checkLftOptions{}
 	cmd := cmdutil.ToolCommand("check_lft_balance [-l lft-output -i ibnetdiscover-cache] [-e] [-v]", "Check that switches spread their routes evenly over their ports")

@@ -33,6 +33,7 @@ type ibfindnodesusingOptions struct {
 	src         query.Source
 }
 
+// NewIbfindnodesusingCmd builds the ibfindnodesusing command.
 func NewIbfindnodesusingCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	o := &ibfindnodesusingOptions{}
 	cmd := cmdutil.ToolCommand("ibfindnodesusing [options] <switch_guid|switch_name> <port>", "List the hosts whose routes use a switch port")

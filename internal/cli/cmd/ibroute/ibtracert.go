@@ -38,6 +38,7 @@ type ibtracertOptions struct {
 	src       query.Source
 }
 
+// NewIbtracertCmd builds the ibtracert command.
 func NewIbtracertCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	o := &ibtracertOptions{}
 	cmd := cmdutil.ToolCommand("ibtracert [options] [<src-addr>] <dest-addr>", "Trace the route between two ports")

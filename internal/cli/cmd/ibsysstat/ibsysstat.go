@@ -65,6 +65,7 @@ var sysstatOps = map[string]uint16{
 	"cpi":  0x0001, // ClassPortInfo
 }
 
+// NewCmd builds the ibsysstat command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibsysstatOptions{}
 	cmd := cmdutil.ToolCommand("ibsysstat [options] <dest lid|guid> [<op>]", "Query a host's system information (ping, host, cpu, cpi), or serve it (-S)")

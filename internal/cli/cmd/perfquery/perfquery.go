@@ -144,6 +144,7 @@ type perfqueryOptions struct {
 	dryRun    bool
 }
 
+// NewCmd builds the perfquery command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &perfqueryOptions{groups: make([]bool, len(perfGroups))}
 	cmd := cmdutil.ToolCommand("perfquery [options] [<lid|guid> [[port(s)] [reset_mask]]]", "Query (and reset) the performance counters of a port")

@@ -65,6 +65,7 @@ type queryCmdOptions struct {
 	ccKey    string
 }
 
+// NewCmd builds the query command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &queryCmdOptions{}
 	cmd := cmdutil.ToolCommand("query [options] <method> <attribute> [<target>]", "Get (or, with --write, set) any attribute of any class")

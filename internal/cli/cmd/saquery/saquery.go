@@ -319,6 +319,7 @@ func saqueryNames() string {
 	return b.String()
 }
 
+// NewCmd builds the saquery command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &saqueryOptions{flags: map[string]*saOrdered{}}
 	cmd := cmdutil.ToolCommand(saqueryUse, "Query the subnet administrator (SA) for records")

@@ -48,6 +48,7 @@ import (
 // guidsPerBlock is the GUIDs of one GUIDInfo block (IBA 14.2.5.5).
 const guidsPerBlock = 8
 
+// NewCmd builds the set_guid command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &cmdutil.Common{}
 	cmd := cmdutil.ToolCommand("set_guid [options] <target> <slot> <guid>[,<guid>...]", "Program alias GUIDs of a port through the SA")

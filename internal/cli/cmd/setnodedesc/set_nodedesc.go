@@ -50,6 +50,7 @@ type setNodedescOptions struct {
 	smp     bool
 }
 
+// NewCmd builds the set_nodedesc command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &setNodedescOptions{}
 	cmd := cmdutil.ToolCommand("set_nodedesc [options] [<name>]", "Show or set the local CAs' node descriptions")

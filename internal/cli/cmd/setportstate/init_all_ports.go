@@ -41,6 +41,7 @@ type initAllPortsOptions struct {
 	confirm bool
 }
 
+// NewInitAllPortsCmd builds the init_all_ports command.
 func NewInitAllPortsCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &initAllPortsOptions{}
 	cmd := cmdutil.ToolCommand("init_all_ports --confirm [options]", "Reset every active link of the fabric to INIT")

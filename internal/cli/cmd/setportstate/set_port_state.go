@@ -90,6 +90,7 @@ type setPortStateOptions struct {
 	force                 bool
 }
 
+// NewCmd builds the set_port_state command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &setPortStateOptions{}
 	cmd := cmdutil.ToolCommand("set_port_state [options] <target@port>...", "Change port states across the fabric, safely")

@@ -55,6 +55,7 @@ type sminfoOptions struct {
 	state, priority, activity string
 }
 
+// NewCmd builds the sminfo command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &sminfoOptions{}
 	cmd := cmdutil.ToolCommand("sminfo [options] [<sm_lid|sm_dr_path> [modifier]]", "Query (or set) the subnet manager's SMInfo")

@@ -26,6 +26,7 @@ type smpdumpOptions struct {
 	decode   bool
 }
 
+// NewCmd builds the smpdump command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &smpdumpOptions{}
 	cmd := cmdutil.ToolCommand("smpdump [options] <dlid|dr_path> <attr> [mod]", "Dump the raw data of any SMP attribute")

@@ -112,6 +112,7 @@ func smpqueryOpsHelp() string {
 	return b.String()
 }
 
+// NewCmd builds the smpquery command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &smpqueryOptions{}
 	cmd := cmdutil.ToolCommand("smpquery [options] <op> <dest dr_path|lid|guid> [op params]", "Query SMP attributes of a node or port, formatted")

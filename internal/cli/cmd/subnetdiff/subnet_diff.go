@@ -32,6 +32,7 @@ type subnetDiffOptions struct {
 // diff(1) does).
 const ExitDifferent = 1
 
+// NewCmd builds the subnet_diff command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &subnetDiffOptions{}
 	cmd := cmdutil.ToolCommand("subnet_diff [options] REFERENCE [CURRENT]", "Compare a saved fabric with the current one")

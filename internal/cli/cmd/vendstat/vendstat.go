@@ -65,6 +65,7 @@ type vendstatOptions struct {
 	reads, writes                    []string
 }
 
+// NewCmd builds the vendstat command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &vendstatOptions{}
 	cmd := cmdutil.ToolCommand("vendstat [options] <lid|guid> [port]", "Show Mellanox vendor-specific information of a device")

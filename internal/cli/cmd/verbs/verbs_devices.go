@@ -18,6 +18,7 @@ type ibvDevicesOptions struct {
 	cmdutil.Common // only --json
 }
 
+// NewDevicesCmd builds the ibv_devices command.
 func NewDevicesCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibvDevicesOptions{}
 	cmd := cmdutil.ToolCommand("ibv_devices", "List RDMA devices (libibverbs) and their node GUIDs")

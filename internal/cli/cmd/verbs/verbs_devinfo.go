@@ -26,6 +26,7 @@ type ibvDevinfoOptions struct {
 	allAttrs       bool // -v
 }
 
+// NewDevinfoCmd builds the ibv_devinfo command.
 func NewDevinfoCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibvDevinfoOptions{}
 	cmd := cmdutil.ToolCommand("ibv_devinfo [options]", "Print RDMA device and port attributes (libibverbs)")

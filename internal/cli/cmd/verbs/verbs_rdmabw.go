@@ -20,6 +20,7 @@ type rdmaBwOptions struct {
 	cfg            rdmabw.Config
 }
 
+// NewRdmaBwCmd builds the rdma_bw command.
 func NewRdmaBwCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &rdmaBwOptions{}
 	cmd := cmdutil.ToolCommand("rdma_bw [options] [SERVER]", "RDMA WRITE bandwidth test over an RC queue pair")

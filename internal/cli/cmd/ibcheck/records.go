@@ -1,11 +1,11 @@
 package ibcheck
 
-// The ibcheck family's shared machinery (python-rdma's libibtool/errors.py):
-// the checks one port is put through, the record each kind of check leaves
-// for a port, the text python-rdma prints for it and the summary of the
-// fabric-wide checks. ibcheck_counters.go has the counter side (reads,
-// resets, thresholds); ibcheck.go the commands, which only name their
-// checks and how their targets are found.
+// The ibcheck family's report (python-rdma's libibtool/errors.py): the
+// record each kind of check leaves for a port, made of internal/health's
+// findings, the text python-rdma prints for it (pytext.go words the
+// findings) and the summary of the fabric-wide checks. counters.go has
+// the counter side; ibcheck.go the commands, which only name their checks
+// and how their targets are found.
 
 import (
 	"bufio"
@@ -13,14 +13,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ibtool/ibtool/internal/counters"
-	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/health"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 )
@@ -51,192 +50,32 @@ func (k checkKind) String() string {
 	return "?"
 }
 
-// checkPort is what the checks of one port look at.
-type checkPort struct {
-	node   *mad.NodeInfo
-	desc   string        // node description
-	num    int           // port number (AllPortSelect: all of a switch's)
-	info   *mad.PortInfo // the port's PortInfo
-	peer   *mad.PortInfo // the far end's PortInfo, nil when not known
-	endLID uint16        // the end port's LID (a switch's: port 0's)
-	guid   uint64        // the end port's GUID
-	where  string        // "lid 2 port 3", ending every message
-}
-
-// checkOutcome collects what a port's checks found: warnings, or the one
-// error that ended them.
-type checkOutcome struct {
-	warnings []string
-}
-
 // checkError is a failed check: python-rdma's CheckError.
 type checkError struct{ msg string }
 
 func (e *checkError) Error() string { return e.msg }
 
-// expect records a value that is not what it should be: a warning, or
-// (fatal) the error that fails the port. python-rdma's check(): "<field>
-// is '<value>', <relation> '<want>': <where>".
-func (o *checkOutcome) expect(ok bool, p *checkPort, field, got, relation, want string, fatal bool) error {
-	if ok {
-		return nil
-	}
-	msg := fmt.Sprintf("%s is '%s', %s '%s': %s", field, got, relation, want, p.where)
-	if fatal {
-		return &checkError{msg}
-	}
-	o.warnings = append(o.warnings, msg)
-	return nil
+// failedCheck tells whether err is a check that failed (python-rdma's
+// CheckError), not one that could not be done.
+func failedCheck(err error) bool {
+	var ce *checkError
+	return errors.As(err, &ce) || errors.Is(err, counters.ErrCAAllPorts)
 }
 
-// topBit is the highest set bit of v (0 for none): the best of a set of
-// supported speeds.
-func topBit(v uint8) uint8 {
-	if v == 0 {
-		return 0
-	}
-	b := uint8(1)
-	for v > 1 {
-		v >>= 1
-		b <<= 1
-	}
-	return b
-}
-
-// widthLanes are the lanes of each LinkWidth bit (IBA 14.2.5.6).
-var widthLanes = map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
-
-// widestOf is the width of a supported set with the most lanes.
-// python-rdma took the highest bit, which predates 2X (bit 4): ibtool
-// ranks by lanes, or every 2X-capable port would "expect" a width of 0x.
-func widestOf(v uint8) uint8 {
-	best := uint8(0)
-	for bit, lanes := range widthLanes {
-		if v&bit != 0 && lanes > widthLanes[best] {
-			best = bit
-		}
-	}
-	return best
-}
-
-// pySpeed is python-rdma's text of a link speed set (SDR, DDR, QDR).
-func pySpeed(v uint8) string {
-	var names []string
-	for _, s := range []struct {
-		bit  uint8
-		name string
-	}{{1, "SDR"}, {2, "DDR"}, {4, "QDR"}} {
-		if v&s.bit != 0 {
-			names = append(names, s.name)
-		}
-	}
-	return strings.Join(names, ",")
-}
-
-// pyWidth is python-rdma's text of a width: its lanes and "x" ("4x"; "0x"
-// for a value that is not one width).
-func pyWidth(v uint8) string { return fmt.Sprintf("%dx", widthLanes[v]) }
-
-// pyPhysState and pyPortState are python-rdma's texts of the port states.
-func pyPhysState(v mad.PhysPortState) string {
-	names := []string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "Config.Train", 5: "Link UP", 6: "Error Recovery", 7: "Phy Test"}
-	if int(v) < len(names) && names[v] != "" {
-		return names[v]
-	}
-	return fmt.Sprintf("?? %d", v)
-}
-
-func pyPortState(v mad.PortState) string {
-	names := []string{1: "Down", 2: "Init", 3: "Armed", 4: "Active"}
-	if int(v) < len(names) && names[v] != "" {
-		return names[v]
-	}
-	return fmt.Sprintf("?? %d", v)
-}
-
-// pyNodeType is python-rdma's text of a node type.
-func pyNodeType(t mad.NodeType) string {
-	switch t {
-	case mad.NodeTypeCA:
-		return "Channel Adapter"
-	case mad.NodeTypeSwitch:
-		return "Switch"
-	case mad.NodeTypeRouter:
-		return "Router"
-	}
-	return fmt.Sprintf("?? %d", t)
-}
-
-// pyGUID is python-rdma's text of a GUID: four colon-separated groups.
-func pyGUID(g uint64) string {
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
-}
-
-// checkPortState: the link is up (else the port fails) and the port is
-// Active (else a warning).
-func checkPortState(p *checkPort, o *checkOutcome) error {
-	pi := p.info
-	if err := o.expect(pi.PortPhysicalState == mad.PhysPortStateLinkUp, p, "portPhysicalState",
-		pyPhysState(pi.PortPhysicalState), "expected", pyPhysState(mad.PhysPortStateLinkUp), true); err != nil {
-		return err
-	}
-	return o.expect(pi.PortState == mad.PortStateActive, p, "portState",
-		pyPortState(pi.PortState), "expected", pyPortState(mad.PortStateActive), false)
-}
-
-// checkPortWidth: the link runs at the best width both ends support.
-func checkPortWidth(p *checkPort, o *checkOutcome) error {
-	if p.switchPort0() {
-		return nil
-	}
-	best := widestOf(p.info.LinkWidthSupported)
-	if p.peer != nil {
-		best = widestOf(p.info.LinkWidthSupported & p.peer.LinkWidthSupported)
-	}
-	active := uint8(p.info.LinkWidthActive)
-	return o.expect(active == best, p, "linkWidthActive", pyWidth(active), "expected", pyWidth(best), false)
-}
-
-// checkPortLink: the link runs at the best speed both ends support, the
-// end port has a LID and an SM, and a CA's port says it is that port.
-// (A switch's port 0 has no link; its external ports have no LID or SM
-// of their own, IBA 14.2.5.6: those checks are not theirs.)
-func checkPortLink(p *checkPort, o *checkOutcome) error {
-	pi := p.info
-	if !p.switchPort0() {
-		best := topBit(pi.LinkSpeedSupported)
-		if p.peer != nil {
-			best = min(best, topBit(p.peer.LinkSpeedSupported))
-		}
-		o.expect(uint8(pi.LinkSpeedActive) == best, p, "linkSpeedActive", pySpeed(uint8(pi.LinkSpeedActive)), "expected", pySpeed(best), false)
-	}
-	if p.node.NodeType == mad.NodeTypeSwitch && p.num != 0 {
-		return nil
-	}
-	o.expect(pi.LID != 0, p, "LID", fmt.Sprint(pi.LID), "but shouldn't be", "0", false)
-	o.expect(pi.MasterSMLID != 0, p, "masterSMLID", fmt.Sprint(pi.MasterSMLID), "but shouldn't be", "0", false)
-	if p.node.NodeType != mad.NodeTypeSwitch {
-		o.expect(int(pi.LocalPortNum) == p.num, p, "localPortNum", fmt.Sprint(pi.LocalPortNum), "expected", fmt.Sprint(p.num), false)
-	}
-	return nil
-}
-
-// switchPort0 reports whether p is a switch's management port.
-func (p *checkPort) switchPort0() bool { return p.node.NodeType == mad.NodeTypeSwitch && p.num == 0 }
-
-// portCheckFunc is one check of a port's PortInfo.
-type portCheckFunc func(*checkPort, *checkOutcome) error
-
-// runPortChecks puts p through checks in order; the first error ends them.
-func runPortChecks(p *checkPort, checks []portCheckFunc) *checkRecord {
-	var o checkOutcome
+// portRecord puts p through checks in order, the first fatal finding
+// ending them, as python-rdma's port checks do: that finding is the
+// port's error, the others its warnings.
+func portRecord(p *health.Port, checks []health.Check) *checkRecord {
+	var warnings []string
 	var err error
-	for _, c := range checks {
-		if err = c(p, &o); err != nil {
-			break
+	for _, f := range health.Run(p, checks...) {
+		if f.Fatal {
+			err = &checkError{findingText(f, p)}
+			continue
 		}
+		warnings = append(warnings, findingText(f, p))
 	}
-	return newRecord(kindPort, p, &o, err)
+	return newRecord(kindPort, p, warnings, err)
 }
 
 // checkRecord is what one kind of check found on one port: a line of
@@ -270,17 +109,17 @@ type checkRecord struct {
 	err      error
 }
 
-func newRecord(kind checkKind, p *checkPort, o *checkOutcome, err error) *checkRecord {
+func newRecord(kind checkKind, p *health.Port, warnings []string, err error) *checkRecord {
 	r := &checkRecord{
 		kind: kind, Check: kind.String(),
-		NodeType: jsonv.NodeTypeOf(p.node.NodeType), NodeGUID: p.node.NodeGUID, NodeName: p.desc,
-		LID: p.endLID, Port: p.num, Warnings: o.warnings,
-		nodeType: p.node.NodeType, portNum: p.num, err: err,
+		NodeType: jsonv.NodeTypeOf(p.Node.NodeType), NodeGUID: p.Node.NodeGUID, NodeName: p.Desc,
+		LID: p.EndLID, Port: p.Num, Warnings: warnings,
+		nodeType: p.Node.NodeType, portNum: p.Num, err: err,
 	}
 	switch {
-	case err != nil || (kind == kindPerf && len(o.warnings) > 0):
+	case err != nil || (kind == kindPerf && len(warnings) > 0):
 		r.Status = "failed"
-	case len(o.warnings) > 0:
+	case len(warnings) > 0:
 		r.Status = "warning"
 	default:
 		r.Status = "ok"
@@ -435,7 +274,7 @@ type fabricCheckResult struct {
 
 	style      checkStyle
 	kinds      checkKind
-	thresholds pyThresholds
+	thresholds *counters.Thresholds
 }
 
 // CheckErrorDoc is one port whose check failed to run.
@@ -451,8 +290,7 @@ func (r *fabricCheckResult) finish() {
 	r.Summary = summarize(r.Records, r.kinds)
 	r.Errors = []CheckErrorDoc{}
 	for _, rec := range r.Records {
-		var ce *checkError
-		if rec.err != nil && !errors.As(rec.err, &ce) {
+		if rec.err != nil && !failedCheck(rec.err) {
 			r.Errors = append(r.Errors, CheckErrorDoc{rec.NodeGUID, rec.LID, rec.Port, rec.Check, rec.Error})
 		}
 	}
@@ -468,63 +306,6 @@ func (r *fabricCheckResult) WriteText(out io.Writer) error {
 	}
 	r.Summary.write(w)
 	return w.Flush()
-}
-
-// endPort is a port with a LID of its own: a switch's port 0, a CA's or
-// router's connected ports.
-type endPort struct {
-	node *discovery.Node
-	port *discovery.Port
-}
-
-// endPorts are the fabric's end ports in discovery order.
-func endPorts(f *discovery.Fabric) []endPort {
-	var out []endPort
-	for _, n := range f.Nodes {
-		if n.Type == discovery.NodeSwitch {
-			if p := n.Port(0); p != nil {
-				out = append(out, endPort{n, p})
-			}
-			continue
-		}
-		for _, p := range n.Ports[1:] {
-			if p != nil {
-				out = append(out, endPort{n, p})
-			}
-		}
-	}
-	return out
-}
-
-// fabricCheckPort is the checkPort of port num of ep's node, as the
-// fabric gives it (the peer's PortInfo from the link).
-func fabricCheckPort(ep endPort, p *discovery.Port) *checkPort {
-	cp := &checkPort{
-		node: ep.node.Info(), desc: ep.node.Desc(), num: p.Num, info: p.Info(),
-		endLID: ep.port.BaseLID, guid: ep.port.GUID,
-	}
-	if p.Remote != nil && p.Remote.PortInfo != nil {
-		cp.peer = p.Remote.Info()
-	}
-	cp.where = fmt.Sprintf("lid %d port %d", cp.endLID, p.Num)
-	return cp
-}
-
-// portsOf are the ports the port checks of an end port look at: a
-// switch's port 0 and linked ports, the CA's port itself. (python-rdma
-// looked at every switch port and failed each one without a cable; the
-// infiniband-diags 1.5 scripts, like ibtool, only at the links.)
-func portsOf(ep endPort) []*discovery.Port {
-	if ep.node.Type != discovery.NodeSwitch {
-		return []*discovery.Port{ep.port}
-	}
-	var out []*discovery.Port
-	for _, p := range ep.node.Ports {
-		if p != nil && (p.Num == 0 || p.Remote != nil) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // parallelWorkers bounds the goroutines parallel runs at once. The MAD

@@ -1,4 +1,4 @@
-package ibcheck
+package ibqueryerrors
 
 // ibqueryerrors: the error counters of every port of the fabric (or of one
 // node) against thresholds, as infiniband-diags 44's ibqueryerrors prints
@@ -38,6 +38,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/cli/render"
+	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/ctext"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -52,9 +53,6 @@ const (
 	qePrintCA
 	qePrintRouter
 )
-
-// defaultThresholdFile is IBDIAG_CONFIG_PATH"/error_thresholds".
-const defaultThresholdFile = "/etc/infiniband-diags/error_thresholds"
 
 type ibqueryerrorsOptions struct {
 	cmdutil.Common
@@ -75,8 +73,9 @@ type ibqueryerrorsOptions struct {
 	dryRun         bool
 }
 
-func NewIbqueryerrorsCmd(env *cmdutil.Env, _ string) *cobra.Command {
-	opts := &ibqueryerrorsOptions{thresholdFile: defaultThresholdFile}
+// NewCmd builds the ibqueryerrors command.
+func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
+	opts := &ibqueryerrorsOptions{thresholdFile: counters.DefaultThresholdFile}
 	cmd := cmdutil.ToolCommand("ibqueryerrors [options]", "Report the error counters of every port of the fabric")
 	cmd.Long = `Query the PerfMgt error counters of every port of the fabric (or of the node
 of -G/-D) and report those above their thresholds, as infiniband-diags'
@@ -96,7 +95,7 @@ counters and the thresholds exceeded (docs/json.md).`
 	fs.VarP(cmdutil.LastString(&opts.drPath, &opts.drSet), "Direct", "D", "report the node containing the port specified by <dr_path>")
 	fs.BoolVar(&opts.skipSL, "skip-sl", false, "don't obtain SL to all destinations")
 	fs.CountVarP(&opts.reportPort, "report-port", "r", "report port link information")
-	fs.StringVar(&opts.thresholdFile, "threshold-file", defaultThresholdFile, "specify an alternate threshold file, default: "+defaultThresholdFile)
+	fs.StringVar(&opts.thresholdFile, "threshold-file", counters.DefaultThresholdFile, "specify an alternate threshold file, default: "+counters.DefaultThresholdFile)
 	fs.BoolVarP(&opts.gndn, "GNDN", "R", false, "(This option is obsolete and does nothing)")
 	fs.BoolVar(&opts.data, "data", false, "include data counters for ports with errors")
 	addFlagBits(fs, &opts.nodeTypes, qePrintSwitch, "switch", "print data for switches only")
@@ -148,7 +147,13 @@ func runIbqueryerrors(env *cmdutil.Env, opts *ibqueryerrorsOptions) error {
 	if err := opts.suppressed.err; err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
-	th, err := readThresholds(opts.thresholdFile)
+	th, err := counters.ReadThresholds(opts.thresholdFile, counters.IBQueryErrors)
+	var unopened *counters.ThresholdError
+	if errors.As(err, &unopened) && unopened.NotOpened {
+		// A file that cannot be opened is no limits, as for the C tool:
+		// its default file often does not exist.
+		th, err = counters.Defaults(counters.IBQueryErrors), nil
+	}
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
@@ -229,7 +234,7 @@ type qeRun struct {
 	opts   *ibqueryerrorsOptions
 	ctx    context.Context
 	client *query.Client
-	th     *thresholds
+	th     *counters.Thresholds
 	names  *nodename.Map
 	fab    *discovery.Fabric
 	sl     map[uint16]uint8 // the SA's SL to each LID
@@ -393,12 +398,12 @@ type qePort struct {
 	num      int             // PortSelect: the port, or AllPortSelect
 	port     *discovery.Port // nil for the sum
 	counters query.PortCounters
-	exceeded []QeExceeded
+	exceeded []Exceeded
 	details  []qeDetail // the detail groups read for exceeded counters
 }
 
-// QeExceeded is a counter above its threshold.
-type QeExceeded struct {
+// Exceeded is a counter above its threshold.
+type Exceeded struct {
 	Counter   string `json:"counter"`
 	Value     uint64 `json:"value"`
 	Threshold uint64 `json:"threshold"`
@@ -545,7 +550,7 @@ func (q *qeRun) read(ps []*qePort, opts query.CounterOptions) {
 	for i, r := range query.ReadCounters(q.ctx, q.client, cps, opts) {
 		ps[i].counters = r
 		if r.Err == nil && !q.opts.countersOnly {
-			ps[i].exceeded = q.th.exceeded(&ps[i].counters, q.opts.suppressed.names)
+			ps[i].exceeded = q.judge(&ps[i].counters)
 		}
 	}
 }

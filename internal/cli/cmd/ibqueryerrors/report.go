@@ -1,4 +1,4 @@
-package ibcheck
+package ibqueryerrors
 
 // ibqueryerrors' judgement (thresholds, suppressions), its text (the C
 // tool's, byte for byte), its JSON and its resets.
@@ -9,13 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/cli/render"
 	"github.com/ibtool/ibtool/internal/counters"
-	"github.com/ibtool/ibtool/internal/ctext"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/jsonv"
@@ -24,250 +22,40 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-// qeErrorCounters are the counters ibqueryerrors judges, in its order
-// (PortCounters' error counters, then PortXmitWait); the names are
-// libibmad's, those of the threshold file.
-var qeErrorCounters = []string{
-	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
-	"PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards",
-	"PortXmitConstraintErrors", "PortRcvConstraintErrors", "LocalLinkIntegrityErrors",
-	"ExcessiveBufferOverrunErrors", "VL15Dropped", "PortXmitWait",
-}
-
-// qeSuppressible are the names -s takes: PortCounters' fields
-// (libibmad's IB_PC_FIRST_F..IB_PC_LAST_F).
-var qeSuppressible = []string{
-	"PortSelect", "CounterSelect", "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter",
-	"PortRcvErrors", "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards",
-	"PortXmitConstraintErrors", "PortRcvConstraintErrors", "CounterSelect2", "LocalLinkIntegrityErrors",
-	"ExcessiveBufferOverrunErrors", "VL15Dropped", "PortXmitData", "PortRcvData", "PortXmitPkts",
-	"PortRcvPkts", "PortXmitWait",
-}
-
-// qeSupMax is the most counters the C tool suppresses (SUP_MAX).
-const qeSupMax = 64
-
-// suppressList is -s and -c: the counters suppressed, in the order given.
-type suppressList struct {
-	names   []string
-	skipped []string // beyond qeSupMax
-	err     error
-}
-
-func (l *suppressList) add(name string) {
-	if len(l.names) >= qeSupMax {
-		l.skipped = append(l.skipped, name)
-		return
-	}
-	l.names = append(l.names, name)
-}
-
-func (l *suppressList) has(name string) bool {
-	for _, n := range l.names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-// suppressFlag is -s: counter names, comma-separated (empty items are
-// skipped, as strtok does). An unknown name is an error.
-type suppressFlag struct{ l *suppressList }
-
-func (f suppressFlag) String() string { return "" }
-func (f suppressFlag) Type() string   { return "<err1,err2,...>" }
-func (f suppressFlag) Set(s string) error {
-	for _, name := range strings.Split(s, ",") {
-		switch {
-		case name == "":
-		case contains(qeSuppressible, name):
-			f.l.add(name)
-		case f.l.err == nil:
-			f.l.err = fmt.Errorf("-s: unknown counter %q (counters: %s)", name, strings.Join(qeSuppressible, ","))
-		}
-	}
-	return nil
-}
-
-// suppressCommonFlag is -c: PortRcvSwitchRelayErrors, the one "common"
-// error, suppressed where -c stands among the -s.
-type suppressCommonFlag struct{ l *suppressList }
-
-func (f suppressCommonFlag) String() string   { return "" }
-func (f suppressCommonFlag) Type() string     { return "bool" }
-func (f suppressCommonFlag) IsBoolFlag() bool { return true }
-func (f suppressCommonFlag) Set(s string) error {
-	if s == "true" {
-		f.l.add("PortRcvSwitchRelayErrors")
-	}
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-// thresholds are the error thresholds: a counter above its threshold (0
-// when the file has none) is an error.
-type thresholds struct {
-	vals   map[string]uint64
-	list   []qeThreshold // as the file gives them
-	opened bool          // the file was read (the C tool prints "(null)" otherwise)
-}
-
+// qeThreshold is a limit in the JSON, as the file gives it.
 type qeThreshold struct {
 	Counter   string `json:"counter"`
 	Threshold uint64 `json:"threshold"`
 }
 
-var thresholdValue = cmdutil.LazyRegexp(`^[ \t]*\+?(0[xX][0-9a-fA-F]+|[0-9]+)[ \t\r]*$`)
-
-// readThresholds reads a threshold file: "<counter>=<value>" lines, blank
-// lines and lines starting with '#'. A file that cannot be opened is no
-// thresholds, as in the C tool; a line it cannot read is an error.
-func readThresholds(path string) (*thresholds, error) {
-	th := &thresholds{vals: map[string]uint64{}}
-	f, err := os.Open(path)
-	if err != nil {
-		return th, nil
-	}
-	defer f.Close()
-	th.opened = true
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, val, ok := strings.Cut(line, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("threshold file %s line %d: %q is not <counter>=<value>", path, n, line)
-		}
-		if !contains(qeErrorCounters, name) {
-			return nil, fmt.Errorf("threshold file %s line %d: unknown counter %q (counters: %s)", path, n, name, strings.Join(qeErrorCounters, ","))
-		}
-		if !thresholdValue().MatchString(val) {
-			return nil, fmt.Errorf("threshold file %s line %d: %s's threshold %q is not a number", path, n, name, val)
-		}
-		v, _ := ctext.Strtoul(val)
-		th.vals[name] = v
-		th.list = append(th.list, qeThreshold{name, v})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("threshold file %s: %v", path, err)
-	}
-	return th, nil
-}
-
-// text is the summary's threshold line ("Thresholds: [PortRcvErrors = 5]").
-func (th *thresholds) text() string {
-	if !th.opened {
+// thresholdText is the summary's threshold line ("Thresholds:
+// [PortRcvErrors = 5]", each limit as the file gives it), "(null)" when
+// no file was read (the C tool prints its unset string).
+func thresholdText(th *counters.Thresholds) string {
+	if th.File == "" {
 		return "(null)"
 	}
 	var b strings.Builder
 	b.WriteString("Thresholds: ")
-	for _, t := range th.list {
-		fmt.Fprintf(&b, "[%s = %d]", t.Counter, t.Threshold)
+	for _, l := range th.Given() {
+		fmt.Fprintf(&b, "[%s = %d]", l.Counter, l.Limit)
 	}
 	return b.String()
 }
 
-// exceeded judges a port's counters: the 64-bit ones of
+// judge is a port's counters beyond their thresholds: the 64-bit ones of
 // PortCountersExtended when the PMA has its error counters, PortCounters'
 // otherwise.
-func (th *thresholds) exceeded(r *query.PortCounters, suppressed []string) []QeExceeded {
-	var out []QeExceeded
-	ext := r.Caps.ExtendedErrors() && r.Extended != nil
-	for _, name := range qeErrorCounters {
-		if contains(suppressed, name) {
-			continue
-		}
-		var v uint64
-		if ext {
-			v = extErrorCounter(r.Extended, name)
-		} else if r.Basic != nil {
-			v = errorCounter(r.Basic, name)
-		}
-		if t := th.vals[name]; v > t {
-			out = append(out, QeExceeded{Counter: name, Value: v, Threshold: t, extended: ext})
-		}
+func (q *qeRun) judge(r *query.PortCounters) []Exceeded {
+	var ext *mad.PortCountersExtended
+	if r.Caps.ExtendedErrors() && r.Extended != nil {
+		ext = r.Extended
+	}
+	var out []Exceeded
+	for _, e := range q.th.Exceeded(r.Basic, ext, q.opts.suppressed.names) {
+		out = append(out, Exceeded{Counter: e.Counter, Value: e.Value, Threshold: e.Threshold, extended: e.Extended})
 	}
 	return out
-}
-
-// errorCounter is PortCounters' counter name (one of qeErrorCounters),
-// read directly: the generic mad.Get is too slow for every port of a big
-// fabric.
-func errorCounter(c *mad.PortCounters, name string) uint64 {
-	switch name {
-	case "SymbolErrorCounter":
-		return uint64(c.SymbolErrorCounter)
-	case "LinkErrorRecoveryCounter":
-		return uint64(c.LinkErrorRecoveryCounter)
-	case "LinkDownedCounter":
-		return uint64(c.LinkDownedCounter)
-	case "PortRcvErrors":
-		return uint64(c.PortRcvErrors)
-	case "PortRcvRemotePhysicalErrors":
-		return uint64(c.PortRcvRemotePhysicalErrors)
-	case "PortRcvSwitchRelayErrors":
-		return uint64(c.PortRcvSwitchRelayErrors)
-	case "PortXmitDiscards":
-		return uint64(c.PortXmitDiscards)
-	case "PortXmitConstraintErrors":
-		return uint64(c.PortXmitConstraintErrors)
-	case "PortRcvConstraintErrors":
-		return uint64(c.PortRcvConstraintErrors)
-	case "LocalLinkIntegrityErrors":
-		return uint64(c.LocalLinkIntegrityErrors)
-	case "ExcessiveBufferOverrunErrors":
-		return uint64(c.ExcessiveBufferOverrunErrors)
-	case "VL15Dropped":
-		return uint64(c.VL15Dropped)
-	case "PortXmitWait":
-		return uint64(c.PortXmitWait)
-	}
-	panic("ibqueryerrors: no error counter " + name)
-}
-
-// extErrorCounter is errorCounter of PortCountersExtended's 64-bit
-// counters.
-func extErrorCounter(c *mad.PortCountersExtended, name string) uint64 {
-	switch name {
-	case "SymbolErrorCounter":
-		return c.SymbolErrorCounter
-	case "LinkErrorRecoveryCounter":
-		return c.LinkErrorRecoveryCounter
-	case "LinkDownedCounter":
-		return c.LinkDownedCounter
-	case "PortRcvErrors":
-		return c.PortRcvErrors
-	case "PortRcvRemotePhysicalErrors":
-		return c.PortRcvRemotePhysicalErrors
-	case "PortRcvSwitchRelayErrors":
-		return c.PortRcvSwitchRelayErrors
-	case "PortXmitDiscards":
-		return c.PortXmitDiscards
-	case "PortXmitConstraintErrors":
-		return c.PortXmitConstraintErrors
-	case "PortRcvConstraintErrors":
-		return c.PortRcvConstraintErrors
-	case "LocalLinkIntegrityErrors":
-		return c.LocalLinkIntegrityErrors
-	case "ExcessiveBufferOverrunErrors":
-		return c.ExcessiveBufferOverrunErrors
-	case "VL15Dropped":
-		return c.VL15Dropped
-	case "PortXmitWait":
-		return c.PortXmitWait
-	}
-	panic("ibqueryerrors: no error counter " + name)
 }
 
 // readDetails reads, for the counters exceeded (PortXmitDiscards,
@@ -309,8 +97,8 @@ func (q *qeRun) readDetails() {
 	}
 }
 
-// QeSummary is the summary the C tool ends with.
-type QeSummary struct {
+// Summary is the summary the C tool ends with.
+type Summary struct {
 	NodesChecked     int `json:"nodes_checked"`
 	BadNodes         int `json:"bad_nodes"`
 	PortsChecked     int `json:"ports_checked"`
@@ -318,8 +106,8 @@ type QeSummary struct {
 	PMAQueryFailures int `json:"pma_query_failures"`
 }
 
-// QeFailure is a read that failed, for stderr and JSON.
-type QeFailure struct {
+// Failure is a read that failed, for stderr and JSON.
+type Failure struct {
 	NodeGUID  mad.GUID `json:"node_guid"`
 	NodeName  string   `json:"node_name"`
 	Port      int      `json:"port"`
@@ -335,11 +123,11 @@ type QeFailure struct {
 // the text.
 type qeResult struct {
 	Nodes      []qeNodeDoc   `json:"nodes"`
-	Summary    QeSummary     `json:"summary"`
+	Summary    Summary       `json:"summary"`
 	Thresholds []qeThreshold `json:"thresholds"`
 	Suppressed []string      `json:"suppressed"`
 	Reset      *qeResetDoc   `json:"reset,omitempty"`
-	Errors     []QeFailure   `json:"errors"`
+	Errors     []Failure     `json:"errors"`
 	// Complete is false when the walk missed something (WalkErrors) or
 	// a read failed (Errors).
 	Complete   bool                   `json:"complete"`
@@ -369,13 +157,16 @@ type qePortDoc struct {
 	ExtendedCounters   json.RawMessage `json:"extended_counters,omitempty"`
 	XmitDiscardDetails json.RawMessage `json:"xmit_discard_details,omitempty"`
 	RcvErrorDetails    json.RawMessage `json:"rcv_error_details,omitempty"`
-	Exceeded           []QeExceeded    `json:"exceeded"`
+	Exceeded           []Exceeded      `json:"exceeded"`
 	Error              string          `json:"error,omitempty"`
 }
 
 // result gathers the summary, the failures and the JSON.
 func (q *qeRun) result() *qeResult {
-	res := &qeResult{q: q, Nodes: []qeNodeDoc{}, Thresholds: q.th.list, Suppressed: q.opts.suppressed.names, Errors: []QeFailure{}}
+	res := &qeResult{q: q, Nodes: []qeNodeDoc{}, Suppressed: q.opts.suppressed.names, Errors: []Failure{}}
+	for _, l := range q.th.Given() {
+		res.Thresholds = append(res.Thresholds, qeThreshold{l.Counter, l.Limit})
+	}
 	defer func() {
 		res.Complete, res.WalkErrors = len(res.Errors) == 0, []fabricdoc.WalkErrDoc{}
 		if q.fab != nil {
@@ -449,7 +240,7 @@ func (res *qeResult) portFailures(p *qePort, fn string) {
 }
 
 func (res *qeResult) fail(qn *qeNode, cp query.CounterPort, attr, fn, cattr string, err error) {
-	res.Errors = append(res.Errors, QeFailure{NodeGUID: mad.GUID(qn.node.GUID), NodeName: qn.name, Port: cp.Port,
+	res.Errors = append(res.Errors, Failure{NodeGUID: mad.GUID(qn.node.GUID), NodeName: qn.name, Port: cp.Port,
 		LID: cp.Dest.LID, Attribute: attr, Error: err.Error(), fn: fn, cattr: cattr, dest: cp.Dest.String(), err: err})
 }
 
@@ -485,7 +276,7 @@ func (q *qeRun) nodeDoc(qn *qeNode) qeNodeDoc {
 		r := p.counters
 		pd := qePortDoc{Port: p.num, PortGUID: mad.GUID(p.port.GUID), LID: r.Dest.LID, Exceeded: p.exceeded}
 		if pd.Exceeded == nil {
-			pd.Exceeded = []QeExceeded{}
+			pd.Exceeded = []Exceeded{}
 		}
 		if r.Basic != nil {
 			pd.Counters = counters.JSON(r.Basic)
@@ -532,7 +323,7 @@ func (res *qeResult) WriteText(out io.Writer) error {
 	s := res.Summary
 	fmt.Fprintf(w, "\n## Summary: %d nodes checked, %d bad nodes found\n", s.NodesChecked, s.BadNodes)
 	fmt.Fprintf(w, "##          %d ports checked, %d ports have errors beyond threshold\n", s.PortsChecked, s.BadPorts)
-	fmt.Fprintf(w, "## %s\n", q.th.text())
+	fmt.Fprintf(w, "## %s\n", thresholdText(q.th))
 	if s.PMAQueryFailures > 0 {
 		fmt.Fprintf(w, "##          %d PMA query failures\n", s.PMAQueryFailures)
 	}

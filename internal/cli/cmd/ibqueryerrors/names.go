@@ -1,4 +1,4 @@
-package ibcheck
+package ibqueryerrors
 
 // ibqueryerrors' node names, read late: the text names only the nodes
 // with errors (or failed reads), so the walk need not read every node's

@@ -1,4 +1,4 @@
-package ibcheck
+package ibswportwatch
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/counters"
+	"github.com/ibtool/ibtool/internal/health"
 	"github.com/ibtool/ibtool/internal/mad"
 )
 
@@ -67,7 +68,8 @@ func (f *groupFlag) Set(s string) error {
 	return err
 }
 
-func NewIbswportwatchCmd(env *cmdutil.Env, _ string) *cobra.Command {
+// NewCmd builds the ibswportwatch command.
+func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibswportwatchOptions{}
 	cmd := cmdutil.ToolCommand("ibswportwatch [options] [TARGET [PORT]]", "Show a port's counters and their rates over time")
 	cmd.Long = `Read a port's PMA counters every -p seconds (default 1; fractions allowed),
@@ -108,7 +110,7 @@ func badWatchArg(env *cmdutil.Env, format string, args ...any) error {
 type watchPlan struct {
 	count    int // -1: forever
 	interval time.Duration
-	th       pyThresholds // nil: every counter (-b)
+	th       *counters.Thresholds // nil: every counter (-b)
 }
 
 func (o *ibswportwatchOptions) plan(env *cmdutil.Env) (*watchPlan, error) {
@@ -129,7 +131,7 @@ func (o *ibswportwatchOptions) plan(env *cmdutil.Env) (*watchPlan, error) {
 		return nil, badWatchArg(env, "--json prints one document at the end: give the number of reads with -n")
 	}
 	if o.threshold {
-		if p.th, err = loadThresholds(o.threshFile); err != nil {
+		if p.th, err = counters.ReadThresholds(o.threshFile, counters.PythonRDMA); err != nil {
 			return nil, badWatchArg(env, "%v", err)
 		}
 	}
@@ -148,10 +150,10 @@ func runIbswportwatch(env *cmdutil.Env, opts *ibswportwatchOptions, args []strin
 	}
 	defer client.Engine().Close()
 	ctx := context.Background()
-	w := &watcher{plan: plan, out: bufio.NewWriter(env.IO.Out), json: c.JSON}
-	w.cr = &CounterReader{Ctx: ctx, Client: client, ext: opts.group == "PortCountersExtended"}
-	if opts.group != "" && !w.cr.ext {
-		w.cr.group = mad.LookupStruct(opts.group)
+	w := &watcher{ctx: ctx, plan: plan, out: bufio.NewWriter(env.IO.Out), json: c.JSON}
+	w.cr = &counters.Reader{Client: client, Extended: opts.group == "PortCountersExtended"}
+	if opts.group != "" && !w.cr.Extended {
+		w.cr.Group = mad.LookupStruct(opts.group)
 	}
 	if err := w.findTarget(ctx, c, args, opts.all); err != nil {
 		return cmdutil.Fail(env, c, "ibswportwatch", err)
@@ -165,9 +167,10 @@ func runIbswportwatch(env *cmdutil.Env, opts *ibswportwatchOptions, args []strin
 
 // watcher reads one port again and again.
 type watcher struct {
+	ctx    context.Context
 	plan   *watchPlan
-	cr     *CounterReader
-	target CounterTarget
+	cr     *counters.Reader
+	target counters.Target
 	gid    mad.GID
 	out    *bufio.Writer
 	json   bool
@@ -188,23 +191,23 @@ func (w *watcher) findTarget(ctx context.Context, c *cmdutil.Common, args []stri
 		if err := client.Get(ctx, cmdutil.SMPLID(0), 0, nil, &ni); err != nil {
 			return fmt.Errorf("reading the local NodeInfo: %w", err)
 		}
-		w.target = CounterTarget{uint64(ni.NodeGUID), ni.NodeType, int(ni.NumPorts), local.LID, local.Num}
+		w.target = counters.Target{NodeGUID: uint64(ni.NodeGUID), NodeType: ni.NodeType, NumPorts: int(ni.NumPorts), LID: local.LID, Port: local.Num}
 		guid = local.PortGUID
 	} else {
 		d, err := cmdutil.IBResolve(ctx, client, c, args[0])
 		if err != nil {
 			return err
 		}
-		cp, err := readCheckPort(ctx, client, d, 0, false)
+		hp, err := health.ReadPort(ctx, client, d, 0, false)
 		if err != nil {
 			return err
 		}
-		port := int(cp.node.LocalPortNum)
-		if cp.node.NodeType == mad.NodeTypeSwitch && port == 0 {
+		port := int(hp.Node.LocalPortNum)
+		if hp.Node.NodeType == mad.NodeTypeSwitch && port == 0 {
 			port = 1
 		}
-		w.target = CounterTarget{uint64(cp.node.NodeGUID), cp.node.NodeType, int(cp.node.NumPorts), cp.endLID, port}
-		guid = cp.guid
+		w.target = counters.Target{NodeGUID: uint64(hp.Node.NodeGUID), NodeType: hp.Node.NodeType, NumPorts: int(hp.Node.NumPorts), LID: hp.EndLID, Port: port}
+		guid = hp.GUID
 	}
 	if len(args) > 1 {
 		n, err := strconv.ParseUint(args[1], 0, 8)
@@ -218,7 +221,7 @@ func (w *watcher) findTarget(ctx context.Context, c *cmdutil.Common, args []stri
 	}
 	binary.BigEndian.PutUint64(w.gid[:], 0xfe80000000000000)
 	binary.BigEndian.PutUint64(w.gid[8:], guid)
-	w.doc = WatchDoc{LID: w.target.Lid, GID: w.gid, Port: w.target.Port, Samples: []watchSample{}}
+	w.doc = WatchDoc{LID: w.target.LID, GID: w.gid, Port: w.target.Port, Samples: []watchSample{}}
 	return nil
 }
 
@@ -228,17 +231,17 @@ func (w *watcher) run() error {
 	var last mad.Struct
 	var lastAt time.Time
 	for n := 0; n != w.plan.count; {
-		read := w.cr.read([]CounterTarget{w.target})[0]
+		read := w.cr.Read(w.ctx, []counters.Target{w.target})[0]
 		now := time.Now()
-		if read.err != nil {
-			return &cmdutil.Failure{CMsg: "reading the counters failed", Err: read.err}
+		if read.Err != nil {
+			return &cmdutil.Failure{CMsg: "reading the counters failed", Err: read.Err}
 		}
-		var cur mad.Struct = read.basic
+		var cur mad.Struct = read.Basic
 		switch {
-		case w.cr.ext:
-			cur = read.ext
-		case w.cr.group != nil:
-			cur = read.group
+		case w.cr.Extended:
+			cur = read.Extended
+		case w.cr.Group != nil:
+			cur = read.Group
 		}
 		if isNilStruct(cur) {
 			return &cmdutil.Failure{CMsg: "the PMA gave no " + w.attr()}
@@ -266,10 +269,10 @@ func (w *watcher) run() error {
 // attr is the name of the attribute watched.
 func (w *watcher) attr() string {
 	switch {
-	case w.cr.ext:
+	case w.cr.Extended:
 		return "PortCountersExtended"
-	case w.cr.group != nil:
-		return w.cr.group.Name
+	case w.cr.Group != nil:
+		return w.cr.Group.Name
 	}
 	return "PortCounters"
 }
@@ -294,7 +297,7 @@ func watchedCounters(s mad.Struct) []watchedCounter {
 			continue
 		}
 		name := f.Name
-		if old := pyOldCounterNames[name]; old != "" {
+		if old := counters.OldLabel(name); old != "" {
 			name = old
 		}
 		if f.Count == 1 {
@@ -313,7 +316,7 @@ func watchedCounters(s mad.Struct) []watchedCounter {
 // then "<name><dots><value>" per counter, "<value> (+ <rate>/s)" padded
 // when it moved (dt 0: the first read, values only).
 func (w *watcher) print(cur, last mad.Struct, dt float64) {
-	fmt.Fprintf(w.out, "# Port counters: Lid %d (%s) port %d\n", w.target.Lid, w.gid, w.target.Port)
+	fmt.Fprintf(w.out, "# Port counters: Lid %d (%s) port %d\n", w.target.LID, w.gid, w.target.Port)
 	for _, wc := range watchedCounters(cur) {
 		v, _ := mad.Get(cur, wc.path)
 		prev := v
@@ -327,7 +330,7 @@ func (w *watcher) print(cur, last mad.Struct, dt float64) {
 			rate = (float64(v) - float64(prev)) / dt
 		}
 		if w.plan.th != nil {
-			limit, ok := w.plan.th[wc.field.Name]
+			limit, ok := w.plan.th.Limit(wc.field.Name)
 			if !moved || !ok || rate < float64(limit) {
 				continue
 			}
@@ -377,7 +380,7 @@ func (d *WatchDoc) add(cur, last mad.Struct, dt float64, at time.Duration) {
 			rate := (float64(v) - float64(prev)) / dt
 			s.RatesPerSec[wc.json] = rate
 			if counters.DataFields[wc.field.Name] {
-				s.RatesPerSec[wc.json+"_bytes"] = 4 * rate
+				s.RatesPerSec[wc.json+"_bytes"] = counters.OctetsPerUnit * rate
 			}
 		}
 	}

@@ -1,0 +1,171 @@
+package counters
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/ibtool/ibtool/internal/mad"
+)
+
+// The names of the PortCounters counters (IBA 16.1.3.5) as the tools
+// print and read them: mad's field names (libibmad's current ones, those
+// of ibqueryerrors and its threshold file), python-rdma's member names,
+// and libibmad 1.x's perfquery labels, which python-rdma prints the data
+// counters with and accepts in threshold files.
+
+// ErrorCounters are the counters ibqueryerrors judges, in its order:
+// PortCounters' error counters in wire order, then PortXmitWait
+// (ibqueryerrors.c print_results). QP1Dropped is not one of them.
+var ErrorCounters = []string{
+	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+	"PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards",
+	"PortXmitConstraintErrors", "PortRcvConstraintErrors", "LocalLinkIntegrityErrors",
+	"ExcessiveBufferOverrunErrors", "VL15Dropped", "PortXmitWait",
+}
+
+// oldLabels are libibmad 1.x's perfquery labels of the counters that
+// had one of their own.
+var oldLabels = map[string]string{
+	"PortRcvErrors": "RcvErrors", "PortXmitConstraintErrors": "XmtConstraintErrors",
+	"SymbolErrorCounter": "SymbolErrors", "PortXmitDiscards": "XmtDiscards",
+	"PortRcvRemotePhysicalErrors": "RcvRemotePhysErrors", "ExcessiveBufferOverrunErrors": "ExcBufOverrunErrors",
+	"PortXmitData": "XmtData", "LinkErrorRecoveryCounter": "LinkRecovers",
+	"PortRcvSwitchRelayErrors": "RcvSwRelayErrors", "PortXmitWait": "XmtWait",
+	"LocalLinkIntegrityErrors": "LinkIntegrityErrors", "PortRcvData": "RcvData",
+	"PortRcvConstraintErrors": "RcvConstraintErrors", "LinkDownedCounter": "LinkDowned",
+	"PortXmitPkts": "XmtPkts", "PortRcvPkts": "RcvPkts",
+}
+
+// OldLabel is libibmad 1.x's perfquery label of a counter ("XmtData"),
+// "" when it had none.
+func OldLabel(field string) string { return oldLabels[field] }
+
+// PyName is python-rdma's name of a counter or PortInfo field: its
+// structure member, lower camel case, except where the name starts with
+// an acronym (VL15Dropped, LID).
+func PyName(field string) string {
+	if len(field) > 1 && field[1] >= 'A' && field[1] <= 'Z' {
+		return field
+	}
+	return strings.ToLower(field[:1]) + field[1:]
+}
+
+// PortCounterFields are PortCounters' counters in wire order: every
+// numeric field but PortSelect, the counter selects and reserved bits.
+// The slice is shared: do not change it.
+func PortCounterFields() []*mad.FieldDesc { return portCounterFields() }
+
+var portCounterFields = sync.OnceValue(func() []*mad.FieldDesc {
+	var out []*mad.FieldDesc
+	d := (&mad.PortCounters{}).Desc()
+	for i := range d.Fields {
+		f := &d.Fields[i]
+		if f.Reserved || !f.IsNumber() || strings.HasPrefix(f.Name, "PortSelect") || strings.HasPrefix(f.Name, "CounterSelect") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+})
+
+// LookupAny is the PortCounters counter any of whose names is name, in
+// any case: the field's, python-rdma's, libibmad 1.x's or current label,
+// or its JSON name. "" if none is.
+func LookupAny(name string) string {
+	for _, f := range PortCounterFields() {
+		for _, n := range []string{f.Name, oldLabels[f.Name], f.Label, f.JSONName} {
+			if n != "" && strings.EqualFold(n, name) {
+				return f.Name
+			}
+		}
+	}
+	return ""
+}
+
+// Value is counter name of pc, read directly: the generic mad.Get is too
+// slow for every port of a big fabric. ok is false for a name that is not
+// a PortCounters counter.
+func Value(pc *mad.PortCounters, name string) (v uint64, ok bool) {
+	switch name {
+	case "SymbolErrorCounter":
+		return uint64(pc.SymbolErrorCounter), true
+	case "LinkErrorRecoveryCounter":
+		return uint64(pc.LinkErrorRecoveryCounter), true
+	case "LinkDownedCounter":
+		return uint64(pc.LinkDownedCounter), true
+	case "PortRcvErrors":
+		return uint64(pc.PortRcvErrors), true
+	case "PortRcvRemotePhysicalErrors":
+		return uint64(pc.PortRcvRemotePhysicalErrors), true
+	case "PortRcvSwitchRelayErrors":
+		return uint64(pc.PortRcvSwitchRelayErrors), true
+	case "PortXmitDiscards":
+		return uint64(pc.PortXmitDiscards), true
+	case "PortXmitConstraintErrors":
+		return uint64(pc.PortXmitConstraintErrors), true
+	case "PortRcvConstraintErrors":
+		return uint64(pc.PortRcvConstraintErrors), true
+	case "LocalLinkIntegrityErrors":
+		return uint64(pc.LocalLinkIntegrityErrors), true
+	case "ExcessiveBufferOverrunErrors":
+		return uint64(pc.ExcessiveBufferOverrunErrors), true
+	case "QP1Dropped":
+		return uint64(pc.QP1Dropped), true
+	case "VL15Dropped":
+		return uint64(pc.VL15Dropped), true
+	case "PortXmitData":
+		return uint64(pc.PortXmitData), true
+	case "PortRcvData":
+		return uint64(pc.PortRcvData), true
+	case "PortXmitPkts":
+		return uint64(pc.PortXmitPkts), true
+	case "PortRcvPkts":
+		return uint64(pc.PortRcvPkts), true
+	case "PortXmitWait":
+		return uint64(pc.PortXmitWait), true
+	}
+	return 0, false
+}
+
+// ExtValue is Value of PortCountersExtended's 64-bit counters.
+func ExtValue(pc *mad.PortCountersExtended, name string) (v uint64, ok bool) {
+	switch name {
+	case "SymbolErrorCounter":
+		return pc.SymbolErrorCounter, true
+	case "LinkErrorRecoveryCounter":
+		return pc.LinkErrorRecoveryCounter, true
+	case "LinkDownedCounter":
+		return pc.LinkDownedCounter, true
+	case "PortRcvErrors":
+		return pc.PortRcvErrors, true
+	case "PortRcvRemotePhysicalErrors":
+		return pc.PortRcvRemotePhysicalErrors, true
+	case "PortRcvSwitchRelayErrors":
+		return pc.PortRcvSwitchRelayErrors, true
+	case "PortXmitDiscards":
+		return pc.PortXmitDiscards, true
+	case "PortXmitConstraintErrors":
+		return pc.PortXmitConstraintErrors, true
+	case "PortRcvConstraintErrors":
+		return pc.PortRcvConstraintErrors, true
+	case "LocalLinkIntegrityErrors":
+		return pc.LocalLinkIntegrityErrors, true
+	case "ExcessiveBufferOverrunErrors":
+		return pc.ExcessiveBufferOverrunErrors, true
+	case "QP1Dropped":
+		return pc.QP1Dropped, true
+	case "VL15Dropped":
+		return pc.VL15Dropped, true
+	case "PortXmitData":
+		return pc.PortXmitData, true
+	case "PortRcvData":
+		return pc.PortRcvData, true
+	case "PortXmitPkts":
+		return pc.PortXmitPkts, true
+	case "PortRcvPkts":
+		return pc.PortRcvPkts, true
+	case "PortXmitWait":
+		return pc.PortXmitWait, true
+	}
+	return 0, false
+}
