@@ -40,13 +40,15 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # dpkg-deb for make deb and lintian, which checks the package, Prometheus,
 # whose promtool and server the exporter's tests run, bash-completion,
 # which loads the completions, Graphviz, which lays out topology's dot
-# output in its test, and PyYAML, which reads its topology.yaml.
+# output in its test, PyYAML, which reads its topology.yaml, and chromium,
+# in which the diagnosis' HTML page is tested.
 SIM_FILES    := /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/smpquery /usr/include/infiniband/verbs.h \
 	/usr/bin/aarch64-linux-gnu-gcc /usr/aarch64-linux-gnu/include/pthread.h /usr/bin/qemu-aarch64 \
 	/usr/bin/groff /usr/bin/dpkg-deb /usr/bin/lintian /usr/bin/promtool /usr/bin/prometheus \
-	/usr/share/bash-completion/bash_completion /usr/bin/dot /usr/lib/python3/dist-packages/yaml/__init__.py
+	/usr/share/bash-completion/bash_completion /usr/bin/dot /usr/lib/python3/dist-packages/yaml/__init__.py \
+	/usr/bin/chromium
 SIM_PACKAGES := ibsim-utils opensm infiniband-diags libibverbs-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-	qemu-user groff-base dpkg lintian prometheus bash-completion graphviz python3-yaml
+	qemu-user groff-base dpkg lintian prometheus bash-completion graphviz python3-yaml chromium
 SUDO         := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all deps build cross man completions test test-vm demo install uninstall deb clean bench lossbench fuzz soak

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/cli/cmd/decodemad"
+	"github.com/ibtool/ibtool/internal/cli/cmd/diagnose"
 	"github.com/ibtool/ibtool/internal/cli/cmd/exporter"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibaddr"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcacheedit"
@@ -64,6 +65,7 @@ type commandBuilder struct {
 var commandBuilders = []commandBuilder{
 	{"check_lft_balance", ibroute.NewCheckLftBalanceCmd},
 	{"decode_mad", decodemad.NewCmd},
+	{"diagnose", diagnose.NewCmd},
 	{"dump_fts", ibroute.NewCmd},
 	{"dump_lfts", ibroute.NewCmd},
 	{"dump_mfts", ibroute.NewCmd},
