@@ -75,9 +75,11 @@ test-vm:
 	scripts/vm/test-vm.sh
 
 # Times ibtool against infiniband-diags on generated fat trees, with and
-# without added latency, and writes the results into docs/performance.md
+# without added latency, and one invocation at a time on a 5-node fabric
+# (the one-shot rows), and writes the results into docs/performance.md
 # (see the method there). A subset, e.g.:
-#   make bench BENCHFLAGS="-sizes S1000 -latencies 0,1ms -commands ibnetdiscover -runs 3"
+#   make bench BENCHFLAGS="-sizes S1000 -latencies 0,1ms -commands ibnetdiscover -runs 3 -oneshot=false"
+#   make bench BENCHFLAGS="-oneshot-only"
 BENCHFLAGS ?=
 bench: deps build
 	@[ -x /usr/bin/time ] || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y time; }
