@@ -12,6 +12,9 @@ LDFLAGS := -X github.com/ibtool/ibtool/internal/cli/cmdutil.Version=$(VERSION)
 # to use them, or install them elsewhere with LINKDIR=... (LINKDIR= for none).
 BINDIR  ?= $(PREFIX)/bin
 LINKDIR ?= $(PREFIX)/lib/ibtool/bin
+# ibtool-verbs, the binary ibtool runs its verbs commands in, goes to
+# ../lib/ibtool from BINDIR, where ibtool looks for it (or beside ibtool).
+HELPERDIR = $(PREFIX)/lib/ibtool
 MANDIR  ?= $(PREFIX)/share/man/man8
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
@@ -42,15 +45,20 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(SIM_PACKAGES); \
 	fi
 
-# No cgo: libibverbs is loaded at run time (internal/verbs), so the binary
-# needs neither a C toolchain nor rdma-core's headers to build.
+# No cgo: libibverbs is loaded at run time (internal/verbs), so neither
+# binary needs a C toolchain nor rdma-core's headers to build. Loading it
+# links a binary dynamically to libc, which every start pays, so ibtool is
+# statically linked and runs its verbs commands in ibtool-verbs.
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ibtool ./cmd/ibtool
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/ibtool-verbs ./cmd/ibtool-verbs
 
 # The header-free build and the arm64 cross build (make test runs this).
 cross:
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ibtool
+	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ibtool-verbs
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool-verbs
 	GOARCH=arm64 $(GO) vet ./internal/verbs
 
 # Man pages (section 8) from the command tree, into docs/man.
@@ -99,8 +107,9 @@ demo: deps build
 	scripts/demo.sh
 
 install: build man completions
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HELPERDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 bin/ibtool $(DESTDIR)$(BINDIR)/ibtool
+	install -m 0755 bin/ibtool-verbs $(DESTDIR)$(HELPERDIR)/ibtool-verbs
 	install -m 0644 docs/man/*.8 $(DESTDIR)$(MANDIR)/
 	install -m 0644 bin/completions/ibtool $(DESTDIR)$(BASHCOMPDIR)/ibtool
 	install -m 0644 bin/completions/_ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool
@@ -130,8 +139,9 @@ ifneq ($(LINKDIR),)
 		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = ibtool ]; then rm -f "$$l"; fi; \
 	done || true
 	rmdir $(DESTDIR)$(LINKDIR) 2>/dev/null || true
-	rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null || true
 endif
+	rm -f $(DESTDIR)$(HELPERDIR)/ibtool-verbs
+	rmdir $(DESTDIR)$(HELPERDIR) 2>/dev/null || true
 	rm -f $(DESTDIR)$(BINDIR)/ibtool $(DESTDIR)$(MANDIR)/ibtool.8 $(DESTDIR)$(MANDIR)/ibtool-*.8
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool $(DESTDIR)$(FISHCOMPDIR)/ibtool.fish
 

@@ -46,7 +46,7 @@ func NewDevinfoCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		if c.Flags().Changed("ib-port") && opts.port <= 0 {
 			return cmdutil.UsageErrorf("invalid port %d: ports count from 1", opts.port)
 		}
-		return runIbvDevinfo(env, opts)
+		return runVerbs(env, func() error { return runIbvDevinfo(env, opts) })
 	}
 	return cmd
 }
