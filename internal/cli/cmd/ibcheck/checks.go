@@ -103,16 +103,31 @@ func topBit(v uint8) uint8 {
 	return b
 }
 
-// widthLanes are the lanes of each LinkWidth bit (IBA 14.2.5.6).
-var widthLanes = map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
+// widthLanes are the lanes of a LinkWidth bit (IBA 14.2.5.6), 0 for
+// none.
+func widthLanes(bit uint8) int {
+	switch bit {
+	case 1:
+		return 1
+	case 2:
+		return 4
+	case 4:
+		return 8
+	case 8:
+		return 12
+	case 16:
+		return 2
+	}
+	return 0
+}
 
 // widestOf is the width of a supported set with the most lanes.
 // python-rdma took the highest bit, which predates 2X (bit 4): ibtool
 // ranks by lanes, or every 2X-capable port would "expect" a width of 0x.
 func widestOf(v uint8) uint8 {
 	best := uint8(0)
-	for bit, lanes := range widthLanes {
-		if v&bit != 0 && lanes > widthLanes[best] {
+	for bit := uint8(1); bit <= 16; bit <<= 1 {
+		if v&bit != 0 && widthLanes(bit) > widthLanes(best) {
 			best = bit
 		}
 	}
@@ -135,7 +150,7 @@ func pySpeed(v uint8) string {
 
 // pyWidth is python-rdma's text of a width: its lanes and "x" ("4x"; "0x"
 // for a value that is not one width).
-func pyWidth(v uint8) string { return fmt.Sprintf("%dx", widthLanes[v]) }
+func pyWidth(v uint8) string { return fmt.Sprintf("%dx", widthLanes(v)) }
 
 // pyPhysState and pyPortState are python-rdma's texts of the port states.
 func pyPhysState(v mad.PhysPortState) string {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -238,17 +239,45 @@ func selectText(port int) string {
 
 // Counters and their thresholds (python-rdma's load_thresholds).
 
-// pyOldCounterNames are the libibmad 1.x perfquery labels python-rdma
-// prints the data counters with and accepts in threshold files.
-var pyOldCounterNames = map[string]string{
-	"PortRcvErrors": "RcvErrors", "PortXmitConstraintErrors": "XmtConstraintErrors",
-	"SymbolErrorCounter": "SymbolErrors", "PortXmitDiscards": "XmtDiscards",
-	"PortRcvRemotePhysicalErrors": "RcvRemotePhysErrors", "ExcessiveBufferOverrunErrors": "ExcBufOverrunErrors",
-	"PortXmitData": "XmtData", "LinkErrorRecoveryCounter": "LinkRecovers",
-	"PortRcvSwitchRelayErrors": "RcvSwRelayErrors", "PortXmitWait": "XmtWait",
-	"LocalLinkIntegrityErrors": "LinkIntegrityErrors", "PortRcvData": "RcvData",
-	"PortRcvConstraintErrors": "RcvConstraintErrors", "LinkDownedCounter": "LinkDowned",
-	"PortXmitPkts": "XmtPkts", "PortRcvPkts": "RcvPkts",
+// pyOldCounterName is the libibmad 1.x perfquery label python-rdma prints
+// a data counter with and accepts in threshold files, "" if none. (A
+// switch: a package-level map would be built at every start.)
+func pyOldCounterName(field string) string {
+	switch field {
+	case "PortRcvErrors":
+		return "RcvErrors"
+	case "PortXmitConstraintErrors":
+		return "XmtConstraintErrors"
+	case "SymbolErrorCounter":
+		return "SymbolErrors"
+	case "PortXmitDiscards":
+		return "XmtDiscards"
+	case "PortRcvRemotePhysicalErrors":
+		return "RcvRemotePhysErrors"
+	case "ExcessiveBufferOverrunErrors":
+		return "ExcBufOverrunErrors"
+	case "PortXmitData":
+		return "XmtData"
+	case "LinkErrorRecoveryCounter":
+		return "LinkRecovers"
+	case "PortRcvSwitchRelayErrors":
+		return "RcvSwRelayErrors"
+	case "PortXmitWait":
+		return "XmtWait"
+	case "LocalLinkIntegrityErrors":
+		return "LinkIntegrityErrors"
+	case "PortRcvData":
+		return "RcvData"
+	case "PortRcvConstraintErrors":
+		return "RcvConstraintErrors"
+	case "LinkDownedCounter":
+		return "LinkDowned"
+	case "PortXmitPkts":
+		return "XmtPkts"
+	case "PortRcvPkts":
+		return "RcvPkts"
+	}
+	return ""
 }
 
 // pyCounterName is python-rdma's name of a PortCounters field (its
@@ -261,10 +290,16 @@ func pyCounterName(field string) string {
 }
 
 // counterFields are PortCounters' counters in wire order (no selects, no
-// reserved bits).
-func counterFields() []*mad.FieldDesc { return portCounterFields }
+// reserved bits), listed on first use.
+func counterFields() []*mad.FieldDesc {
+	portCounterFieldsOnce.Do(func() { portCounterFields = listCounterFields() })
+	return portCounterFields
+}
 
-var portCounterFields = listCounterFields()
+var (
+	portCounterFieldsOnce sync.Once
+	portCounterFields     []*mad.FieldDesc
+)
 
 func listCounterFields() []*mad.FieldDesc {
 	var out []*mad.FieldDesc
@@ -297,7 +332,7 @@ func defaultThresholds() pyThresholds {
 // member name, libibmad's old or current label, in any case.
 func counterField(name string) string {
 	for _, f := range counterFields() {
-		for _, n := range []string{f.Name, pyOldCounterNames[f.Name], f.Label, f.JSONName} {
+		for _, n := range []string{f.Name, pyOldCounterName(f.Name), f.Label, f.JSONName} {
 			if n != "" && strings.EqualFold(n, name) {
 				return f.Name
 			}
@@ -422,7 +457,7 @@ func writeDataCounts(w io.Writer, lid uint16, port int, pc *mad.PortCounters) {
 	}
 	for _, f := range []string{"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"} {
 		v, _ := mad.Get(pc, f)
-		n := pyOldCounterNames[f]
+		n := pyOldCounterName(f)
 		fmt.Fprintf(w, "%s:%s%d\n", n, strings.Repeat(".", 33-len(n)), v)
 	}
 }

@@ -126,7 +126,7 @@ type qeThreshold struct {
 	Threshold uint64 `json:"threshold"`
 }
 
-var thresholdValue = cmdutil.LazyRegexp(`^[ \t]*\+?(0[xX][0-9a-fA-F]+|[0-9]+)[ \t\r]*$`)
+var thresholdValue = cmdutil.LazyRegexp{Expr: `^[ \t]*\+?(0[xX][0-9a-fA-F]+|[0-9]+)[ \t\r]*$`}
 
 // readThresholds reads a threshold file: "<counter>=<value>" lines, blank
 // lines and lines starting with '#'. A file that cannot be opened is no
@@ -152,7 +152,7 @@ func readThresholds(path string) (*thresholds, error) {
 		if !contains(qeErrorCounters, name) {
 			return nil, fmt.Errorf("threshold file %s line %d: unknown counter %q (counters: %s)", path, n, name, strings.Join(qeErrorCounters, ","))
 		}
-		if !thresholdValue().MatchString(val) {
+		if !thresholdValue.Get().MatchString(val) {
 			return nil, fmt.Errorf("threshold file %s line %d: %s's threshold %q is not a number", path, n, name, val)
 		}
 		v, _ := ctext.Strtoul(val)

@@ -295,7 +295,7 @@ func watchedCounters(s mad.Struct) []watchedCounter {
 			continue
 		}
 		name := f.Name
-		if old := pyOldCounterNames[name]; old != "" {
+		if old := pyOldCounterName(name); old != "" {
 			name = old
 		}
 		if f.Count == 1 {
@@ -377,7 +377,7 @@ func (d *WatchDoc) add(cur, last mad.Struct, dt float64, at time.Duration) {
 			prev, _ := mad.Get(last, wc.path)
 			rate := (float64(v) - float64(prev)) / dt
 			s.RatesPerSec[wc.json] = rate
-			if counters.DataFields[wc.field.Name] {
+			if counters.IsDataField(wc.field.Name) {
 				s.RatesPerSec[wc.json+"_bytes"] = 4 * rate
 			}
 		}

@@ -169,18 +169,18 @@ func idsRender(env *cmdutil.Env, opts *ibidsverifyOptions) ([]byte, error) {
 // included; Go's leftmost-first matching picks the submatches Perl's
 // backtracking does).
 var (
-	idsCAGUID      = cmdutil.LazyRegexp(`^caguid=(.*)`)
-	idsRtGUID      = cmdutil.LazyRegexp(`^rtguid=(.*)`)
-	idsSwGUID      = cmdutil.LazyRegexp(`^switchguid=(.*)`)
-	idsSwGUIDPort  = cmdutil.LazyRegexp(`^switchguid=(.*)\((.*)\)`)
-	idsSwitch      = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
-	idsCA          = cmdutil.LazyRegexp(`^Ca.*`)
-	idsRt          = cmdutil.LazyRegexp(`^Rt.*`)
-	idsPeerSwitch  = cmdutil.LazyRegexp(`"S-(.*)# lid (\d+) .*`)
-	idsPeerCA      = cmdutil.LazyRegexp(`^.*"H-(.*)# lid (\d+) .*`)
-	idsPeerRouter  = cmdutil.LazyRegexp(`^.*"R-(.*)# lid (\d+) .*`)
-	idsCAPortGUID  = cmdutil.LazyRegexp(`^\[(\d+)\]\((.*)\)`)
-	idsLineBreaker = cmdutil.LazyRegexp(`[^\n]*\n|[^\n]+$`)
+	idsCAGUID      = cmdutil.LazyRegexp{Expr: `^caguid=(.*)`}
+	idsRtGUID      = cmdutil.LazyRegexp{Expr: `^rtguid=(.*)`}
+	idsSwGUID      = cmdutil.LazyRegexp{Expr: `^switchguid=(.*)`}
+	idsSwGUIDPort  = cmdutil.LazyRegexp{Expr: `^switchguid=(.*)\((.*)\)`}
+	idsSwitch      = cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`}
+	idsCA          = cmdutil.LazyRegexp{Expr: `^Ca.*`}
+	idsRt          = cmdutil.LazyRegexp{Expr: `^Rt.*`}
+	idsPeerSwitch  = cmdutil.LazyRegexp{Expr: `"S-(.*)# lid (\d+) .*`}
+	idsPeerCA      = cmdutil.LazyRegexp{Expr: `^.*"H-(.*)# lid (\d+) .*`}
+	idsPeerRouter  = cmdutil.LazyRegexp{Expr: `^.*"R-(.*)# lid (\d+) .*`}
+	idsCAPortGUID  = cmdutil.LazyRegexp{Expr: `^\[(\d+)\]\((.*)\)`}
+	idsLineBreaker = cmdutil.LazyRegexp{Expr: `[^\n]*\n|[^\n]+$`}
 )
 
 // idsState is the script's tables and the line being read.
@@ -194,20 +194,20 @@ type idsState struct {
 func verifyIDs(text []byte) []idsProblem {
 	s := &idsState{lids: map[string]string{}, nodeGUIDs: map[string]string{}, portGUIDs: map[string]string{}}
 	var nodeType, nodeGUID, portGUID, lid, firstPort string
-	for _, lineb := range idsLineBreaker().FindAll(text, -1) {
+	for _, lineb := range idsLineBreaker.Get().FindAll(text, -1) {
 		line := string(lineb)
-		if m := idsCAGUID().FindStringSubmatch(line); m != nil {
+		if m := idsCAGUID.Get().FindStringSubmatch(line); m != nil {
 			nodeGUID, nodeType = m[1], ""
-		} else if m := idsRtGUID().FindStringSubmatch(line); m != nil {
+		} else if m := idsRtGUID.Get().FindStringSubmatch(line); m != nil {
 			nodeGUID, nodeType = m[1], ""
 		}
-		if m := idsSwGUID().FindStringSubmatch(line); m != nil {
+		if m := idsSwGUID.Get().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID, nodeType = m[1], "", ""
 		}
-		if m := idsSwGUIDPort().FindStringSubmatch(line); m != nil {
+		if m := idsSwGUIDPort.Get().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID = m[1], "0x"+m[2]
 		}
-		if m := idsSwitch().FindStringSubmatch(line); m != nil {
+		if m := idsSwitch.Get().FindStringSubmatch(line); m != nil {
 			nodeType, firstPort, lid = "switch", "yes", m[3]
 			s.insertLID(lid, nodeGUID, nodeType)
 			s.insertNodeGUID(lid, nodeGUID, nodeType)
@@ -215,16 +215,16 @@ func verifyIDs(text []byte) []idsProblem {
 				s.insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 			}
 		}
-		if idsCA().MatchString(line) {
+		if idsCA.Get().MatchString(line) {
 			nodeType, firstPort = "ca", "yes"
 		}
-		if idsRt().MatchString(line) {
+		if idsRt.Get().MatchString(line) {
 			nodeType, firstPort = "router", "yes"
 		}
 		if nodeType != "ca" && nodeType != "router" {
 			continue
 		}
-		for _, re := range []*regexp.Regexp{idsPeerSwitch(), idsPeerCA(), idsPeerRouter()} {
+		for _, re := range []*regexp.Regexp{idsPeerSwitch.Get(), idsPeerCA.Get(), idsPeerRouter.Get()} {
 			if m := re.FindStringSubmatch(line); m != nil {
 				lid = m[2]
 				s.insertLID(lid, nodeGUID, nodeType)
@@ -234,7 +234,7 @@ func verifyIDs(text []byte) []idsProblem {
 				}
 			}
 		}
-		if m := idsCAPortGUID().FindStringSubmatch(line); m != nil {
+		if m := idsCAPortGUID.Get().FindStringSubmatch(line); m != nil {
 			portGUID = "0x" + m[2]
 			s.insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 		}

@@ -74,6 +74,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,17 +96,17 @@ const (
 	SaETIMEDOUT = 110
 )
 
-// strerror texts of those errno values (glibc).
-var saStrerrors = map[int]string{
-	SaEIO:       "Input/output error",
-	SaEINVAL:    "Invalid argument",
-	SaENONET:    "Machine is not on the network",
-	SaETIMEDOUT: "Connection timed out",
-}
-
+// saStrerror is glibc's strerror text of those errno values.
 func saStrerror(code int) string {
-	if s, ok := saStrerrors[code]; ok {
-		return s
+	switch code {
+	case SaEIO:
+		return "Input/output error"
+	case SaEINVAL:
+		return "Invalid argument"
+	case SaENONET:
+		return "Machine is not on the network"
+	case SaETIMEDOUT:
+		return "Connection timed out"
 	}
 	return fmt.Sprintf("Unknown error %d", code)
 }
@@ -236,10 +237,22 @@ type saqueryType struct {
 	lid []saLIDField
 }
 
-var saqueryTypes []*saqueryType
+// saqueryTypes are the record types, built on first use: the table
+// refers to the queries' methods, which refer to it (so it cannot be a
+// package-level literal), and an init function would build it at every
+// start of the program, whatever command runs.
+func saqueryTypes() []*saqueryType {
+	saqueryTypesOnce.Do(func() { saqueryTypeList = newSaqueryTypes() })
+	return saqueryTypeList
+}
 
-func init() {
-	saqueryTypes = []*saqueryType{
+var (
+	saqueryTypesOnce sync.Once
+	saqueryTypeList  []*saqueryType
+)
+
+func newSaqueryTypes() []*saqueryType {
+	return []*saqueryType{
 		{name: "ClassPortInfo", alias: "CPI", attr: mad.AttrClassPortInfo, run: (*saQuery).classPortInfo},
 		{name: "NodeRecord", alias: "NR", attr: mad.AttrNodeRecord, usage: "[lid]", dump: &saNodeRecordDump,
 			lid: []saLIDField{{"LID", 16, 16}}},
@@ -255,7 +268,7 @@ func init() {
 			run: (*saQuery).informInfoRecords},
 		{name: "LinkRecord", alias: "LR", attr: mad.AttrLinkRecord, usage: "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", dump: &saLinkDump,
 			run: (*saQuery).linkRecords},
-		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, dump: &saServiceDump},
+		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, dump: newSaServiceDump()},
 		{name: "PathRecord", alias: "PR", attr: mad.AttrPathRecord, dump: &saPathDump, run: (*saQuery).pathRecords},
 		{name: "MCMemberRecord", alias: "MCMR", attr: mad.AttrMCMemberRecord, dump: &saMCMemberRecordDump, run: (*saQuery).mcMemberRecords},
 		{name: "LFTRecord", alias: "LFTR", attr: mad.AttrLinearForwardingTableRecord, usage: "[[lid]/[block]]", dump: &saLFTDump,
@@ -263,7 +276,7 @@ func init() {
 		// The argument is "mlid/position/block": position before block.
 		{name: "MFTRecord", alias: "MFTR", attr: mad.AttrMulticastForwardingTableRecord, usage: "[[mlid]/[position]/[block]]", dump: &saMFTDump,
 			lid: []saLIDField{{"LID", 16, 16}, {"Position", 8, 4}, {"BlockNum", 16, 9}}, extraNames: []string{"MulticastForwardingTableRecord"}},
-		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", dump: &saGUIDInfoDump,
+		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", dump: newSaGUIDInfoDump(),
 			lid: []saLIDField{{"LID", 16, 16}, {"BlockNum", 8, 8}}},
 		{name: "SwitchInfoRecord", alias: "SWIR", attr: mad.AttrSwitchInfoRecord, usage: "[lid]", dump: &saSwitchInfoDump,
 			lid: []saLIDField{{"LID", 16, 16}}, extraNames: []string{"SwitchInfo", "SWI"}},
@@ -279,7 +292,7 @@ func init() {
 // findSaqueryType matches a record type's name or alias in any case, as
 // find_query does (and ibtool's extra names).
 func findSaqueryType(name string) *saqueryType {
-	for _, t := range saqueryTypes {
+	for _, t := range saqueryTypes() {
 		if strings.EqualFold(name, t.name) || strings.EqualFold(name, t.alias) {
 			return t
 		}
@@ -293,7 +306,7 @@ func findSaqueryType(name string) *saqueryType {
 }
 
 func saqueryTypeByAttr(attr uint16) *saqueryType {
-	for _, t := range saqueryTypes {
+	for _, t := range saqueryTypes() {
 		if t.attr == attr {
 			return t
 		}
@@ -308,7 +321,7 @@ const saqueryUse = "saquery [options] [query-name] [<name> | <lid> | <guid>] [ME
 func saqueryNames() string {
 	var b strings.Builder
 	b.WriteString("Supported query names (and aliases):\n")
-	for _, t := range saqueryTypes {
+	for _, t := range saqueryTypes() {
 		fmt.Fprintf(&b, "  %s (%s) %s", t.name, t.alias, t.usage)
 		if t.ibtoolOnly {
 			b.WriteString(" (ibtool only)")
@@ -430,7 +443,7 @@ type saQuery struct {
 }
 
 // saMemberRE matches MEMBER=VALUE arguments: a field path, then '='.
-var saMemberRE = cmdutil.LazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\.[0-9]+)*=`)
+var saMemberRE = cmdutil.LazyRegexp{Expr: `^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\.[0-9]+)*=`}
 
 func runSaquery(env *cmdutil.Env, opts *saqueryOptions, args []string) error {
 	q := &saQuery{env: env, opts: opts, ctx: context.Background(),
@@ -444,7 +457,7 @@ func (q *saQuery) run(args []string) error {
 	// MEMBER=VALUE arguments are ibtool's; the rest are the C tool's.
 	var pos []string
 	for _, a := range args {
-		if saMemberRE().MatchString(a) {
+		if saMemberRE.Get().MatchString(a) {
 			path, value, _ := strings.Cut(a, "=")
 			q.members = append(q.members, saMember{path, value})
 			continue
@@ -1185,7 +1198,7 @@ func (q *saQuery) printNodeRecords() error {
 	if err != nil {
 		return err
 	}
-	q.res.line = saNodeLines[q.printMode]
+	q.res.line = saNodeLine(q.printMode)
 	if q.printMode == saPrintAllDesc {
 		q.res.Query, q.res.header = "NodeDescriptions", "   LID \"name\"\n================\n"
 	}
@@ -1214,16 +1227,22 @@ func (q *saQuery) printNodeRecords() error {
 	return nil
 }
 
-// saNodeLines is print_node_record's line of each form but the dump.
-var saNodeLines = map[saNodePrint]func(r *saRecord) string{
-	saPrintAllDesc: func(r *saRecord) string {
-		return fmt.Sprintf("%6d  \"%s\"\n", r.Struct.(*mad.NodeRecord).LID, r.name)
-	},
-	saPrintLIDOnly:       saLIDLine,
-	saPrintUniqueLIDOnly: saLIDLine,
-	saPrintGUIDOnly:      func(r *saRecord) string { return r.Struct.(*mad.NodeRecord).NodeInfo.PortGUID.String() + "\n" },
-	saPrintNameOfLID:     saNameLine,
-	saPrintNameOfGUID:    saNameLine,
+// saNodeLine is print_node_record's line of each form but the dump (nil
+// for the dump).
+func saNodeLine(p saNodePrint) func(r *saRecord) string {
+	switch p {
+	case saPrintAllDesc:
+		return func(r *saRecord) string {
+			return fmt.Sprintf("%6d  \"%s\"\n", r.Struct.(*mad.NodeRecord).LID, r.name)
+		}
+	case saPrintLIDOnly, saPrintUniqueLIDOnly:
+		return saLIDLine
+	case saPrintGUIDOnly:
+		return func(r *saRecord) string { return r.Struct.(*mad.NodeRecord).NodeInfo.PortGUID.String() + "\n" }
+	case saPrintNameOfLID, saPrintNameOfGUID:
+		return saNameLine
+	}
+	return nil
 }
 
 func saLIDLine(r *saRecord) string  { return fmt.Sprintf("%d\n", r.Struct.(*mad.NodeRecord).LID) }
@@ -1632,19 +1651,23 @@ var saMCMemberDump = saDump{title: "MCMemberRecord member dump:\n", col: 24, fie
 	{label: "NodeDescription", format: "%s", value: func(r *saRecord) any { return r.name }},
 }}
 
-var saServiceDump = saDump{title: "ServiceRecord dump:\n", col: 24, fields: slices.Concat([]saField{
-	{label: "ServiceID", path: "ServiceID", format: "0x%016x"},
-	{label: "ServiceGID", path: "ServiceGID", format: "%s"},
-	{label: "ServiceP_Key", path: "ServicePKey", format: "0x%X"},
-	{label: "ServiceLease", path: "ServiceLease", format: "0x%X"},
-	{label: "ServiceKey", path: "ServiceKey", format: "0x%x", secret: true},
-	{label: "ServiceName", path: "ServiceName", format: "%s"},
-},
-	saEach("ServiceData8.%d", "ServiceData8[%d]", 16, 1, "0x%X"),
-	saEach("ServiceData16.%d", "ServiceData16[%d]", 8, 1, "0x%X"),
-	saEach("ServiceData32.%d", "ServiceData32[%d]", 4, 1, "0x%X"),
-	saEach("ServiceData64.%d", "ServiceData64[%d]", 2, 1, "0x%016x"),
-)}
+// newSaServiceDump is the ServiceRecord's dump (made with the record
+// types: its fields are computed).
+func newSaServiceDump() *saDump {
+	return &saDump{title: "ServiceRecord dump:\n", col: 24, fields: slices.Concat([]saField{
+		{label: "ServiceID", path: "ServiceID", format: "0x%016x"},
+		{label: "ServiceGID", path: "ServiceGID", format: "%s"},
+		{label: "ServiceP_Key", path: "ServicePKey", format: "0x%X"},
+		{label: "ServiceLease", path: "ServiceLease", format: "0x%X"},
+		{label: "ServiceKey", path: "ServiceKey", format: "0x%x", secret: true},
+		{label: "ServiceName", path: "ServiceName", format: "%s"},
+	},
+		saEach("ServiceData8.%d", "ServiceData8[%d]", 16, 1, "0x%X"),
+		saEach("ServiceData16.%d", "ServiceData16[%d]", 8, 1, "0x%X"),
+		saEach("ServiceData32.%d", "ServiceData32[%d]", 4, 1, "0x%X"),
+		saEach("ServiceData64.%d", "ServiceData64[%d]", 2, 1, "0x%016x"),
+	)}
+}
 
 // saServiceAssociationDump is ibtool's (the C tool has no such query), in
 // the ServiceRecord's style.
@@ -1799,10 +1822,14 @@ var saRFTDump = saDump{title: "RFT Record dump:\n", col: 27, fields: []saField{
 	w.WriteString("\n")
 }}
 
-var saGUIDInfoDump = saDump{title: "GUIDInfo Record dump:\n", col: 27, fields: append([]saField{
-	{label: "LID", path: "LID", format: "%d"},
-	{label: "Block", path: "BlockNum", format: "%d"},
-}, saEach("GUID %d", "GUIDInfo.GUID[%d]", 8, 0, "0x%016x")...)}
+// newSaGUIDInfoDump is the GUIDInfoRecord's dump (made with the record
+// types: its fields are computed).
+func newSaGUIDInfoDump() *saDump {
+	return &saDump{title: "GUIDInfo Record dump:\n", col: 27, fields: append([]saField{
+		{label: "LID", path: "LID", format: "%d"},
+		{label: "Block", path: "BlockNum", format: "%d"},
+	}, saEach("GUID %d", "GUIDInfo.GUID[%d]", 8, 0, "0x%016x")...)}
+}
 
 var saMFTDump = saDump{title: "MFT Record dump:\n", col: 27, fields: []saField{
 	{label: "LID", path: "LID", format: "%d"},
