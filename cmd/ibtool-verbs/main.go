@@ -29,7 +29,6 @@ func main() {
 	verbs.UseC(dlopen.C{})
 	runtime.MemProfileRate = 0
 	umad.LingerMain()
-	exitclean.Install()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "ibtool: internal error: %v\n%s", r, debug.Stack())
