@@ -12,12 +12,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"debug/buildinfo"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -291,11 +293,17 @@ var activityRE = regexp.MustCompile(`activity count \d+`)
 
 // buildTrivial builds, in dir, a Go program that prints one line, with
 // the build settings the ibtool binary records (go version -m): the same
-// Go, -buildmode, -ldflags, -trimpath, tags and CGO_ENABLED.
+// Go, -buildmode, -ldflags, -trimpath, tags and CGO_ENABLED. With
+// -trimpath the go command records no -ldflags, so whether ibtool was
+// stripped (-s, -w) is read from its sections.
 func buildTrivial(ibtool, dir string) (string, error) {
 	info, err := buildinfo.ReadFile(ibtool)
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", ibtool, err)
+	}
+	stripped, err := strippedFlags(ibtool)
+	if err != nil {
+		return "", err
 	}
 	src := filepath.Join(dir, "trivial")
 	if err := os.Mkdir(src, 0o755); err != nil {
@@ -312,12 +320,33 @@ func buildTrivial(ibtool, dir string) (string, error) {
 	}
 	bin := filepath.Join(dir, "trivial-go")
 	args, env := trivialBuild(info)
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-ldflags=") }) && stripped != "" {
+		args = append(args, "-ldflags="+stripped)
+	}
 	cmd := exec.Command("go", append(append([]string{"build"}, args...), "-o", bin, ".")...)
 	cmd.Dir, cmd.Env = src, append(os.Environ(), append(env, "GOWORK=off", "GOFLAGS=")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the trivial program (go build %s): %v: %s", strings.Join(args, " "), err, out)
 	}
 	return bin, nil
+}
+
+// strippedFlags is the -ldflags that strip a binary as bin is: -s
+// without a symbol table, -w without DWARF.
+func strippedFlags(bin string) (string, error) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var flags []string
+	if f.Section(".symtab") == nil {
+		flags = append(flags, "-s")
+	}
+	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
+		flags = append(flags, "-w")
+	}
+	return strings.Join(flags, " "), nil
 }
 
 // trivialBuild is the go build flags and environment that reproduce the

@@ -2,6 +2,9 @@ package main
 
 import (
 	"debug/buildinfo"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -96,5 +99,26 @@ func TestOneShotIdentical(t *testing.T) {
 	}
 	if got := (oneShotRow{cmd: oneShotCmds[0]}).identical(); got != "n/a (usage)" {
 		t.Errorf("usage row: identical = %q", got)
+	}
+}
+
+// A binary's stripping is read from its sections: this test binary has a
+// symbol table and DWARF, a -s -w build has neither.
+func TestStrippedFlags(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for ldflags, want := range map[string]string{"": "", "-s -w": "-s -w", "-w": "-w"} {
+		bin := filepath.Join(dir, "p"+strings.ReplaceAll(ldflags, " ", ""))
+		cmd := exec.Command("go", "build", "-ldflags="+ldflags, "-o", bin, src)
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		if got, err := strippedFlags(bin); err != nil || got != want {
+			t.Errorf("built with -ldflags=%q: strippedFlags = %q, %v; want %q", ldflags, got, err, want)
+		}
 	}
 }
