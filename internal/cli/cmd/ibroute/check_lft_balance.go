@@ -151,9 +151,9 @@ func errnoText(err error) string {
 }
 
 var (
-	lftUnicastRE = cmdutil.LazyRegexp(`Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`)
-	lftHostRE    = cmdutil.LazyRegexp(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
-	lftPathRE    = cmdutil.LazyRegexp(`.+ (.+) : \(path #. out of .: portguid .+\)`)
+	lftUnicastRE = cmdutil.LazyRegexp{Expr: `Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`}
+	lftHostRE    = cmdutil.LazyRegexp{Expr: `.+ (.+) : \(.+ portguid .+: '(.+)'\)`}
+	lftPathRE    = cmdutil.LazyRegexp{Expr: `.+ (.+) : \(path #. out of .: portguid .+\)`}
 )
 
 // balanceOf runs the script over dump_lfts text, with the fabric in place
@@ -178,14 +178,14 @@ func balanceOf(lfts string, fab *discovery.Fabric, name func(uint64, string) str
 			if sw != nil { // the name survives a header that does not parse
 				next.guid, next.name, next.named = sw.guid, sw.name, sw.named
 			}
-			if m := lftUnicastRE().FindStringSubmatch(line); m != nil {
+			if m := lftUnicastRE.Get().FindStringSubmatch(line); m != nil {
 				next.guid, next.name, next.named = m[1], m[2], true
 			}
 			sw = next
 		case sw == nil:
 		case strings.Contains(line, "Channel") || strings.Contains(line, "Router"):
 			port, host := "", ""
-			if m := lftHostRE().FindStringSubmatch(line); m != nil {
+			if m := lftHostRE.Get().FindStringSubmatch(line); m != nil {
 				port, host = m[1], m[2]
 			}
 			sw.host = host
@@ -199,7 +199,7 @@ func balanceOf(lfts string, fab *discovery.Fabric, name func(uint64, string) str
 			}
 		case strings.Contains(line, "path"):
 			port := ""
-			if m := lftPathRE().FindStringSubmatch(line); m != nil {
+			if m := lftPathRE.Get().FindStringSubmatch(line); m != nil {
 				port = m[1]
 			}
 			sw.count[port]++
