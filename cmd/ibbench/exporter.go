@@ -17,12 +17,22 @@ import (
 	"time"
 )
 
-// The exporter row: `ibtool exporter` serving the fabric, scraped over
+// The exporter row: ibtool-exporter serving the fabric, scraped over
 // HTTP as Prometheus scrapes it. Issue 14's target is one scrape of
-// every port of the 2000-node fabric in under 1 s.
+// every port of the 2000-node fabric in under 1 s; issue 27's, a steady
+// RSS of at most 80 MB there, and concurrent scrapes that send the MADs
+// of one.
 
-// exporterTarget is the longest a scrape may take.
-const exporterTarget = time.Second
+// exporterTarget is the longest a scrape may take, exporterRSSTarget the
+// most the exporter may hold.
+const (
+	exporterTarget    = time.Second
+	exporterRSSTarget = 80 << 10 // KiB
+)
+
+// concurrentScrapes is how many scrapes arrive at once in the row's
+// last measurement.
+const concurrentScrapes = 50
 
 // scrape is one GET of /metrics.
 type scrape struct {
@@ -40,7 +50,12 @@ type exporterRow struct {
 	plain   []scrape
 	gzipped []scrape
 	rssKB   int64 // the exporter's peak RSS after all scrapes
-	failed  string
+	// steadyKB is its RSS after the timed scrapes (VmRSS): what it holds
+	// between scrapes.
+	steadyKB int64
+	// concurrentMADs are the MADs concurrentScrapes scrapes at once sent.
+	concurrentMADs int64
+	failed         string
 }
 
 // exporterRow starts the exporter at the bench host, waits for its first
@@ -59,7 +74,7 @@ func (b *bencher) scrapeExporter(r *exporterRow) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(b.cfg.bin, "exporter", "--listen-address", addr)
+	cmd := exec.Command(b.cfg.exporter, "--web.listen-address", addr)
 	cmd.Env, cmd.Dir = b.fab.Env(attach), b.fab.Dir()
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
@@ -101,7 +116,22 @@ func (b *bencher) scrapeExporter(r *exporterRow) error {
 			r.plain = append(r.plain, s)
 		}
 	}
-	r.rssKB = peakRSS(cmd.Process.Pid)
+	r.steadyKB = procStatusKB(cmd.Process.Pid, "VmRSS")
+	before := b.xmitPkts()
+	errs := make(chan error, concurrentScrapes)
+	for range concurrentScrapes {
+		go func() {
+			_, err := getMetrics(url, false)
+			errs <- err
+		}()
+	}
+	for range concurrentScrapes {
+		if err := <-errs; err != nil {
+			return fmt.Errorf("%d scrapes at once: %v", concurrentScrapes, err)
+		}
+	}
+	r.concurrentMADs = b.xmitPkts() - before - b.probeCost
+	r.rssKB = procStatusKB(cmd.Process.Pid, "VmHWM")
 	return nil
 }
 
@@ -205,15 +235,15 @@ func scrapeStats(text []byte) (series int, reads float64, err error) {
 	return series, reads, nil
 }
 
-// peakRSS is a running process's peak resident set (VmHWM) in KiB, 0 if
-// unknown.
-func peakRSS(pid int) int64 {
+// procStatusKB is a field of a running process's /proc/PID/status in
+// KiB (VmRSS its resident set, VmHWM its peak), 0 if unknown.
+func procStatusKB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return n
 		}
@@ -258,12 +288,14 @@ func exporterTable(rows []exporterRow) string {
 	}
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("\nThe exporter: `ibtool exporter` at the bench host after its first discovery and scrape, scraped over HTTP (the whole body read; gzip: Accept-Encoding gzip, as Prometheus asks, the compressed body read). Wall time median and range, the counter reads inside the scrape (ib_scrape_duration_seconds, median), the exporter's CPU time per scrape (median: unlike wall time, it hardly depends on the machine's load), the body's size and series, MADs per scrape (median) and the exporter's peak RSS after all scrapes. Target (issue 14): a scrape under %g s.\n\n", exporterTarget.Seconds())
-	p("| fabric | scrape | wall time | counter reads | CPU | body | series | MADs | peak RSS | under %g s |\n", exporterTarget.Seconds())
-	p("|---|---|---|---|---|---|---|---|---|---|\n")
+	p("\nThe exporter: ibtool-exporter at the bench host after its first discovery and scrape, scraped over HTTP (the whole body read; gzip: Accept-Encoding gzip, as Prometheus asks, the compressed body read). Wall time median and range, the counter reads inside the scrape (ib_scrape_duration_seconds, median), the exporter's CPU time per scrape (median: unlike wall time, it hardly depends on the machine's load), the body's size and series, MADs per scrape (median), the MADs of %d scrapes sent at once (they share one sweep), the exporter's steady RSS (VmRSS after the timed scrapes) and its peak RSS (after the %d at once). Targets: a scrape under %g s (issue 14), a steady RSS of at most %d MB (issue 27).\n\n",
+		concurrentScrapes, concurrentScrapes, exporterTarget.Seconds(), exporterRSSTarget>>10)
+	p("| fabric | scrape | wall time | counter reads | CPU | body | series | MADs | MADs, %d at once | steady RSS | peak RSS | under %g s | RSS under %d MB |\n",
+		concurrentScrapes, exporterTarget.Seconds(), exporterRSSTarget>>10)
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		if r.failed != "" {
-			p("| %s | - | failed: %s | | | | | | | |\n", r.fabric, strings.ReplaceAll(r.failed, "|", "/"))
+			p("| %s | - | failed: %s | | | | | | | | | | |\n", r.fabric, strings.ReplaceAll(r.failed, "|", "/"))
 			continue
 		}
 		for _, k := range []struct {
@@ -275,12 +307,13 @@ func exporterTable(rows []exporterRow) string {
 			}
 			w := values(k.ss, func(s scrape) float64 { return s.wall.Seconds() })
 			med := w[len(w)/2]
-			p("| %s | %s | %.3f s (%.3f-%.3f) | %.3f s | %.2f s | %s | %d | %s | %s | %s |\n", r.fabric, k.name, med, w[0], w[len(w)-1],
+			p("| %s | %s | %.3f s (%.3f-%.3f) | %.3f s | %.2f s | %s | %d | %s | %s | %s | %s | %s | %s |\n", r.fabric, k.name, med, w[0], w[len(w)-1],
 				median(k.ss, func(s scrape) float64 { return s.reads }),
 				median(k.ss, func(s scrape) float64 { return s.cpu.Seconds() }),
 				sizeText(median(k.ss, func(s scrape) float64 { return float64(s.bytes) })),
 				k.ss[0].series, count(median(k.ss, func(s scrape) float64 { return float64(s.mads) })),
-				mb(float64(r.rssKB)), yesNo(med < exporterTarget.Seconds()))
+				count(float64(r.concurrentMADs)), mb(float64(r.steadyKB)), mb(float64(r.rssKB)),
+				yesNo(med < exporterTarget.Seconds()), yesNo(r.steadyKB <= exporterRSSTarget))
 		}
 	}
 	return b.String()
@@ -290,9 +323,10 @@ func (r exporterRow) summary() string {
 	if r.failed != "" {
 		return fmt.Sprintf("%s exporter: failed: %s", r.fabric, r.failed)
 	}
-	return fmt.Sprintf("%s exporter: plain %.3f s, gzip %.3f s (medians)", r.fabric,
+	return fmt.Sprintf("%s exporter: plain %.3f s, gzip %.3f s (medians); steady RSS %s, %d at once sent %d MADs", r.fabric,
 		median(r.plain, func(s scrape) float64 { return s.wall.Seconds() }),
-		median(r.gzipped, func(s scrape) float64 { return s.wall.Seconds() }))
+		median(r.gzipped, func(s scrape) float64 { return s.wall.Seconds() }),
+		mb(float64(r.steadyKB)), concurrentScrapes, r.concurrentMADs)
 }
 
 // sizeText is a byte count in MB or kB.

@@ -90,8 +90,9 @@ var fabrics = []fabricSpec{
 
 type config struct {
 	bin       string
-	runs      int // per tool and row
-	slowRuns  int // of the C default at 1 ms and more (cDefaultRuns)
+	exporter  string // the ibtool-exporter binary, for the exporter row
+	runs      int    // per tool and row
+	slowRuns  int    // of the C default at 1 ms and more (cDefaultRuns)
 	latencies []time.Duration
 	commands  []string
 	service   time.Duration
@@ -101,19 +102,50 @@ func main() {
 	sizes := flag.String("sizes", "S1000,S2000,S5000,S10000", "fabrics to run: "+fabricNames())
 	lat := flag.String("latencies", "0,100us,1ms", "one-way latencies of the S1000 and S2000 rows (Go durations)")
 	cmds := flag.String("commands", "ibnetdiscover,iblinkinfo,dump_fts,dump_lfts,ibqueryerrors,ibqueryerrors --load-cache,ibchecknet,ibcheckerrors,exporter",
-		"commands to run, by row name (those ibtool lacks are left out; exporter: scrapes of ibtool exporter, at no added latency)")
+		"commands to run, by row name (those ibtool lacks are left out; exporter: scrapes of ibtool-exporter, at no added latency)")
 	runs := flag.Int("runs", 7, "runs per tool and row")
 	slowRuns := flag.Int("slow-runs", 1, "runs of the C default at 1 ms or more (15-90 s a run; at 100 us it runs 3 times)")
 	service := flag.Duration("service", 0, "SMA service time the relay adds per request (0: none)")
 	ibtool := flag.String("ibtool", "bin/ibtool", "the ibtool binary")
+	exporterBin := flag.String("exporter", "bin/ibtool-exporter", "the ibtool-exporter binary (the exporter row and -soak)")
+	soakRun := flag.Bool("soak", false, "instead of the bench, soak ibtool-exporter on -fabric for -scrapes scrapes (make soak)")
+	soakFabric := flag.String("fabric", "S2000", "the -soak fabric: "+fabricNames())
+	soakScrapes := flag.Int("scrapes", 1000, "the -soak scrapes")
 	update := flag.String("update", "", "also write the results into this markdown file, between the bench markers")
+	oneShot := flag.Bool("oneshot", true, "also run the one-shot rows: single invocations on a 5-node fabric against the C tools and a trivial Go program")
+	oneShotOnly := flag.Bool("oneshot-only", false, "run only the one-shot rows")
+	oneShotRuns := flag.Int("oneshot-runs", 21, "runs per tool of each one-shot row but the 200-call loop, which runs -runs times")
+	oneShotTopology := flag.String("oneshot-topology", "testdata/topologies/tiny.net", "the one-shot rows' fabric, whose Switch2 has LID "+oneShotLID)
 	flag.Parse()
+	exporter, err := filepath.Abs(*exporterBin)
+	check(err)
+	if *soakRun {
+		i := slices.IndexFunc(fabrics, func(f fabricSpec) bool { return f.name == *soakFabric })
+		if i < 0 {
+			fail(fmt.Errorf("unknown fabric %q (have %s)", *soakFabric, fabricNames()))
+		}
+		runSoak(fabrics[i], exporter, *soakScrapes)
+		return
+	}
 	if _, err := os.Stat(timeCommand); err != nil {
 		fail(fmt.Errorf("%s (GNU time, Debian package time) measures peak RSS: %v", timeCommand, err))
 	}
 	bin, err := filepath.Abs(*ibtool)
 	check(err)
-	cfg := config{bin: bin, runs: *runs, slowRuns: *slowRuns, service: *service}
+	if *oneShot || *oneShotOnly {
+		started := time.Now()
+		rows, err := benchOneShot(*oneShotTopology, bin, *oneShotRuns, *runs)
+		check(err)
+		text := oneShotMarkdown(rows, *oneShotRuns, *runs, started)
+		fmt.Print("\n" + text)
+		if *update != "" {
+			check(replaceBetweenMarkers(*update, oneShotStartMarker, oneShotEndMarker, text))
+		}
+		if *oneShotOnly {
+			return
+		}
+	}
+	cfg := config{bin: bin, exporter: exporter, runs: *runs, slowRuns: *slowRuns, service: *service}
 	for _, s := range strings.Split(*lat, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		check(err)
@@ -126,6 +158,14 @@ func main() {
 			tool = allCommands[i].ours[0]
 		} else if name != "exporter" {
 			fail(fmt.Errorf("unknown command row %q", name))
+		}
+		if name == "exporter" {
+			if _, err := os.Stat(exporter); err == nil {
+				cfg.commands = append(cfg.commands, name)
+			} else {
+				fmt.Fprintf(os.Stderr, "ibbench: no %s: the exporter row is left out\n", exporter)
+			}
+			continue
 		}
 		if hasCommand(bin, tool) {
 			cfg.commands = append(cfg.commands, name)
@@ -144,7 +184,7 @@ func main() {
 	text := rep.markdown()
 	fmt.Print("\n" + text)
 	if *update != "" {
-		check(replaceBetweenMarkers(*update, text))
+		check(replaceBetweenMarkers(*update, startMarker, endMarker, text))
 	}
 }
 
@@ -163,28 +203,35 @@ func hasCommand(bin, name string) bool {
 	return exec.Command(bin, name, "--help").Run() == nil
 }
 
-// benchFabric starts one fabric and runs its rows.
-func benchFabric(spec fabricSpec, cfg config, rep *report) {
-	dir, err := os.MkdirTemp("", "ibbench-")
-	check(err)
-	defer os.RemoveAll(dir)
+// startFabric generates spec's fabric into dir and starts it; label
+// names it with its node count.
+func startFabric(spec fabricSpec, dir string) (fab *simfabric.Fabric, label string, nodes int) {
 	topo := filepath.Join(dir, spec.name+".net")
 	gen, err := topogen.Preset(spec.name)
 	check(err)
 	check(gen.WriteFile(topo))
-	nodes := gen.Counts().Nodes()
-	label := fmt.Sprintf("%s (%d nodes)", spec.name, nodes)
+	nodes = gen.Counts().Nodes()
+	label = fmt.Sprintf("%s (%d nodes)", spec.name, nodes)
 	progress("%s: starting ibsim and OpenSM", label)
 	started := time.Now()
-	fab, err := simfabric.Start(context.Background(), simfabric.Options{
+	fab, err = simfabric.Start(context.Background(), simfabric.Options{
 		Topology: topo, IbsimFlags: gen.IbsimFlags(), StartTimeout: 30 * time.Minute,
 		RunTimeout: 10 * time.Minute, Remote: true,
 		// No periodic sweeps: OpenSM's traffic would blur the MAD counts.
 		OpenSMFlags: []string{"-s", "0"},
 	})
 	check(err)
-	defer fab.Stop()
 	progress("%s: up after %.0f s", label, time.Since(started).Seconds())
+	return fab, label, nodes
+}
+
+// benchFabric starts one fabric and runs its rows.
+func benchFabric(spec fabricSpec, cfg config, rep *report) {
+	dir, err := os.MkdirTemp("", "ibbench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	fab, label, nodes := startFabric(spec, dir)
+	defer fab.Stop()
 	b := &bencher{fab: fab, cfg: cfg}
 	b.probeCost = b.xmitPkts() - b.xmitPkts()
 	b.probeCost = -b.probeCost
@@ -271,23 +318,27 @@ func progress(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "%s ibbench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 }
 
+// The markers of the results in docs/performance.md: the fabric rows' and
+// the one-shot rows', each written only by a run that has them.
 const (
-	startMarker = "<!-- bench results: start (written by make bench) -->"
-	endMarker   = "<!-- bench results: end -->"
+	startMarker        = "<!-- bench results: start (written by make bench) -->"
+	endMarker          = "<!-- bench results: end -->"
+	oneShotStartMarker = "<!-- one-shot results: start (written by make bench) -->"
+	oneShotEndMarker   = "<!-- one-shot results: end -->"
 )
 
-// replaceBetweenMarkers puts results between the markers of a file.
-func replaceBetweenMarkers(path, results string) error {
+// replaceBetweenMarkers puts results between a pair of markers of a file.
+func replaceBetweenMarkers(path, start, end, results string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	text := string(b)
-	i, j := strings.Index(text, startMarker), strings.Index(text, endMarker)
+	i, j := strings.Index(text, start), strings.Index(text, end)
 	if i < 0 || j < i {
-		return fmt.Errorf("%s has no bench result markers", path)
+		return fmt.Errorf("%s has no markers %s ... %s", path, start, end)
 	}
-	text = text[:i+len(startMarker)] + "\n" + results + text[j:]
+	text = text[:i+len(start)] + "\n" + results + text[j:]
 	return os.WriteFile(path, []byte(text), 0o644)
 }
 

@@ -78,10 +78,11 @@ func TestExporterTable(t *testing.T) {
 		{wall: 1200 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.5, mads: 100, cpu: 500 * time.Millisecond},
 		{wall: 1100 * time.Millisecond, bytes: 31 << 20, series: 300, reads: 0.4, mads: 102, cpu: 450 * time.Millisecond}}
 	gz := []scrape{{wall: 500 * time.Millisecond, bytes: 1200 << 10, series: 300, reads: 0.3, mads: 101, cpu: 300 * time.Millisecond}}
-	got := exporterTable([]exporterRow{{fabric: "S2000", plain: plain, gzipped: gz, rssKB: 200 << 10}, {fabric: "S1000", failed: "no | fabric"}})
+	got := exporterTable([]exporterRow{{fabric: "S2000", plain: plain, gzipped: gz, rssKB: 200 << 10, steadyKB: 60 << 10, concurrentMADs: 100},
+		{fabric: "S1000", failed: "no | fabric"}})
 	for _, want := range []string{
-		"| S2000 | plain | 1.100 s (0.900-1.200) | 0.400 s | 0.45 s | 31.0 MB | 300 | 100 | 200 MB | no |",
-		"| S2000 | gzip | 0.500 s (0.500-0.500) | 0.300 s | 0.30 s | 1.2 MB | 300 | 101 | 200 MB | yes |",
+		"| S2000 | plain | 1.100 s (0.900-1.200) | 0.400 s | 0.45 s | 31.0 MB | 300 | 100 | 100 | 60 MB | 200 MB | no | yes |",
+		"| S2000 | gzip | 0.500 s (0.500-0.500) | 0.300 s | 0.30 s | 1.2 MB | 300 | 101 | 100 | 60 MB | 200 MB | yes | yes |",
 		"| S1000 | - | failed: no / fabric |",
 	} {
 		if !strings.Contains(got, want) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibtool/ibtool/internal/cli/cmd/checklftbalance"
 	"github.com/ibtool/ibtool/internal/cli/cmd/decodemad"
+	"github.com/ibtool/ibtool/internal/cli/cmd/diagnose"
 	"github.com/ibtool/ibtool/internal/cli/cmd/exporter"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibaddr"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcacheedit"
@@ -67,6 +68,7 @@ type commandBuilder struct {
 var commandBuilders = []commandBuilder{
 	{"check_lft_balance", checklftbalance.NewCmd},
 	{"decode_mad", decodemad.NewCmd},
+	{"diagnose", diagnose.NewCmd},
 	{"dump_fts", ibroute.NewCmd},
 	{"dump_lfts", ibroute.NewCmd},
 	{"dump_mfts", ibroute.NewCmd},

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ibtool/ibtool/internal/mad"
 )
@@ -94,13 +93,13 @@ var PythonRDMA = &Format{
 }
 
 // portCounterNames are PortCounterFields' names.
-var portCounterNames = sync.OnceValue(func() []string {
+func portCounterNames() []string {
 	var out []string
 	for _, f := range PortCounterFields() {
 		out = append(out, f.Name)
 	}
 	return out
-})
+}
 
 // Limit is one counter's threshold.
 type Limit struct {

@@ -1,19 +1,15 @@
 package ctext
 
-import (
-	"strconv"
-
-	"github.com/ibtool/ibtool/internal/discovery"
-	"github.com/ibtool/ibtool/internal/mad"
-)
+import "strconv"
 
 // GUIDText and PortText print an end the script found no link for as
-// empty, as its undefined hash entries print.
-func GUIDText(g mad.GUID) string {
+// empty, as its undefined hash entries print; a GUID otherwise as
+// "0x%016x".
+func GUIDText[G ~uint64](g G) string {
 	if g == 0 {
 		return ""
 	}
-	return g.String()
+	return string(AppendHex16([]byte("0x"), uint64(g)))
 }
 
 func PortText(p int) string {
@@ -23,18 +19,7 @@ func PortText(p int) string {
 	return strconv.Itoa(p)
 }
 
-func NodeTypeStr(t int) string {
-	switch t {
-	case discovery.NodeSwitch:
-		return "Switch"
-	case discovery.NodeCA:
-		return "CA"
-	case discovery.NodeRouter:
-		return "Router"
-	}
-	return "??"
-}
-
+// OrZero is s, or "0" for an empty s (a C tool's atoi of nothing).
 func OrZero(s string) string {
 	if s == "" {
 		return "0"
@@ -42,6 +27,7 @@ func OrZero(s string) string {
 	return s
 }
 
+// Plural is one for a count of 1, else many.
 func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one

@@ -36,6 +36,10 @@ type End struct {
 	// port's own. Its IsExtendedSpeedsSupported bit says whether the
 	// LinkSpeedExt fields mean anything.
 	CapabilityMask uint32
+	// CapabilityMask2 is the second mask, from the same port; its
+	// extended speeds 2 bit says whether the LinkSpeedExt*2 fields (XDR)
+	// mean anything. Zero unless CapabilityMask has IsCapabilityMask2Supported.
+	CapabilityMask2 uint16
 	// Mlnx is the port's Mellanox extended PortInfo (FDR10), nil when
 	// it was not read.
 	Mlnx *mad.MlnxExtPortInfo
@@ -49,6 +53,9 @@ func EndOf(p *discovery.Port) End {
 	e := End{Info: r.PI}
 	if r.CI != nil {
 		e.CapabilityMask = r.CI.CapabilityMask
+		if e.CapabilityMask&uint32(mad.PortCapMaskCapabilityMask2) != 0 {
+			e.CapabilityMask2 = r.CI.CapabilityMask2
+		}
 	}
 	if len(p.MlnxExtPortInfo) > 0 {
 		m := linkrate.MlnxExt(p)
@@ -79,9 +86,38 @@ type Link struct {
 	// ExtSpeed (LinkSpeedExt bits: FDR, EDR, HDR, NDR) means something.
 	ExtSpeeds bool
 	ExtSpeed  Axis
+	// ExtDisabled: judged by what is enabled, an end has its extended
+	// speeds disabled (LinkSpeedExtEnabled 30, IBA 14.2.5.6). ExtSpeed
+	// still holds the bits as they read, as ibportstate compares them.
+	ExtDisabled bool
 	// FDR10 is Mellanox's FDR10, its one bit (MlnxLinkSpeedFDR10); zero
 	// where an end's extension was not read.
 	FDR10 Axis
+	// ExtSpeeds2: both ends announce the LinkSpeedExt*2 fields
+	// (CapabilityMask2, IBA 1.7), so ExtSpeed2 (XDR) means something.
+	ExtSpeeds2 bool
+	ExtSpeed2  Axis
+}
+
+// Below tells whether the link runs narrower or slower than the best
+// both ends have: its width, and its speed on the fastest kind of speed
+// both ends have (XDR, then the extended speeds, then FDR10, then SDR to
+// QDR), as a link trains to the best it can.
+func (l Link) Below() bool { return l.Width.Below() || l.speedAxis().Below() }
+
+// speedAxis is the speed axis that decides the link's speed.
+func (l Link) speedAxis() Axis {
+	switch {
+	case l.ExtSpeeds2 && l.ExtSpeed2.Best != 0:
+		return l.ExtSpeed2
+	case l.ExtSpeed2.Active != 0:
+		return Axis{} // XDR, faster than anything else both could have
+	case l.ExtSpeeds && !l.ExtDisabled && l.ExtSpeed.Best != 0:
+		return l.ExtSpeed
+	case l.FDR10.Best != 0:
+		return l.FDR10
+	}
+	return l.Speed
 }
 
 // UsesExtSpeeds tells whether the link's speed is an extended one: both
@@ -95,6 +131,7 @@ var (
 	widthRank    = []uint8{uint8(mad.LinkWidth12X), uint8(mad.LinkWidth8X), uint8(mad.LinkWidth4X), uint8(mad.LinkWidth2X), uint8(mad.LinkWidth1X)}
 	speedRank    = []uint8{uint8(mad.LinkSpeedQDR), uint8(mad.LinkSpeedDDR), uint8(mad.LinkSpeedSDR)}
 	extSpeedRank = []uint8{uint8(mad.LinkSpeedExtNDR), uint8(mad.LinkSpeedExtHDR), uint8(mad.LinkSpeedExtEDR), uint8(mad.LinkSpeedExtFDR)}
+	xdrRank      = []uint8{uint8(mad.LinkSpeedExt2XDR)}
 	fdr10Rank    = []uint8{uint8(mad.MlnxLinkSpeedFDR10)}
 )
 
@@ -124,13 +161,14 @@ func BestExtSpeed(set uint8) mad.LinkSpeedExt { return mad.LinkSpeedExt(best(set
 func CompareLink(local End, remote *End, basis Basis) Link {
 	l := Link{Basis: basis}
 	lp := local.Info
-	sets := func(e *End) (width, speed, ext, fdr10 uint8) {
+	sets := func(e *End) (width, speed, ext, fdr10, xdr uint8) {
 		pi := e.Info
-		width, speed, ext = pi.LinkWidthSupported, pi.LinkSpeedSupported, pi.LinkSpeedExtSupported
+		width, speed, ext, xdr = pi.LinkWidthSupported, pi.LinkSpeedSupported, pi.LinkSpeedExtSupported, pi.LinkSpeedExtSupported2
 		if basis == Enabled {
 			width = enabledSet(pi.LinkWidthEnabled, width, 255)
 			speed = enabledSet(pi.LinkSpeedEnabled, speed, 15)
 			ext = enabledSet(pi.LinkSpeedExtEnabled, ext, 31)
+			xdr = enabledSet(pi.LinkSpeedExtEnabled2, xdr, 7)
 		}
 		if e.Mlnx != nil {
 			fdr10 = e.Mlnx.LinkSpeedSupported
@@ -139,14 +177,16 @@ func CompareLink(local End, remote *End, basis Basis) Link {
 			}
 			fdr10 &= uint8(mad.MlnxLinkSpeedFDR10)
 		}
-		return width, speed, ext, fdr10
+		return width, speed, ext, fdr10, xdr
 	}
-	w, s, x, f := sets(&local)
-	rw, rs, rx, rf := w, s, x, f
+	w, s, x, f, x2 := sets(&local)
+	rw, rs, rx, rf, rx2 := w, s, x, f, x2
 	extCaps := local.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0
+	ext2Caps := local.CapabilityMask2&uint16(mad.PortCapMask2ExtSpeeds2) != 0
 	if remote != nil {
-		rw, rs, rx, rf = sets(remote)
+		rw, rs, rx, rf, rx2 = sets(remote)
 		extCaps = extCaps && remote.CapabilityMask&uint32(mad.PortCapMaskExtendedSpeeds) != 0
+		ext2Caps = ext2Caps && remote.CapabilityMask2&uint16(mad.PortCapMask2ExtSpeeds2) != 0
 	}
 	var fdr10Active uint8
 	if local.Mlnx != nil {
@@ -155,8 +195,11 @@ func CompareLink(local End, remote *End, basis Basis) Link {
 	l.Width = axis(uint8(lp.LinkWidthActive), w, rw, widthRank)
 	l.Speed = axis(uint8(lp.LinkSpeedActive), s, rs, speedRank)
 	l.ExtSpeeds = extCaps
+	l.ExtDisabled = basis == Enabled && (lp.LinkSpeedExtEnabled == 30 || remote != nil && remote.Info.LinkSpeedExtEnabled == 30)
 	l.ExtSpeed = axis(uint8(lp.LinkSpeedExtActive), x, rx, extSpeedRank)
 	l.FDR10 = axis(fdr10Active, f, rf, fdr10Rank)
+	l.ExtSpeeds2 = ext2Caps
+	l.ExtSpeed2 = axis(uint8(lp.LinkSpeedExtActive2), x2, rx2, xdrRank)
 	return l
 }
 

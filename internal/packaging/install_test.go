@@ -32,15 +32,26 @@ func TestMakeInstallUninstall(t *testing.T) {
 	}
 	runMake("install")
 	bin := filepath.Join(prefix, "bin")
-	if entries, err := os.ReadDir(bin); err != nil || len(entries) != 1 || entries[0].Name() != "ibtool" {
-		t.Errorf("%s holds %v (%v); want only ibtool", bin, entries, err)
+	if entries, err := os.ReadDir(bin); err != nil || len(entries) != 2 || entries[0].Name() != "ibtool" || entries[1].Name() != "ibtool-exporter" {
+		t.Errorf("%s holds %v (%v); want only ibtool and ibtool-exporter", bin, entries, err)
 	}
+	checkExporterUnit(t, prefix)
 	links := filepath.Join(prefix, "lib/ibtool/bin")
 	for _, name := range []string{"perfquery", "ibv_devinfo", "ibstat"} {
 		target, err := os.Readlink(filepath.Join(links, name))
 		if err != nil || filepath.IsAbs(target) || filepath.Join(links, target) != filepath.Join(bin, "ibtool") {
 			t.Errorf("%s/%s -> %q, %v; want a relative link to %s/ibtool", links, name, target, err, bin)
 		}
+	}
+	// The verbs commands run in ibtool-verbs, installed where ibtool looks:
+	// ../lib/ibtool from its directory.
+	if _, err := os.Stat(filepath.Join(prefix, "lib/ibtool/ibtool-verbs")); err != nil {
+		t.Errorf("ibtool-verbs not installed: %v", err)
+	}
+	// (libibverbs is installed here: the Makefile's libibverbs-dev brings it.)
+	if out, err := exec.Command(filepath.Join(links, "ibv_devinfo"), "-l").CombinedOutput(); err != nil || !strings.Contains(string(out), "HCAs found") &&
+		!strings.Contains(string(out), "HCA found") {
+		t.Errorf("ibv_devinfo -l through the installed link: %v, %q", err, out)
 	}
 	out, err := exec.Command(filepath.Join(links, "ibstat"), "-h").CombinedOutput()
 	if len(out) == 0 || err == nil {
@@ -78,6 +89,36 @@ func TestMakeInstallUninstall(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(prefix, "lib/ibtool")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s/lib/ibtool is still there: %v", prefix, err)
+	}
+}
+
+// checkExporterUnit: the exporter's unit starts the installed exporter,
+// and systemd reads it without a complaint; `ibtool exporter` finds the
+// exporter beside ibtool.
+func checkExporterUnit(t *testing.T, prefix string) {
+	t.Helper()
+	unit := filepath.Join(prefix, "lib/systemd/system/ibtool-exporter.service")
+	b, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatalf("the unit is not installed: %v", err)
+	}
+	exporter := filepath.Join(prefix, "bin/ibtool-exporter")
+	if !strings.Contains(string(b), "\nExecStart="+exporter+" $ARGS\n") {
+		t.Errorf("the unit does not start %s:\n%s", exporter, b)
+	}
+	out, err := exec.Command(filepath.Join(prefix, "bin/ibtool"), "exporter", "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ibtool-exporter ") {
+		t.Errorf("ibtool exporter --version: %v, %q", err, out)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Logf("no systemd-analyze: the unit is not verified (%v)", err)
+		return
+	}
+	// verify reports unknown settings and bad values but exits 0: any
+	// output is a complaint.
+	if out, err := exec.Command(analyze, "verify", unit).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify %s: %v\n%s", unit, err, out)
 	}
 }
 

@@ -368,6 +368,25 @@ func (f *Fabric) Console(cmd string) (string, error) {
 	return out, nil
 }
 
+// RestartOpenSM stops OpenSM and starts it again, as an SM failover or an
+// upgrade does to a fabric in service, and waits until the new one has
+// brought the subnet up (within ctx). The LIDs stay: OpenSM keeps them in
+// its cache directory.
+func (f *Fabric) RestartOpenSM(ctx context.Context) error {
+	if f.opensm == nil {
+		return errors.New("simfabric: no OpenSM to restart")
+	}
+	f.opensm.stop(5 * time.Second)
+	// waitReady looks for SUBNET UP in the new OpenSM's log.
+	if err := os.Rename(f.path("osm.log"), f.path(fmt.Sprintf("osm.log.%d", time.Now().UnixNano()))); err != nil {
+		return fmt.Errorf("simfabric: %w", err)
+	}
+	if err := f.startOpenSM(); err != nil {
+		return err
+	}
+	return f.waitReady(ctx)
+}
+
 // Stop ends OpenSM and ibsim (SIGTERM to their process groups, SIGKILL after
 // 2 s), waits for them and removes the temp dir. It may be called any
 // number of times and returns the first call's result.

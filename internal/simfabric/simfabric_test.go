@@ -337,3 +337,26 @@ func TestStartBadTopology(t *testing.T) {
 		t.Errorf("error lacks ibsim's reason: %v", err)
 	}
 }
+
+// A restarted OpenSM brings the subnet up again with the same LIDs, in
+// the one ibsim slot the old one gave back.
+func TestRestartOpenSM(t *testing.T) {
+	RequireTools(t, "smpquery")
+	f := StartT(t, "tiny.net")
+	_, before := f.Pids()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := f.RestartOpenSM(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, after := f.Pids()
+	if after == before || after == 0 {
+		t.Fatalf("OpenSM pid %d before, %d after", before, after)
+	}
+	if out, err := f.Console("Attached"); err != nil || strings.Count(out, "Client ") != 1 || !strings.Contains(out, fmt.Sprintf("pid %d ", after)) {
+		t.Errorf("Attached after the restart: %q, %v; want the new OpenSM alone", out, err)
+	}
+	if r := f.RunC(ctx, "", "smpquery", "nodeinfo", "2"); r.Code != 0 || !strings.Contains(r.Stdout, "Channel Adapter") {
+		t.Errorf("LID 2 after the restart: %s", r)
+	}
+}

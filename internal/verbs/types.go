@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/ibtool/ibtool/internal/ctext"
 )
 
 // NodeType is a device's node type (enum ibv_node_type).
@@ -216,57 +218,8 @@ func (g GID) Hex() string {
 	return b.String()
 }
 
-// String is the GID in IPv6 text form, as glibc's inet_ntop writes it: the
-// longest run of two or more zero groups becomes "::", and IPv4-mapped
-// (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d) addresses end in dotted
-// decimal.
-func (g GID) String() string {
-	var w [8]uint16
-	for i := range w {
-		w[i] = uint16(g[2*i])<<8 | uint16(g[2*i+1])
-	}
-	// Longest run of zero words, the first one on ties; runs of one word
-	// stay as "0".
-	best, bestLen := -1, 0
-	for i := 0; i < 8; {
-		if w[i] != 0 {
-			i++
-			continue
-		}
-		j := i
-		for j < 8 && w[j] == 0 {
-			j++
-		}
-		if j-i > bestLen {
-			best, bestLen = i, j-i
-		}
-		i = j
-	}
-	if bestLen < 2 {
-		best = -1
-	}
-	var b strings.Builder
-	for i := 0; i < 8; i++ {
-		if best >= 0 && i >= best && i < best+bestLen {
-			if i == best {
-				b.WriteByte(':')
-			}
-			continue
-		}
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		if i == 6 && best == 0 && (bestLen == 6 || (bestLen == 5 && w[5] == 0xffff)) {
-			fmt.Fprintf(&b, "%d.%d.%d.%d", g[12], g[13], g[14], g[15])
-			return b.String()
-		}
-		fmt.Fprintf(&b, "%x", w[i])
-	}
-	if best >= 0 && best+bestLen == 8 {
-		b.WriteByte(':')
-	}
-	return b.String()
-}
+// String is the GID in IPv6 text form, as glibc's inet_ntop writes it.
+func (g GID) String() string { return ctext.InetNtop6(g) }
 
 // ParseGID reads a GID in any IPv6 text form or as eight hex groups.
 func ParseGID(s string) (GID, error) {

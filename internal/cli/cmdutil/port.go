@@ -20,6 +20,9 @@ type EngineConfig struct {
 	Timeout    time.Duration
 	RetryCount int // resends; negative for none
 	Window     int // MADs in flight; 0 for the engine's default
+	// Trace, when set, sees every MAD event of the engine (after -d's
+	// lines): the diagnosis counts lost MADs per destination with it.
+	Trace func(rpc.Event)
 }
 
 // OpenEngine opens the local port chosen by -C/-P and starts the MAD engine
@@ -44,6 +47,11 @@ func OpenEngine(env *Env, c *Common, cfg EngineConfig) (*rpc.Engine, error) {
 	opt := rpc.Options{Timeout: time.Duration(ms) * time.Millisecond, Retries: retries, Window: cfg.Window}
 	if c.Debug > 0 {
 		opt.Trace = traceTo(env.IO.Err, c.Debug)
+	}
+	if debug, own := opt.Trace, cfg.Trace; own != nil && debug != nil {
+		opt.Trace = func(ev rpc.Event) { debug(ev); own(ev) }
+	} else if own != nil {
+		opt.Trace = own
 	}
 	eng := rpc.New(port, opt)
 	if c.Stats {
@@ -111,7 +119,10 @@ func traceTo(w io.Writer, level int) func(rpc.Event) {
 	}
 }
 
-// HexDump is libibmad's xdump: 2-byte groups, 16 bytes a line.
+// HexDump is libibmad's xdump: 2-byte groups, 16 bytes a line. (xdump
+// also leaves a blank before the last newline when the length is even and
+// no multiple of 16; smpdump's 64 bytes never are, and decode_mad's dumps
+// are its own.)
 func HexDump(b []byte) string {
 	const digits = "0123456789abcdef"
 	out := make([]byte, 0, len(b)*3)

@@ -95,8 +95,7 @@ func ParseCDRPath(s string) ([]byte, bool) {
 	var path []byte
 	for {
 		item, rest, more := strings.Cut(s, ",")
-		v, _ := ctext.Strtoul(ctext.AtoiPrefix(item))
-		path = append(path, byte(v))
+		path = append(path, byte(ctext.Atoi(item)))
 		if !more || rest == "" {
 			break
 		}

@@ -1,6 +1,9 @@
 package cmdutil
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // A scoped GID chooses the local port when -C and -P do not.
 func TestScopeLocalPort(t *testing.T) {
@@ -24,5 +27,21 @@ func TestScopeLocalPort(t *testing.T) {
 		if c.CA != tc.wantCA || c.Port != tc.wantPort {
 			t.Errorf("%q (-C %q -P %q): -C %q -P %q; want %q %q", tc.target, tc.ca, tc.port, c.CA, c.Port, tc.wantCA, tc.wantPort)
 		}
+	}
+}
+
+// str2drpath reads each hop with atoi: decimal ("08" is 8, not octal),
+// up to the first non-digit, cut to a byte.
+func TestParseCDRPathReadsAsAtoi(t *testing.T) {
+	for in, want := range map[string]string{
+		"0,08,010": "[0 8 10]", "0,8x,abc": "[0 8 0]", "0,-1": "[0 255]", "0,257": "[0 1]", "0,": "[0]",
+	} {
+		got, ok := ParseCDRPath(in)
+		if !ok || fmt.Sprint(got) != want {
+			t.Errorf("ParseCDRPath(%q) = %v, %v; want %s", in, got, ok, want)
+		}
+	}
+	if _, ok := ParseCDRPath(""); ok {
+		t.Error(`ParseCDRPath("") is a path`)
 	}
 }

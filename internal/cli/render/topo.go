@@ -46,19 +46,6 @@ func FindPortNode(f *discovery.Fabric, guid uint64) *discovery.Node {
 	return nil
 }
 
-// NodeTypeName is libibmad's mad_dump_node_type.
-func NodeTypeName(t int) string {
-	switch t {
-	case discovery.NodeCA:
-		return "Channel Adapter"
-	case discovery.NodeSwitch:
-		return "Switch"
-	case discovery.NodeRouter:
-		return "Router"
-	}
-	return fmt.Sprintf("?(%d)", t)
-}
-
 // topoPrinter renders a fabric as ibnetdiscover (infiniband-diags 44).
 type topoPrinter struct {
 	W     *bufio.Writer
@@ -201,25 +188,13 @@ func (tp *topoPrinter) outSwitch(n *discovery.Node, group bool, chname *string, 
 	tp.printf("\n")
 }
 
-func caTypeNames(t int) (lower, upper string) {
-	switch t {
-	case discovery.NodeCA:
-		return "ca", "Ca"
-	case discovery.NodeRouter:
-		return "rt", "Rt"
-	}
-	return "???", "???"
-}
-
 func (tp *topoPrinter) caDetail(n *discovery.Node, prefix string) {
-	_, typ := caTypeNames(n.Type)
-	tp.printf("%s%s\t%d %s\t\t# \"%s\"", prefix, typ, n.NumPorts, quotedName(n), cleanDesc(n))
+	tp.printf("%s%s\t%d %s\t\t# \"%s\"", prefix, ctext.TopologyNodeType(n.Type), n.NumPorts, quotedName(n), cleanDesc(n))
 }
 
 func (tp *topoPrinter) outCA(n *discovery.Node, group bool, chname *string, idPrefix, caPrefix string) {
 	tp.outIDs(n, group, chname, idPrefix)
-	typ, _ := caTypeNames(n.Type)
-	tp.printf("%s%sguid=0x%x\n", idPrefix, typ, n.GUID)
+	tp.printf("%s%sguid=0x%x\n", idPrefix, ctext.TopologyGUIDType(n.Type), n.GUID)
 	tp.caDetail(n, caPrefix)
 	if group && discovery.IsXsigoHCA(n.GUID) {
 		tp.printf(" (scp)")
@@ -394,6 +369,19 @@ func (tp *topoPrinter) Topology(group, reportHops bool) {
 	})
 }
 
+// TopologyNodes lists the nodes in the order Topology prints them, a node
+// once each time it prints (with grouping, a chassis' spines and lines
+// print again among its switches).
+func (tp *topoPrinter) TopologyNodes(group bool) []*discovery.Node {
+	var out []*discovery.Node
+	for _, it := range tp.topologyItems(group) {
+		if it.node != nil {
+			out = append(out, it.node)
+		}
+	}
+	return out
+}
+
 // topoItem is one piece of the topology file: text, or a node with its
 // ports.
 type topoItem struct {
@@ -475,32 +463,11 @@ func (tp *topoPrinter) ListNodes(list int) {
 			continue
 		}
 		for _, n := range TypeList(tp.f, t) {
-			typ := "???"
-			switch n.Type {
-			case discovery.NodeSwitch:
-				typ = "Switch"
-			case discovery.NodeCA:
-				typ = "Ca"
-			case discovery.NodeRouter:
-				typ = "Router"
-			}
 			ni := n.Info()
 			tp.printf("%s\t : 0x%016x ports %d devid 0x%x vendid 0x%x \"%s\"\n",
-				typ, n.GUID, n.NumPorts, ni.DeviceID, ni.VendorID, tp.Name(n))
+				ctext.NodeListType(n.Type), n.GUID, n.NumPorts, ni.DeviceID, ni.VendorID, tp.Name(n))
 		}
 	}
-}
-
-func typeShort(t int) string {
-	switch t {
-	case discovery.NodeSwitch:
-		return "SW"
-	case discovery.NodeCA:
-		return "CA"
-	case discovery.NodeRouter:
-		return "RT"
-	}
-	return "??"
 }
 
 // PortsReport is -p: every port of every node, highest port first.
@@ -521,9 +488,9 @@ func (tp *topoPrinter) PortsReport() {
 				lid = n.SMALID
 			}
 			name := tp.Name(n)
-			tp.printf("%2s %5d %2d 0x%016x %s %s", typeShort(n.Type), lid, port.Num, port.GUID, width, r.CompatSpeed())
+			tp.printf("%2s %5d %2d 0x%016x %s %s", ctext.PortsReportNodeType(n.Type), lid, port.Num, port.GUID, width, r.CompatSpeed())
 			if rem := port.Remote; rem != nil {
-				tp.printf(" - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", typeShort(rem.Node.Type), fabricdoc.RemoteLID(rem),
+				tp.printf(" - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", ctext.PortsReportNodeType(rem.Node.Type), fabricdoc.RemoteLID(rem),
 					rem.Num, rem.GUID, name, tp.Name(rem.Node))
 			} else {
 				tp.printf("%36s'%s'\n", "", name)

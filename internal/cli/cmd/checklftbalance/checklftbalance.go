@@ -145,9 +145,9 @@ func errnoText(err error) string {
 }
 
 var (
-	lftUnicastRE = cmdutil.LazyRegexp(`Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`)
-	lftHostRE    = cmdutil.LazyRegexp(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
-	lftPathRE    = cmdutil.LazyRegexp(`.+ (.+) : \(path #. out of .: portguid .+\)`)
+	lftUnicastRE = cmdutil.LazyRegexp{Expr: `Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`}
+	lftHostRE    = cmdutil.LazyRegexp{Expr: `.+ (.+) : \(.+ portguid .+: '(.+)'\)`}
+	lftPathRE    = cmdutil.LazyRegexp{Expr: `.+ (.+) : \(path #. out of .: portguid .+\)`}
 )
 
 // lineKind is what the script makes of a line, by the words in it.
@@ -177,19 +177,19 @@ func parseLine(line string) lftLine {
 	switch {
 	case strings.Contains(line, "Unicast"):
 		l := lftLine{kind: lineSwitch}
-		if m := lftUnicastRE().FindStringSubmatch(line); m != nil {
+		if m := lftUnicastRE.Get().FindStringSubmatch(line); m != nil {
 			l.guid, l.name, l.named = m[1], m[2], true
 		}
 		return l
 	case strings.Contains(line, "Channel") || strings.Contains(line, "Router"):
 		l := lftLine{kind: lineHost}
-		if m := lftHostRE().FindStringSubmatch(line); m != nil {
+		if m := lftHostRE.Get().FindStringSubmatch(line); m != nil {
 			l.port, l.host = m[1], m[2]
 		}
 		return l
 	case strings.Contains(line, "path"):
 		l := lftLine{kind: linePath}
-		if m := lftPathRE().FindStringSubmatch(line); m != nil {
+		if m := lftPathRE.Get().FindStringSubmatch(line); m != nil {
 			l.port = m[1]
 		}
 		return l

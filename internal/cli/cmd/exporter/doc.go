@@ -1,3 +1,4 @@
-// Package exporter is the "ibtool exporter" command: the Prometheus exporter
-// of internal/exporter, served over HTTP or written once.
+// Package exporter is the "ibtool exporter" command: it runs
+// ibtool-exporter (cmd/ibtool-exporter), the Prometheus exporter, with its
+// arguments, so that ibtool itself links no Prometheus library.
 package exporter

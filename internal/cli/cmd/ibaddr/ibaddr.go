@@ -38,6 +38,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/ctext"
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -154,7 +155,7 @@ func runIbaddr(env *cmdutil.Env, opts *ibaddrOptions, args []string) (cmdutil.Re
 func (r *ibaddrResult) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if r.showGID {
-		fmt.Fprintf(&b, "GID %s ", inetNtop6(r.GID))
+		fmt.Fprintf(&b, "GID %s ", ctext.InetNtop6(r.GID))
 	}
 	switch {
 	case r.showLID && r.decimal:
@@ -165,60 +166,4 @@ func (r *ibaddrResult) WriteText(w io.Writer) error {
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// inetNtop6 formats an IPv6 address (a GID) exactly as glibc's inet_ntop
-// does, which infiniband-diags prints: the longest run of two or more zero
-// groups (the first of equal runs) becomes "::", and an address whose first
-// six groups are zero (or five and then ffff) ends in dotted IPv4 form.
-// Go's netip differs in that last case.
-func inetNtop6(a [16]byte) string {
-	var words [8]uint16
-	for i := range words {
-		words[i] = binary.BigEndian.Uint16(a[2*i:])
-	}
-	bestBase, bestLen, curBase, curLen := -1, 0, -1, 0
-	for i, w := range words {
-		if w == 0 {
-			if curBase < 0 {
-				curBase, curLen = i, 1
-			} else {
-				curLen++
-			}
-			continue
-		}
-		if curBase >= 0 {
-			if bestBase < 0 || curLen > bestLen {
-				bestBase, bestLen = curBase, curLen
-			}
-			curBase = -1
-		}
-	}
-	if curBase >= 0 && (bestBase < 0 || curLen > bestLen) {
-		bestBase, bestLen = curBase, curLen
-	}
-	if bestBase >= 0 && bestLen < 2 {
-		bestBase = -1
-	}
-	var b strings.Builder
-	for i := 0; i < 8; i++ {
-		if bestBase >= 0 && i >= bestBase && i < bestBase+bestLen {
-			if i == bestBase {
-				b.WriteByte(':')
-			}
-			continue
-		}
-		if i != 0 {
-			b.WriteByte(':')
-		}
-		if i == 6 && bestBase == 0 && (bestLen == 6 || bestLen == 5 && words[5] == 0xffff) {
-			fmt.Fprintf(&b, "%d.%d.%d.%d", a[12], a[13], a[14], a[15])
-			break
-		}
-		fmt.Fprintf(&b, "%x", words[i])
-	}
-	if bestBase >= 0 && bestBase+bestLen == 8 {
-		b.WriteByte(':')
-	}
-	return b.String()
 }

@@ -8,27 +8,46 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/cli/render"
+	"github.com/ibtool/ibtool/internal/ctext"
+	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/fabricids"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-// ibidsverify: infiniband-diags' ibidsverify.pl. It reads the fabric as
-// `ibnetdiscover -g` prints it, from a file it keeps in
+// ibidsverify: infiniband-diags' ibidsverify.pl. The script reads the
+// fabric as `ibnetdiscover -g` prints it, from a file it keeps in
 // /var/cache/infiniband-diags (written on first use or with -R, reused
 // otherwise), and reports zero LIDs and LIDs, node GUIDs and port GUIDs
-// that appear twice. ibtool writes and reads the same file and reads it
-// with the script's own patterns, so its findings and their order are the
-// script's, quirks included: GUIDs are compared as the text ibnetdiscover
-// prints (a switch's port GUID in its short %x form), and the script's
-// zero-GUID test compares that text with "0", so it never reports one.
+// that appear twice. ibtool writes and reads the same file. When it
+// discovers the fabric (-R, no file yet, or --load-cache) it checks the
+// fabric model itself, reading its IDs in the file's order; an existing
+// file it reads with the script's own patterns (topofile.go). Either way
+// the IDs are checked by fabricids under the script's rules, and the
+// findings and their order are the script's, quirks included:
+//   - only base LIDs are compared, a CA's for each linked port, a
+//     switch's of its port 0; a GUID is named by the LID of the port it
+//     was read with;
+//   - a node the file prints twice (a chassis' spine and line switches
+//     under -g) has its LID and GUIDs reported as duplicates of its own;
+//   - a port GUID is checked against the node GUIDs read before it only;
+//   - the zero-GUID test compares the GUID's text with "0", so it never
+//     reports one;
+//   - a CA's port GUID is read up to the last ')' of its line, which on a
+//     link to a CA or router, or to a node whose name holds a ')', is no
+//     GUID: such a port GUID is never compared.
+// Deliberate differences, on texts the C tools do not write: IDs compare
+// as numbers, so a hand-edited file that writes one ID two ways ("0x10",
+// "0x0010") or an ID that is no number reads differently; and a node name
+// holding the script's patterns ("# lid 5 ") does not change what is read
+// of a model.
 
 // IdsCacheDir is where the script keeps its ibnetdiscover output
 // (IBswcountlimits.pm's cache_dir).
@@ -75,26 +94,6 @@ type idsProblem struct {
 	Text string `json:"text"`
 }
 
-// idsLID and idsGUID read the topology's texts for JSON (nil when they
-// do not parse).
-func idsLID(s string) *uint16 {
-	n, err := strconv.ParseUint(s, 10, 16)
-	if err != nil {
-		return nil
-	}
-	v := uint16(n)
-	return &v
-}
-
-func idsGUID(s string) *mad.GUID {
-	n, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
-	if err != nil || !strings.HasPrefix(s, "0x") {
-		return nil
-	}
-	g := mad.GUID(n)
-	return &g
-}
-
 type IdsResult struct {
 	TopologyFile string       `json:"topology_file,omitempty"`
 	Problems     []idsProblem `json:"problems"`
@@ -112,9 +111,11 @@ func (r *IdsResult) WriteText(w io.Writer) error {
 func runIbidsverify(env *cmdutil.Env, opts *ibidsverifyOptions) error {
 	c := &opts.Common
 	res := &IdsResult{Problems: []idsProblem{}}
-	text, err := idsTopology(env, opts, res)
+	uses, err := idsUses(env, opts, res)
 	if err == nil {
-		res.Problems = verifyIDs(text)
+		for _, p := range fabricids.Check(uses, fabricids.Script) {
+			res.Problems = append(res.Problems, scriptProblem(p))
+		}
 	}
 	if err := cmdutil.Finish(env, c, "ibidsverify", res, err); err != nil {
 		return err
@@ -125,13 +126,17 @@ func runIbidsverify(env *cmdutil.Env, opts *ibidsverifyOptions) error {
 	return nil
 }
 
-// idsTopology is the fabric as ibnetdiscover -g prints it: the script's
-// file (written first when missing or with -R), or the --load-cache
-// fabric.
-func idsTopology(env *cmdutil.Env, opts *ibidsverifyOptions, res *IdsResult) ([]byte, error) {
+// idsUses are the fabric's IDs as the script reads them: from its file
+// when that exists (and -R does not ask for a new one), else from the
+// fabric discovered (or --load-cache), whose file it writes first.
+func idsUses(env *cmdutil.Env, opts *ibidsverifyOptions, res *IdsResult) ([]fabricids.Use, error) {
 	c := &opts.Common
 	if opts.src.LoadCache != "" {
-		return idsRender(env, opts)
+		f, names, err := idsFabric(env, opts)
+		if err != nil {
+			return nil, err
+		}
+		return scriptUses(render.NewTopoPrinter(f, names, false), names), nil
 	}
 	if err := os.MkdirAll(IdsCacheDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", IdsCacheDir, err)
@@ -140,150 +145,88 @@ func idsTopology(env *cmdutil.Env, opts *ibidsverifyOptions, res *IdsResult) ([]
 	res.TopologyFile = file
 	if !opts.regenerate {
 		text, err := os.ReadFile(file)
-		if err == nil || !errors.Is(err, os.ErrNotExist) {
-			return text, err
+		if err == nil {
+			return readTopology(text), nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
 		}
 	}
-	text, err := idsRender(env, opts)
-	if err != nil {
-		return nil, err
-	}
-	return text, os.WriteFile(file, text, 0o644)
-}
-
-// idsRender discovers the fabric (or loads --load-cache) and prints it as
-// ibnetdiscover -g does.
-func idsRender(env *cmdutil.Env, opts *ibidsverifyOptions) ([]byte, error) {
-	f, err := cmdutil.NetdiscFabric(env, &opts.Common, &opts.src, nil)
+	f, names, err := idsFabric(env, opts)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	tp := render.NewTopoPrinter(f, opts.src.Names(env.IO.Err), false)
+	tp := render.NewTopoPrinter(f, names, false)
 	tp.W = bufio.NewWriter(&buf)
 	tp.Topology(true, false)
-	return buf.Bytes(), tp.W.Flush()
+	if err := tp.W.Flush(); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	return scriptUses(tp, names), nil
 }
 
-// The script's patterns, as it applies them to each line (newline
-// included; Go's leftmost-first matching picks the submatches Perl's
-// backtracking does).
-var (
-	idsCAGUID      = cmdutil.LazyRegexp(`^caguid=(.*)`)
-	idsRtGUID      = cmdutil.LazyRegexp(`^rtguid=(.*)`)
-	idsSwGUID      = cmdutil.LazyRegexp(`^switchguid=(.*)`)
-	idsSwGUIDPort  = cmdutil.LazyRegexp(`^switchguid=(.*)\((.*)\)`)
-	idsSwitch      = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
-	idsCA          = cmdutil.LazyRegexp(`^Ca.*`)
-	idsRt          = cmdutil.LazyRegexp(`^Rt.*`)
-	idsPeerSwitch  = cmdutil.LazyRegexp(`"S-(.*)# lid (\d+) .*`)
-	idsPeerCA      = cmdutil.LazyRegexp(`^.*"H-(.*)# lid (\d+) .*`)
-	idsPeerRouter  = cmdutil.LazyRegexp(`^.*"R-(.*)# lid (\d+) .*`)
-	idsCAPortGUID  = cmdutil.LazyRegexp(`^\[(\d+)\]\((.*)\)`)
-	idsLineBreaker = cmdutil.LazyRegexp(`[^\n]*\n|[^\n]+$`)
-)
-
-// idsState is the script's tables and the line being read.
-type idsState struct {
-	lids, nodeGUIDs, portGUIDs map[string]string // LID -> node GUID, GUID -> LID
-	out                        []idsProblem
+// idsFabric discovers the fabric (or loads --load-cache).
+func idsFabric(env *cmdutil.Env, opts *ibidsverifyOptions) (*discovery.Fabric, *nodename.Map, error) {
+	f, err := cmdutil.NetdiscFabric(env, &opts.Common, &opts.src, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, opts.src.Names(env.IO.Err), nil
 }
 
-// verifyIDs reads topology text as ibidsverify.pl does and returns its
-// findings in the order it prints them.
-func verifyIDs(text []byte) []idsProblem {
-	s := &idsState{lids: map[string]string{}, nodeGUIDs: map[string]string{}, portGUIDs: map[string]string{}}
-	var nodeType, nodeGUID, portGUID, lid, firstPort string
-	for _, lineb := range idsLineBreaker().FindAll(text, -1) {
-		line := string(lineb)
-		if m := idsCAGUID().FindStringSubmatch(line); m != nil {
-			nodeGUID, nodeType = m[1], ""
-		} else if m := idsRtGUID().FindStringSubmatch(line); m != nil {
-			nodeGUID, nodeType = m[1], ""
-		}
-		if m := idsSwGUID().FindStringSubmatch(line); m != nil {
-			nodeGUID, portGUID, nodeType = m[1], "", ""
-		}
-		if m := idsSwGUIDPort().FindStringSubmatch(line); m != nil {
-			nodeGUID, portGUID = m[1], "0x"+m[2]
-		}
-		if m := idsSwitch().FindStringSubmatch(line); m != nil {
-			nodeType, firstPort, lid = "switch", "yes", m[3]
-			s.insertLID(lid, nodeGUID, nodeType)
-			s.insertNodeGUID(lid, nodeGUID, nodeType)
-			if portGUID != "" {
-				s.insertPortGUID(lid, portGUID, nodeType, nodeGUID)
+// topoPrinter is what scriptUses needs of render's topology printer.
+type topoPrinter interface {
+	TopologyNodes(group bool) []*discovery.Node
+	Name(n *discovery.Node) string
+}
+
+// scriptUses are the IDs of the fabric in the order ibnetdiscover -g
+// prints them, less the port GUIDs the script cannot read: a CA's or
+// router's port line holds a ')' after its port GUID when the peer is no
+// switch (the peer's port GUID follows) or the peer's name (the node name
+// map's) holds one, and the script's pattern reads up to the last.
+func scriptUses(tp topoPrinter, names *nodename.Map) []fabricids.Use {
+	uses := fabricids.Uses(tp.TopologyNodes(true))
+	out := uses[:0]
+	for _, u := range uses {
+		if u.ID == fabricids.PortGUID && u.Node.Type != discovery.NodeSwitch {
+			peer := u.Node.Port(u.Port).Remote.Node
+			if peer.Type != discovery.NodeSwitch || strings.Contains(tp.Name(peer), ")") {
+				continue
 			}
 		}
-		if idsCA().MatchString(line) {
-			nodeType, firstPort = "ca", "yes"
-		}
-		if idsRt().MatchString(line) {
-			nodeType, firstPort = "router", "yes"
-		}
-		if nodeType != "ca" && nodeType != "router" {
-			continue
-		}
-		for _, re := range []*regexp.Regexp{idsPeerSwitch(), idsPeerCA(), idsPeerRouter()} {
-			if m := re.FindStringSubmatch(line); m != nil {
-				lid = m[2]
-				s.insertLID(lid, nodeGUID, nodeType)
-				if firstPort == "yes" {
-					s.insertNodeGUID(lid, nodeGUID, nodeType)
-					firstPort = "no"
-				}
-			}
-		}
-		if m := idsCAPortGUID().FindStringSubmatch(line); m != nil {
-			portGUID = "0x" + m[2]
-			s.insertPortGUID(lid, portGUID, nodeType, nodeGUID)
-		}
+		out = append(out, u)
 	}
-	return s.out
+	return out
 }
 
-func (s *idsState) report(p idsProblem, format string, args ...any) {
-	p.Text = fmt.Sprintf(format, args...)
-	s.out = append(s.out, p)
-}
-
-// insertLID: a LID must not be 0 (the script compares the text with "0")
-// nor seen before.
-func (s *idsState) insertLID(lid, nodeGUID, nodeType string) {
-	if lid == "0" {
-		s.report(idsProblem{Kind: "zero_lid", LID: idsLID(lid), NodeGUID: idsGUID(nodeGUID), NodeType: nodeType},
-			"LID 0 found for %s NodeGUID %s\n", nodeType, nodeGUID)
-		return
+// scriptProblem is a problem as the script prints it, and its JSON.
+func scriptProblem(p fabricids.Problem) idsProblem {
+	u := p.Use
+	lid, node, port := u.LID, mad.GUID(u.NodeGUID), mad.GUID(u.Value)
+	out := idsProblem{Kind: string(p.Kind), LID: &lid, NodeGUID: &node, NodeType: ctext.IdsScriptNodeType(u.NodeType)}
+	switch p.Kind {
+	case fabricids.ZeroLID:
+		out.Text = fmt.Sprintf("LID 0 found for %s NodeGUID 0x%x\n", out.NodeType, u.NodeGUID)
+	case fabricids.DuplicateLID:
+		firstNode := mad.GUID(p.First.NodeGUID)
+		out.FirstNodeGUID = &firstNode
+		out.Text = fmt.Sprintf("LID %d already defined for NodeGUID 0x%x\n", u.Value, p.First.NodeGUID)
+	case fabricids.DuplicateNodeGUID:
+		firstLID := p.First.LID
+		out.FirstLID = &firstLID
+		out.Text = fmt.Sprintf("NodeGUID 0x%x already defined for LID %d\n", u.Value, firstLID)
+	case fabricids.DuplicatePortGUID:
+		firstLID := p.First.LID
+		out.PortGUID, out.FirstLID = &port, &firstLID
+		out.Text = fmt.Sprintf("PortGUID 0x%x already defined for LID %d\n", u.Value, firstLID)
+	case fabricids.PortGUIDIsNodeGUID:
+		out.PortGUID = &port
+		out.Text = fmt.Sprintf("PortGUID 0x%x is an invalid duplicate of a NodeGUID\n", u.Value)
 	}
-	if first, ok := s.lids[lid]; ok {
-		s.report(idsProblem{Kind: "duplicate_lid", LID: idsLID(lid), NodeGUID: idsGUID(nodeGUID), NodeType: nodeType, FirstNodeGUID: idsGUID(first)},
-			"LID %s already defined for NodeGUID %s\n", lid, first)
-		return
-	}
-	s.lids[lid] = nodeGUID
-}
-
-// (The script's zero-GUID test compares GUID text with the number 0, which
-// Perl prints "0": no GUID text ever equals it, so there is none here.)
-
-func (s *idsState) insertNodeGUID(lid, nodeGUID, nodeType string) {
-	if first, ok := s.nodeGUIDs[nodeGUID]; ok {
-		s.report(idsProblem{Kind: "duplicate_node_guid", LID: idsLID(lid), NodeGUID: idsGUID(nodeGUID), NodeType: nodeType, FirstLID: idsLID(first)},
-			"NodeGUID %s already defined for LID %s\n", nodeGUID, first)
-		return
-	}
-	s.nodeGUIDs[nodeGUID] = lid
-}
-
-func (s *idsState) insertPortGUID(lid, portGUID, nodeType, nodeGUID string) {
-	if first, ok := s.portGUIDs[portGUID]; ok {
-		s.report(idsProblem{Kind: "duplicate_port_guid", LID: idsLID(lid), PortGUID: idsGUID(portGUID), NodeGUID: idsGUID(nodeGUID), NodeType: nodeType, FirstLID: idsLID(first)},
-			"PortGUID %s already defined for LID %s\n", portGUID, first)
-		return
-	}
-	s.portGUIDs[portGUID] = lid
-	if _, isNode := s.nodeGUIDs[portGUID]; nodeGUID != portGUID && isNode {
-		s.report(idsProblem{Kind: "port_guid_is_node_guid", LID: idsLID(lid), PortGUID: idsGUID(portGUID), NodeGUID: idsGUID(nodeGUID), NodeType: nodeType},
-			"PortGUID %s is an invalid duplicate of a NodeGUID\n", portGUID)
-	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/internal/cache"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/cli/render"
+	"github.com/ibtool/ibtool/internal/ctext"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -28,9 +29,6 @@ type ibnetdiscoverOptions struct {
 	cacheFile, diffFile                  string
 	diffFlags                            int
 }
-
-// diffKeys are ibnetdiscover's --diffcheck keys.
-var diffKeys = map[string]int{"sw": render.DiffSwitch, "ca": render.DiffCA, "router": render.DiffRouter, "port": render.DiffPort, "lid": render.DiffLID, "nodedesc": render.DiffNodeDesc}
 
 // NewCmd builds the ibnetdiscover command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
@@ -52,6 +50,8 @@ What does not answer is summarised on stderr and left out of the output.`
 	opts.src.AddFlags(fs, query.AllSourceFlags)
 	fs.StringVar(&opts.cacheFile, "cache", "", "filename to cache ibnetdiscover data to")
 	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
+	// ibnetdiscover's --diffcheck keys (built here, not for every command).
+	diffKeys := map[string]int{"sw": render.DiffSwitch, "ca": render.DiffCA, "router": render.DiffRouter, "port": render.DiffPort, "lid": render.DiffLID, "nodedesc": render.DiffNodeDesc}
 	fs.Var(cmdutil.DiffCheck(&opts.diffFlags, diffKeys), "diffcheck", "specify checks to execute for --diff (sw,ca,router,port,lid,nodedesc)")
 	fs.BoolVarP(&opts.ports, "ports", "p", false, "obtain a ports report")
 	fs.BoolVarP(&opts.reportHops, "max_hops", "m", false, "report max hops discovered by the library")
@@ -170,6 +170,6 @@ func foundLine(ev discovery.FoundEvent) string {
 		desc = desc[:i]
 	}
 	return fmt.Sprintf("DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
-		mad.FormatDRPath(ev.Path), prompt, render.NodeTypeName(ev.Node.Type), ev.Node.GUID, port,
+		mad.FormatDRPath(ev.Path), prompt, ctext.MadNodeType(ev.Node.Type), ev.Node.GUID, port,
 		ev.BaseLID, int(ev.BaseLID)+(1<<ev.LMC)-1, desc)
 }

@@ -158,7 +158,7 @@ func ibstat(env *cmdutil.Env, opts *ibstatOptions, args []string) (cmdutil.Resul
 		p := findPortNum(c, devPort)
 		if p == nil {
 			return nil, fmt.Errorf("stat of IB device '%s' failed: %s: '%s' has no port number %d - max (%d)",
-				c.Name, nodeTypeWord(c.NodeType), c.Name, devPort, cmdutil.NumPorts(c))
+				c.Name, ctext.UmadNodeType(c.NodeType), c.Name, devPort, cmdutil.NumPorts(c))
 		}
 		j := ibstatCAToJSON(c, false)
 		j.Ports = []IbstatPortJSON{ibstatPortToJSON(p)}
@@ -183,7 +183,7 @@ type IbstatResult struct {
 func (r *IbstatResult) WriteText(w io.Writer) error {
 	if r.port != nil {
 		c := &r.cas[0]
-		fmt.Fprintf(w, "%s: '%s'\n", nodeTypeWord(c.NodeType), cString(c.Name, 20))
+		fmt.Fprintf(w, "%s: '%s'\n", ctext.UmadNodeType(c.NodeType), cString(c.Name, 20))
 		writeIbstatPort(w, r.port, true)
 		return nil
 	}
@@ -276,10 +276,6 @@ func cString(s string, size int) string {
 	return s
 }
 
-func nodeTypeWord(t int) string { return lookupWord(nodeTypeWords, t) }
-
-var nodeTypeWords = []string{"???", "CA", "Switch", "Router", "iWARP RNIC"}
-
 var ibstatPortStates = []string{"???", "Down", "Initializing", "Armed", "Active"}
 
 var ibstatPhysStates = []string{"No state change", "Sleep", "Polling", "Disabled",
@@ -313,7 +309,7 @@ func linkLayer(p *umad.PortInfo) string {
 }
 
 func writeIbstatCA(w io.Writer, c *umad.CA) {
-	word := nodeTypeWord(c.NodeType)
+	word := ctext.UmadNodeType(c.NodeType)
 	fmt.Fprintf(w, "%s '%s'\n", word, cString(c.Name, 20))
 	fmt.Fprintf(w, "\t%s type: %s\n", word, cString(c.Type, 40))
 	fmt.Fprintf(w, "\tNumber of ports: %d\n", cmdutil.NumPorts(c))

@@ -1,0 +1,11 @@
+// Package diagnose is the one-sweep diagnosis of a fabric ("ibtool
+// diagnose", docs/diagnose.md): a Sweep reads everything the checks need
+// into a Snapshot, the Checks judge it, and Run orders their Findings
+// into a Report. Checks never ask the fabric themselves, so a snapshot
+// saved with Save and read back with Load is judged the same offline.
+//
+// A check is a family of rules with stable finding codes
+// ("links.port_init"): walk, sm, nodes, links and topology live here, one
+// file each. The sweep only reads: Gets through the query layer, never a
+// Set, never a counter reset.
+package diagnose
