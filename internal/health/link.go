@@ -103,7 +103,11 @@ type Link struct {
 // both ends have: its width, and its speed on the fastest kind of speed
 // both ends have (XDR, then the extended speeds, then FDR10, then SDR to
 // QDR), as a link trains to the best it can.
-func (l Link) Below() bool { return l.Width.Below() || l.speedAxis().Below() }
+func (l Link) Below() bool { return l.Width.Below() || l.SpeedBelow() }
+
+// SpeedBelow tells whether the link runs slower than the best both ends
+// have, on the fastest kind of speed both have.
+func (l Link) SpeedBelow() bool { return l.speedAxis().Below() }
 
 // speedAxis is the speed axis that decides the link's speed.
 func (l Link) speedAxis() Axis {
