@@ -43,13 +43,13 @@ type peerBest struct {
 // linkCapability is one link's width and speed against its ends', as
 // the rule needs them.
 type linkCapability struct {
-	supported, enabled  health.Link
-	lanes, supLanes     int // active and best supported
-	speed, supSpeed     int // ranks (speedRank) of the active and best supported speeds
-	speedText, supText  string
-	enabledWidth        mad.LinkWidth
-	enabledSpeed        string
-	judgeWidth, judgeSp bool
+	supported, enabled     health.Link
+	lanes, supLanes        int // active and best supported
+	speed, supSpeed        int // ranks (speedRank) of the active and best supported speeds
+	speedText, supText     string
+	enabledWidth           mad.LinkWidth
+	enabledSpeed           string
+	judgeWidth, judgeSpeed bool
 }
 
 func capabilityOf(l *link) linkCapability {
@@ -67,7 +67,10 @@ func capabilityOf(l *link) linkCapability {
 	// A switch without port 0 has no capability mask: its speed is not
 	// known ("???"), and neither is its width's meaning.
 	c.judgeWidth = c.lanes > 0 && c.supLanes > 0 && l.arate.CI != nil
-	c.judgeSp = c.speed > 0 && c.supSpeed > 0
+	// A speed beyond the best both support is judged on another kind of
+	// speed than it runs at (the far end's capability mask not read):
+	// not comparable.
+	c.judgeSpeed = c.speed > 0 && c.supSpeed > 0 && c.speed <= c.supSpeed
 	return c
 }
 
@@ -82,7 +85,7 @@ func capabilityRule(ls []*link) linkRule {
 		if c.judgeWidth {
 			peers.width[c.supLanes] = max(peers.width[c.supLanes], c.lanes)
 		}
-		if c.judgeSp {
+		if c.judgeSpeed {
 			peers.speed[c.supSpeed] = max(peers.speed[c.supSpeed], c.speed)
 		}
 	}
@@ -109,7 +112,7 @@ func capabilityRule(ls []*link) linkRule {
 				Field{"enabled_width", jsonv.WidthOf(c.enabledWidth)}, Field{"supported_width", supWidth}, Field{"peers_width", peer})
 		}
 		switch {
-		case !c.judgeSp:
+		case !c.judgeSpeed:
 		case c.enabled.SpeedBelow():
 			add("links.below_enabled_speed", Error,
 				fmt.Sprintf("the link runs at %s, both ends are enabled for %s", c.speedText, c.enabledSpeed),

@@ -50,6 +50,9 @@ func counterPorts(f *discovery.Fabric) []query.CounterPort {
 // reads' starts, to the millisecond.
 func readCounters(ctx context.Context, c *query.Client, f *discovery.Fabric, interval time.Duration) *CounterReads {
 	ports := counterPorts(f)
+	if len(ports) == 0 {
+		return &CounterReads{} // nothing to wait for
+	}
 	opts := query.CounterOptions{Caps: query.ReadCaps(ctx, c, ports, 0), WantExtended: (*query.PMACaps).ExtendedErrors}
 	start := time.Now()
 	r := &CounterReads{First: query.ReadCounters(ctx, c, ports, opts)}

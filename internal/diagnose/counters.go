@@ -191,6 +191,11 @@ func intervalFinding(s *Snapshot) Finding {
 		}
 	}
 	f := Finding{Code: "counters.interval", Severity: Info}
+	if len(r.First) == 0 {
+		f.Message = "no port's counters read: no linked port is Armed or Active with a LID"
+		f.Evidence = []Field{{"ports", 0}, {"interval_ms", int64(0)}}
+		return f
+	}
 	if r.Second == nil {
 		f.Message = fmt.Sprintf("the counters of %d %s read once (an interval of 0): totals judged, no rises", read, plural(read, "port", "ports"))
 		f.Evidence = []Field{{"ports", read}, {"interval_ms", int64(0)}}

@@ -273,6 +273,10 @@ func TestCountersThresholdsAndNoInterval(t *testing.T) {
 	if found[0].Message != "the counters of 7 ports read once (an interval of 0): totals judged, no rises" {
 		t.Errorf("message %q", found[0].Message)
 	}
+	tn.s.Counters = &CounterReads{}
+	if got := run(t, countersCheck{}, tn.s, nil); len(got) != 1 || got[0].Message != "no port's counters read: no linked port is Armed or Active with a LID" {
+		t.Errorf("no port read: %+v", got)
+	}
 	tn.s.Counters = nil
 	if _, skipped := (countersCheck{}).Run(tn.s, &Config{}); skipped == "" {
 		t.Error("ran without counters")
