@@ -19,8 +19,8 @@ func at(f Finding, guid uint64, num int) bool {
 func TestCleanFabricHasNoFindings(t *testing.T) {
 	tn := newTiny()
 	for _, c := range Checks() {
-		if c.Name() == "topology" {
-			continue // needs --expect
+		if c.Name() == "topology" || c.Name() == "pkeys" {
+			continue // needs --expect; no port enforces partitions
 		}
 		if got := codes(run(t, c, tn.s, nil)); len(got) != 0 {
 			t.Errorf("%s on a clean fabric: %v", c.Name(), got)

@@ -33,10 +33,14 @@ type Snapshot struct {
 	// MADs are the engine's totals (zero offline).
 	MADs rpc.Stats
 
-	// Counters are two reads of every port's counters Interval apart
-	// (the second nil with an interval of 0), for the counters check;
-	// nil until the sweep reads them with internal/counters' reads.
+	// Counters are two reads of the counters of both ends of every link,
+	// Interval apart (the second nil with an interval of 0), for the
+	// counters check; nil when the sweep did not read them.
 	Counters *CounterReads
+	// Hidden are the nodes behind switch ports that are up but the walk
+	// left without a link (a node whose GUID the walk already knew), for
+	// the ids check.
+	Hidden []HiddenRead
 
 	// The forwarding tables (LFT, MFT, SL2VL) join the snapshot as the
 	// routing model internal/routing reads, beside the reads above, for
@@ -73,15 +77,20 @@ type DestLoss struct {
 	Replies  int
 }
 
-// CounterReads are two reads of the counters of every port.
+// CounterReads are two reads of the counters of every port (readCounters),
+// First[i] and Second[i] of one port.
 type CounterReads struct {
+	// Interval is the time from the start of the first read to the
+	// start of the second, to the millisecond.
 	Interval time.Duration
 	First    []query.PortCounters
-	Second   []query.PortCounters
+	// Second is nil with an interval of 0.
+	Second []query.PortCounters
 }
 
 // Complete reports whether the sweep read everything it set out to: no
-// walk error, no SMInfo or P_Key table that did not answer.
+// walk error, no SMInfo or P_Key table that did not answer (nor a
+// counter or hidden node).
 func (s *Snapshot) Complete() bool {
 	if s.Fabric == nil || len(s.Fabric.Errors) > 0 {
 		return false
@@ -96,11 +105,11 @@ func (s *Snapshot) Complete() bool {
 			return false
 		}
 	}
-	return true
+	return s.healthFailures() == 0
 }
 
-// Failures counts the reads that did not answer: walk errors, SMInfo and
-// P_Key tables.
+// Failures counts the reads that did not answer: walk errors, SMInfo,
+// P_Key tables, counters and hidden nodes.
 func (s *Snapshot) Failures() int {
 	n := 0
 	if s.Fabric != nil {
@@ -116,5 +125,5 @@ func (s *Snapshot) Failures() int {
 			n++
 		}
 	}
-	return n
+	return n + s.healthFailures()
 }

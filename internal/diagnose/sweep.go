@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -18,13 +19,19 @@ type SweepOptions struct {
 	// (LossRecorder.Trace as its trace hook): its counts go into the
 	// snapshot.
 	Loss *LossRecorder
+	// Interval is the time between the two counter reads (--interval);
+	// 0 reads them once.
+	Interval time.Duration
 }
 
 // Sweep reads everything the checks need: the fabric from src (a walk,
 // the SA's records or a cache), then, all at once through the query
-// layer's fan-outs, the SMInfo of every SM port and the P_Key tables
-// where partitions are enforced. It sends Gets only: a diagnosis never
-// changes the fabric, its counters included.
+// layer's fan-outs, the SMInfo of every SM port, the P_Key tables
+// where partitions are enforced, the counters of both ends of every link
+// (twice, opts.Interval apart: the other reads go on meanwhile) and what
+// is behind switch ports that are up but the walk left without a link.
+// It sends Gets only: a diagnosis never changes the fabric, its counters
+// included.
 //
 // The error is the fabric's: without one there is nothing to judge. A
 // read that fails afterwards is the snapshot's (its Err), and the sweep
@@ -47,6 +54,8 @@ func Sweep(ctx context.Context, c *query.Client, src *query.Source, opts SweepOp
 	var wg sync.WaitGroup
 	wg.Go(func() { s.SMInfo = readSMInfo(ctx, c, f) })
 	wg.Go(func() { s.PKeys = readPKeys(ctx, c, f) })
+	wg.Go(func() { s.Counters = readCounters(ctx, c, f, opts.Interval) })
+	wg.Go(func() { s.Hidden = readHidden(ctx, c, f) })
 	wg.Wait()
 	if opts.Loss != nil {
 		s.Loss = opts.Loss.Losses()
