@@ -35,14 +35,25 @@ func (idsCheck) Codes() []CodeInfo {
 	}
 }
 
-var idsCodes = map[fabricids.Kind]string{
-	fabricids.ZeroLID:            "ids.zero_lid",
-	fabricids.DuplicateLID:       "ids.duplicate_lid",
-	fabricids.ZeroNodeGUID:       "ids.zero_node_guid",
-	fabricids.DuplicateNodeGUID:  "ids.duplicate_node_guid",
-	fabricids.ZeroPortGUID:       "ids.zero_port_guid",
-	fabricids.DuplicatePortGUID:  "ids.duplicate_port_guid",
-	fabricids.PortGUIDIsNodeGUID: "ids.port_guid_is_node_guid",
+// idsCode is the finding code of a problem kind.
+func idsCode(k fabricids.Kind) string {
+	switch k {
+	case fabricids.ZeroLID:
+		return "ids.zero_lid"
+	case fabricids.DuplicateLID:
+		return "ids.duplicate_lid"
+	case fabricids.ZeroNodeGUID:
+		return "ids.zero_node_guid"
+	case fabricids.DuplicateNodeGUID:
+		return "ids.duplicate_node_guid"
+	case fabricids.ZeroPortGUID:
+		return "ids.zero_port_guid"
+	case fabricids.DuplicatePortGUID:
+		return "ids.duplicate_port_guid"
+	case fabricids.PortGUIDIsNodeGUID:
+		return "ids.port_guid_is_node_guid"
+	}
+	return ""
 }
 
 func (idsCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
@@ -97,7 +108,7 @@ func idFinding(pr fabricids.Problem, names *nodename.Map) (Finding, bool) {
 	if pr.Kind == fabricids.DuplicatePortGUID && pr.First != nil && pr.First.NodeGUID == u.NodeGUID {
 		return Finding{}, false
 	}
-	f := Finding{Code: idsCodes[pr.Kind], Severity: Error}
+	f := Finding{Code: idsCode(pr.Kind), Severity: Error}
 	var held string
 	if pr.First != nil {
 		held = " " + holderText(pr.First, names)
