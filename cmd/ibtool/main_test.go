@@ -160,3 +160,25 @@ func TestNoExporterDependencies(t *testing.T) {
 		}
 	}
 }
+
+// No package of ibtool's own does work when the program starts: every
+// command pays for what package initialisation does, whatever it runs
+// (issue U). A package-level map, a regexp compiled at package level or
+// a table built by a function call shows up here as that package's init.
+func TestNoPackageInitWork(t *testing.T) {
+	bin := buildIbtool(t)
+	cmd := exec.Command(bin, "perfquery", "--help")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "init runtime") {
+		t.Fatalf("GODEBUG=inittrace=1 traced nothing:\n%s", out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "init github.com/ibtool/ibtool/") {
+			t.Errorf("package initialisation at every start: %s", line)
+		}
+	}
+}
