@@ -144,7 +144,7 @@ func TestSIGINTAnywhereLeavesNothingBehind(t *testing.T) {
 	}
 	t.Logf("life of a run %v; exit codes %v", life, codes)
 
-	if left, _ := filepath.Glob(filepath.Join(dir, ".ibtool-cache-*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
 	onlyOpenSM(t, f, osm)

@@ -67,7 +67,6 @@ const (
 	hashSize      = 137            // HTSZ, the port hash table's size
 	maxStoredKeys = 255            // a node's key count is one byte
 	filePerm      = 0o644          // libibnetdisc creates caches 0644 (& ~umask)
-	tempPattern   = ".ibtool-cache-*"
 )
 
 // HashGUID is libibnetdisc's HASHGUID: the port and node hash tables use

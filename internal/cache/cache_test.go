@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibtool/ibtool/internal/atomicfile"
 	"github.com/ibtool/ibtool/internal/discovery"
 )
 
@@ -500,7 +501,7 @@ func TestWriteAtomic(t *testing.T) {
 		t.Error("file not replaced")
 	}
 	st, _ := os.Stat(path)
-	if want := os.FileMode(0o644) &^ umask(); st.Mode().Perm() != want {
+	if want := os.FileMode(0o644) &^ atomicfile.Umask(); st.Mode().Perm() != want {
 		t.Errorf("mode %v, want %v", st.Mode().Perm(), want)
 	}
 	// A rename that fails (the target is a directory) leaves no temp file.

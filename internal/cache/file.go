@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,11 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
+	"github.com/ibtool/ibtool/internal/atomicfile"
 	"github.com/ibtool/ibtool/internal/discovery"
-	"github.com/ibtool/ibtool/internal/exitclean"
 )
 
 // Read loads the cache at path, and its companion file when there is one
@@ -74,102 +71,37 @@ func WriteWith(path string, f *discovery.Fabric, opts WriteOptions) error {
 		extra = c.marshal()
 	}
 
-	dir := filepath.Dir(path)
-	mainTmp, forgetMain, err := writeTemp(dir, main.Bytes())
-	defer forgetMain()
+	perm := filePerm &^ atomicfile.Umask()
+	mainFile, err := atomicfile.Create(path, perm)
 	if err != nil {
 		return fmt.Errorf("cache: writing %s: %w", path, err)
 	}
-	extraTmp := ""
+	defer mainFile.Abort()
+	if _, err := mainFile.Write(main.Bytes()); err != nil {
+		return fmt.Errorf("cache: writing %s: %w", path, err)
+	}
+	var extraFile *atomicfile.File
 	if extra != nil {
-		var forgetExtra func()
-		extraTmp, forgetExtra, err = writeTemp(dir, extra)
-		defer forgetExtra()
-		if err != nil {
-			os.Remove(mainTmp)
+		if extraFile, err = atomicfile.Create(path+CompanionSuffix, perm); err != nil {
+			return fmt.Errorf("cache: writing %s: %w", path+CompanionSuffix, err)
+		}
+		defer extraFile.Abort()
+		if _, err := extraFile.Write(extra); err != nil {
 			return fmt.Errorf("cache: writing %s: %w", path+CompanionSuffix, err)
 		}
 	}
 	// Main file first: a crash before the companion is renamed leaves an
 	// old companion whose checksum no longer matches, which Read ignores.
-	if err := os.Rename(mainTmp, path); err != nil {
-		os.Remove(mainTmp)
-		if extraTmp != "" {
-			os.Remove(extraTmp)
-		}
+	if err := mainFile.Commit(); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	if extraTmp != "" {
-		if err := os.Rename(extraTmp, path+CompanionSuffix); err != nil {
-			os.Remove(extraTmp)
+	if extraFile != nil {
+		if err := extraFile.Commit(); err != nil {
 			return fmt.Errorf("cache: %s written, but not its companion: %w", path, err)
 		}
 	} else if err := os.Remove(path + CompanionSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cache: %s written, but its stale companion stays: %w", path, err)
 	}
-	syncDir(dir)
+	atomicfile.SyncDir(filepath.Dir(path))
 	return nil
-}
-
-// writeTemp writes data to a new temporary file in dir, synced to disk and
-// with the cache's permissions; it returns the file's name, and a func to
-// call once the file is renamed or removed. Until then any exit of the
-// process (a signal included: see exitclean) removes the file.
-func writeTemp(dir string, data []byte) (string, func(), error) {
-	hold := exitclean.Hold()
-	t, err := os.CreateTemp(dir, tempPattern)
-	if err != nil {
-		hold()
-		return "", func() {}, err
-	}
-	name := t.Name()
-	forget := exitclean.Add(func() { os.Remove(name) })
-	hold()
-	fail := func(err error) (string, func(), error) {
-		t.Close()
-		os.Remove(name)
-		return "", forget, err
-	}
-	if err := t.Chmod(filePerm &^ umask()); err != nil {
-		return fail(err)
-	}
-	if _, err := t.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := t.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := t.Close(); err != nil {
-		os.Remove(name)
-		return "", forget, err
-	}
-	return name, forget, nil
-}
-
-// syncDir makes the renames durable; file systems that cannot sync a
-// directory are ignored (the data itself was synced).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
-
-// umask reads the process's umask without changing it (Linux 4.7+), and
-// assumes 022 when it cannot.
-func umask() fs.FileMode {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0o022
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "Umask:"); ok {
-			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-				return fs.FileMode(m) & fs.ModePerm
-			}
-		}
-	}
-	return 0o022
 }

@@ -4,8 +4,6 @@ import (
 	"compress/gzip"
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ibtool/ibtool/internal/exitclean"
+	"github.com/ibtool/ibtool/internal/atomicfile"
 )
 
 // HandlerOpts tune Handler.
@@ -109,34 +107,15 @@ func zeroQ(params string) bool {
 // node_exporter's textfile collector: a temporary file in the same
 // directory, renamed over name once complete, removed on any way out
 // before that (an error, a signal).
-func (e *Exporter) WriteFile(name string, r *Result, extra prometheus.Gatherer) (err error) {
-	release := exitclean.Hold()
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
-	var forget func()
-	if err == nil {
-		tmp := f.Name()
-		forget = exitclean.Add(func() { os.Remove(tmp) })
-	}
-	release()
+func (e *Exporter) WriteFile(name string, r *Result, extra prometheus.Gatherer) error {
+	// node_exporter runs as another user: the file must be readable.
+	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-		forget()
-	}()
+	defer f.Abort()
 	if err := e.Write(f, r, extra); err != nil {
 		return err
 	}
-	// node_exporter runs as another user: the file must be readable.
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), name)
+	return f.Commit()
 }

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/ibtool/ibtool/internal/atomicfile"
 )
 
 // GeneratedMarker is the first line of every file topogen writes.
@@ -107,24 +107,7 @@ func (f *Fabric) Bytes() []byte {
 // WriteFile writes the net file to path, whole or not at all: a reader
 // (or a crash) never sees half a fabric.
 func (f *Fabric) WriteFile(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteTo(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, f.Bytes(), 0o644)
 }
 
 type countingWriter struct {
