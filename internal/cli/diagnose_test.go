@@ -87,18 +87,24 @@ func TestDiagnoseCleanFatTree(t *testing.T) {
 	if r.Code != 0 || !*doc.Complete || len(problems(doc)) != 0 {
 		t.Fatalf("exit %d, complete %v, findings %v\n%s", r.Code, *doc.Complete, problems(doc), r.Stderr)
 	}
-	if len(doc.Findings) != 1 || doc.Findings[0].Code != "sm.sm" || doc.Findings[0].NodeName != "node0001 HCA-1" {
-		t.Errorf("findings %+v, want the MASTER's sm.sm", doc.Findings)
+	var infos []string
+	for _, f := range doc.Findings {
+		infos = append(infos, f.Code)
+	}
+	// The MASTER, the routes' hop counts and balance, the credit-loop
+	// graph (OpenSM's minhop on a fat tree has no loop).
+	if strings.Join(infos, " ") != "sm.sm routing.balance routing.hops credit_loops.graph" || doc.Findings[0].NodeName != "node0001 HCA-1" {
+		t.Errorf("findings %+v, want the MASTER's sm.sm and the routing facts", doc.Findings)
 	}
 	var checks []string
 	for _, s := range doc.Summary {
 		checks = append(checks, s.Check)
 	}
-	if strings.Join(checks, " ") != "walk sm nodes links topology" || doc.Summary[4].Skipped == "" {
+	if strings.Join(checks, " ") != "walk sm nodes links topology routing credit_loops multicast" || doc.Summary[4].Skipped == "" {
 		t.Errorf("summary %+v", doc.Summary)
 	}
 	text := runSim(f, "", "diagnose")
-	if text.Code != 0 || !strings.Contains(text.Stdout, "| links    |      0 |        0 |") ||
+	if text.Code != 0 || !strings.Contains(text.Stdout, "| links        |      0 |        0 |") ||
 		!strings.HasPrefix(text.Stdout, "Fabric: 50 nodes (6 switches, 44 CAs, 0 routers), 60 links; the sweep read everything\n") {
 		t.Errorf("text: exit %d\n%s%s", text.Code, text.Stdout, text.Stderr)
 	}
@@ -260,8 +266,9 @@ func TestDiagnoseWithoutSM(t *testing.T) {
 			inits++
 		}
 	}
-	// 4 links, both ends of each.
-	if r.Code != diagnose.ExitFindings || inits != 8 || len(got) != 9 || got[0] != "sm.no_sm at " {
+	// 4 links, both ends of each; and nothing routes to the LID the net
+	// file gives "sw2 desc" (LID 7).
+	if r.Code != diagnose.ExitFindings || inits != 8 || len(got) != 10 || got[0] != "sm.no_sm at " || got[9] != "routing.no_entry at Switch1" {
 		t.Errorf("exit %d, findings:\n%s", r.Code, strings.Join(got, "\n"))
 	}
 }

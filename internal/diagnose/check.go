@@ -47,7 +47,8 @@ type Config struct {
 // Checks are the checks a diagnosis runs, in the order they are
 // reported.
 func Checks() []Check {
-	return []Check{walkCheck{}, smCheck{}, nodesCheck{}, linksCheck{}, topologyCheck{}}
+	return []Check{walkCheck{}, smCheck{}, nodesCheck{}, linksCheck{}, topologyCheck{},
+		routingCheck{}, creditLoopsCheck{}, multicastCheck{}}
 }
 
 // CheckSummary is what one check found, counted.

@@ -131,6 +131,9 @@ func Save(dir string, s *Snapshot, cfg *Config) error {
 	for _, p := range sortedPorts(s.Fabric, func(p *discovery.Port) bool { return len(p.MlnxExtPortInfo) > 0 }) {
 		doc.MlnxExtPortInfo = append(doc.MlnxExtPortInfo, mlnxExtDoc{docOf(p), hex.EncodeToString(p.MlnxExtPortInfo)})
 	}
+	if err := saveTables(dir, s); err != nil {
+		return err
+	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
@@ -225,6 +228,9 @@ func Load(dir string) (*Snapshot, *Config, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: mlnx_ext_port_info: %w", SnapshotFile, err)
 		}
+	}
+	if err := loadTables(dir, s); err != nil {
+		return nil, nil, err
 	}
 	return s, cfg, nil
 }

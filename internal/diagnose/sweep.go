@@ -18,12 +18,15 @@ type SweepOptions struct {
 	// (LossRecorder.Trace as its trace hook): its counts go into the
 	// snapshot.
 	Loss *LossRecorder
+	// Multicast reads the MFTs and the SA's multicast members too.
+	Multicast bool
 }
 
 // Sweep reads everything the checks need: the fabric from src (a walk,
 // the SA's records or a cache), then, all at once through the query
-// layer's fan-outs, the SMInfo of every SM port and the P_Key tables
-// where partitions are enforced. It sends Gets only: a diagnosis never
+// layer's fan-outs, the SMInfo of every SM port, the P_Key tables
+// where partitions are enforced and the switches' forwarding tables
+// (with opts.Multicast the MFTs and the SA's multicast members too). It sends Gets only: a diagnosis never
 // changes the fabric, its counters included.
 //
 // The error is the fabric's: without one there is nothing to judge. A
@@ -47,6 +50,10 @@ func Sweep(ctx context.Context, c *query.Client, src *query.Source, opts SweepOp
 	var wg sync.WaitGroup
 	wg.Go(func() { s.SMInfo = readSMInfo(ctx, c, f) })
 	wg.Go(func() { s.PKeys = readPKeys(ctx, c, f) })
+	wg.Go(func() { s.Tables = readTables(ctx, c, f, opts.Multicast) })
+	if opts.Multicast {
+		wg.Go(func() { s.MCMembers = readMCMembers(ctx, c) })
+	}
 	wg.Wait()
 	if opts.Loss != nil {
 		s.Loss = opts.Loss.Losses()

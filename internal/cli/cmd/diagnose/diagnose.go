@@ -35,6 +35,7 @@ type options struct {
 	html        string
 	all         bool
 	strict      bool
+	multicast   bool
 }
 
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
@@ -45,9 +46,9 @@ func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		Long: `Sweep the fabric once and report what is wrong with it: a walk (by
 directed route unless --discovery LID; or --load-cache, or --sa), then the
 SMInfo of every subnet manager and the P_Key tables where partitions are
-enforced, read all at once. Only Gets: nothing is changed, no counter is
-reset. The checks (docs/diagnose.md lists every finding code with its
-severity and why):
+enforced, and the switches' forwarding tables, read all at once. Only
+Gets: nothing is changed, no counter is reset. The checks
+(docs/diagnose.md lists every finding code with its severity and why):
 
   walk      what did not answer, with its directed route; MADs lost per link
   sm        exactly one MASTER, and every port set up by it (SM LID, prefix)
@@ -56,6 +57,12 @@ severity and why):
             what both ends support, below --expect-width/--expect-speed
   topology  with --expect FILE (a cache or ibnetdiscover's topology file):
             nodes and links gone, new or moved, links slower than before
+  routing   the LFTs from every switch to every LID: missing entries, dead
+            ends, loops, routes longer than the shortest way; hop counts
+            and how routes spread over the ports between switches
+  credit_loops  every cycle of the routes' channel dependency graph (per VL
+            where the SL2VL tables say so), each with its chain of ports
+  multicast with --multicast: each group's MFTs a tree reaching every member
 
 The text shows a summary table, then a few findings per check (--all: every
 one); --json the whole report (docs/diagnose.md); --html FILE one page with a
@@ -85,6 +92,7 @@ Exit status: 0 without error findings (warnings too with --strict), 1 with,
 	fs.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page to FILE")
 	fs.BoolVar(&o.all, "all", false, "list every finding in the text (default: the first 5 of each check)")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	fs.BoolVar(&o.multicast, "multicast", false, "also read the MFTs and the SA's multicast members, and check every group's tree")
 	o.src.AddFlags(fs, query.AllSourceFlags)
 	fs.Lookup("discovery").Usage = "LID or DR: how SMPs reach the nodes (default: DR, which needs no forwarding table); SA: as --sa"
 	cmdutil.SetupCommon(env, cmd, &o.Common, "DGLKe")
@@ -209,7 +217,7 @@ func sweep(env *cmdutil.Env, o *options) (*diagnose.Snapshot, error) {
 	}
 	defer c.Engine().Close()
 	s, err := diagnose.Sweep(context.Background(), c, &o.src, diagnose.SweepOptions{
-		Walk: query.Walk{Progress: cmdutil.ProgressLine(env)}, Loss: loss})
+		Walk: query.Walk{Progress: cmdutil.ProgressLine(env)}, Loss: loss, Multicast: o.multicast})
 	var ue *query.UsageError
 	if errors.As(err, &ue) {
 		return nil, cmdutil.UsageErrorf("%v", err)
