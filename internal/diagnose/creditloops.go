@@ -54,15 +54,12 @@ func creditLoopFinding(l routing.CreditLoop, perVL bool, names *nodename.Map) Fi
 	if len(l.VLs) > 1 {
 		on = "VLs " + strings.Join(vls, ", ")
 		if !perVL {
-			on += " (the same loop on each)"
+			on += ", the same on each"
 		}
 	}
-	of := counted(len(l.Channels), "channel")
-	if len(l.Channels) > len(l.Cycle) {
-		of += fmt.Sprintf(", a cycle of %d of them", len(l.Cycle))
-	}
 	f := Finding{Code: "credit_loops.loop", Severity: Error,
-		Message:  fmt.Sprintf("credit loop on %s (%s): %s", on, of, chainText(chain)),
+		Message: fmt.Sprintf("credit loop of %s on %s; a cycle of %d: %s",
+			counted(len(l.Channels), "channel"), on, len(chain), chainText(chain)),
 		Evidence: []Field{{"vls", l.VLs}, {"channels", len(l.Channels)}, {"cycle", chain}}}
 	first := l.Cycle[0]
 	return portPlace(f, first.Node, first.Port, names)

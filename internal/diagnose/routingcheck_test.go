@@ -363,7 +363,7 @@ func TestCreditLoopsPerVL(t *testing.T) {
 	if got := strings.Join(placed(found), "\n"); got != "credit_loops.loop at 100[1]" {
 		t.Fatalf("SL s on VL s%%2: %v", got)
 	}
-	if f := found[0]; !slices.Equal(f.Get("vls").([]int), []int{0, 1}) || !strings.Contains(f.Message, "VLs 0, 1 (the same loop on each)") {
+	if f := found[0]; !slices.Equal(f.Get("vls").([]int), []int{0, 1}) || !strings.Contains(f.Message, "on VLs 0, 1, the same on each") {
 		t.Errorf("%s %v", f.Message, f.Evidence)
 	}
 	// sw0 puts what comes from sw3 (port 2) on VL 1, the rest on VL 0,

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/cli/cmd/diagnose"
+	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// The routing, credit-loop and multicast checks of diagnose on the
+// simulator.
+
+// noTrapSweeps is an OpenSM configuration that does not sweep when a
+// switch reports a link change (trap 128): with -s 0 as well, OpenSM
+// keeps the routes it made whatever happens to the fabric, as an SM
+// that is down or has not reacted yet.
+func noTrapSweeps(t *testing.T) string {
+	t.Helper()
+	conf := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(conf, []byte("sweep_on_trap FALSE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+// TestDiagnoseUnlinkedRoutesDeadEnd: a link between two switches
+// unplugged after OpenSM routed the fabric, OpenSM not rerouting: both
+// ends still send LIDs into the dead link. The routing check finds
+// exactly that, one finding at each end, and nothing else does.
+func TestDiagnoseUnlinkedRoutesDeadEnd(t *testing.T) {
+	f := simfabric.StartOptsT(t, simfabric.Options{Topology: simfabric.TopologyPath("fattree-50.net"),
+		OpenSMFlags: []string{"-s", "0", "-F", noTrapSweeps(t)}})
+	if doc, r := diagJSON(t, f); len(problems(doc)) != 0 || r.Code != 0 {
+		t.Fatalf("before the unlink: exit %d, %v", r.Code, problems(doc))
+	}
+	sweeps := smSweeps(t, f)
+	if _, err := f.Console(`Unlink "leaf01"[12]`); err != nil {
+		t.Fatal(err)
+	}
+	doc, r := diagJSON(t, f)
+	want := "routing.dead_end at leaf01[12]\nrouting.dead_end at spine01[1]"
+	if got := strings.Join(problems(doc), "\n"); got != want || r.Code != diagnose.ExitFindings {
+		t.Errorf("exit %d, findings:\n%s\nwant:\n%s", r.Code, got, want)
+	}
+	if n := smSweeps(t, f); n != sweeps {
+		t.Errorf("OpenSM swept again (%d SUBNET UP, %d before): the routes were remade", n, sweeps)
+	}
+	// leaf01 sends spine01's LID and some of the hosts' behind the other
+	// leaves into the dead link; spine01 every LID behind leaf01.
+	for _, fd := range rawFindings(t, doc, r.Stdout) {
+		if fd["code"] != "routing.dead_end" {
+			continue
+		}
+		if fd["reason"] != "port_down" || fd["lids"].(float64) < 1 || fd["remote"] != nil {
+			t.Errorf("%s: %v", fd["message"], fd)
+		}
+	}
+	text := runSim(f, "", "diagnose")
+	if !strings.Contains(text.Stdout, `error   routing.dead_end  "spine01" (0x7cfe900300300004) port 1: the LFT sends `) {
+		t.Errorf("text:\n%s", text.Stdout)
+	}
+}
+
+// rawFindings are the findings of diagnose --json as maps, to read their
+// evidence.
+func rawFindings(t *testing.T, _ diagDoc, out string) []map[string]any {
+	t.Helper()
+	var doc struct {
+		Findings []map[string]any `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Findings
+}
+
+// torusRoot is the GUID of the torus-3x3's first switch ("sw-r0c0"), the
+// root OpenSM's up/down routing is given.
+const torusRoot = "0x7cfe900300300000"
+
+// TestDiagnoseCreditLoopsMinHopNotUpDown: a 3x3 torus routed by OpenSM's
+// minhop engine has a credit loop, reported with a cycle that is a chain
+// of links; the same torus routed up/down from one root has none, and
+// nothing else is wrong with either.
+func TestDiagnoseCreditLoopsMinHopNotUpDown(t *testing.T) {
+	roots := filepath.Join(t.TempDir(), "roots")
+	if err := os.WriteFile(roots, []byte(torusRoot+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, engine := range []struct {
+		name  string
+		flags []string
+	}{
+		{"minhop", []string{"-R", "minhop"}},
+		{"updn", []string{"-R", "updn", "-a", roots}},
+	} {
+		t.Run(engine.name, func(t *testing.T) {
+			f := simfabric.StartOptsT(t, simfabric.Options{Topology: simfabric.TopologyPath("torus-3x3.net"), OpenSMFlags: engine.flags})
+			doc, r := diagJSON(t, f)
+			got := strings.Join(problems(doc), "\n")
+			raw := rawFindings(t, doc, r.Stdout)
+			if engine.name == "updn" {
+				if got != "" || r.Code != 0 {
+					t.Fatalf("up/down: exit %d, findings:\n%s", r.Code, got)
+				}
+				return
+			}
+			// OpenSM's minhop (Debian's opensm 3.3) routes the torus with
+			// one loop through all its channels, whose shortest cycle
+			// goes round the square of the first two rows and columns.
+			want := "credit_loops.loop at sw-r0c0[3] -> sw-r0c1[3]"
+			if got != want || r.Code != diagnose.ExitFindings {
+				t.Fatalf("minhop: exit %d, findings:\n%s\nwant:\n%s", r.Code, got, want)
+			}
+			checkLoopChains(t, f, raw)
+		})
+	}
+}
+
+// checkLoopChains holds every credit loop's cycle to the fabric (as
+// ibnetdiscover's cache has it): each port of it leads to the switch of
+// the next, the last to the first's.
+func checkLoopChains(t *testing.T, f *simfabric.Fabric, raw []map[string]any) {
+	t.Helper()
+	cache := filepath.Join(t.TempDir(), "fabric.cache")
+	if r := runSim(f, "", "ibnetdiscover", "--cache", cache); r.Code != 0 {
+		t.Fatal(r)
+	}
+	fab, err := query.LoadCache(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guid := func(v any) uint64 {
+		g, err := strconv.ParseUint(strings.TrimPrefix(v.(string), "0x"), 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, fd := range raw {
+		if fd["code"] != "credit_loops.loop" {
+			continue
+		}
+		cycle := fd["cycle"].([]any)
+		if len(cycle) < 2 || fd["channels"].(float64) < float64(len(cycle)) {
+			t.Errorf("%s: a cycle of %d in %v channels", fd["message"], len(cycle), fd["channels"])
+		}
+		for i, c := range cycle {
+			a, b := c.(map[string]any), cycle[(i+1)%len(cycle)].(map[string]any)
+			n := fab.Node(guid(a["node_guid"]))
+			p := n.Port(int(a["port"].(float64)))
+			if p == nil || p.Remote == nil || p.Remote.Node.GUID != guid(b["node_guid"]) {
+				t.Errorf("%s: %s port %v does not lead to the next switch %s", fd["message"], a["node_name"], a["port"], b["node_name"])
+			}
+		}
+	}
+}
