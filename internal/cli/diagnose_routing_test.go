@@ -119,6 +119,18 @@ func TestDiagnoseCreditLoopsMinHopNotUpDown(t *testing.T) {
 				t.Fatalf("minhop: exit %d, findings:\n%s\nwant:\n%s", r.Code, got, want)
 			}
 			checkLoopChains(t, f, raw)
+			// The SL2VL tables read for the loop, and the MFTs, are kept
+			// by --output-dir: --load judges them the same.
+			out := filepath.Join(t.TempDir(), "out")
+			live := runSim(f, "", "diagnose", "--json", "--multicast", "--output-dir", out)
+			offline := runSim(f, "", "diagnose", "--json", "--load", out)
+			if live.Stdout != offline.Stdout || live.Code != offline.Code || !strings.Contains(live.Stdout, `"code": "multicast.groups"`) {
+				t.Errorf("live (exit %d) and --load (exit %d) differ:\n%s", live.Code, offline.Code,
+					simfabric.UnifiedDiff("live", "load", live.Stdout, offline.Stdout))
+			}
+			if tables, err := os.ReadFile(filepath.Join(out, "tables.json")); err != nil || !strings.Contains(string(tables), `"sl2vl":[{"in_port":0,`) {
+				t.Errorf("tables.json: %v, no SL2VL tables:\n%.300s", err, tables)
+			}
 		})
 	}
 }

@@ -18,6 +18,9 @@ import (
 // MCMembers are the members of the multicast groups as the SA lists
 // them (MCMemberRecords, IBA 15.2.5.17), or why it did not.
 type MCMembers struct {
+	// Members are the SA's records. Given to a requester it does not
+	// trust, they are one per group, PortGID zero (Err says so): they
+	// name the groups, not their members.
 	Members []MCMember
 	// Err is why the SA's members could not be had; the multicast check
 	// then takes the ports the MFTs deliver to as the members.
@@ -58,7 +61,7 @@ func readMCMembers(ctx context.Context, c *query.Client) *MCMembers {
 			return &MCMembers{Err: fmt.Errorf("MCMemberRecord: %w", err)}
 		}
 		if rec.PortGID == (mad.GID{}) {
-			return &MCMembers{Err: errUntrusted}
+			m.Err = errUntrusted // the groups still name their MGIDs
 		}
 		m.Members = append(m.Members, MCMember{rec.MGID, rec.MLID, rec.PortGID, rec.JoinState})
 	}
@@ -169,24 +172,26 @@ func multicastGroups(s *Snapshot) []*mcGroup {
 	for _, mlid := range s.Tables.MLIDs() {
 		group(mlid)
 	}
-	if s.MCMembers.Err == nil {
-		byGUID := map[uint64]*discovery.Port{}
-		for _, n := range s.Fabric.Nodes {
-			for _, p := range n.Ports {
-				if p != nil && (n.Type != discovery.NodeSwitch || p.Num == 0) {
-					byGUID[p.GUID] = p
-				}
+	byGUID := map[uint64]*discovery.Port{}
+	for _, n := range s.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && (n.Type != discovery.NodeSwitch || p.Num == 0) {
+				byGUID[p.GUID] = p
 			}
 		}
-		for _, m := range s.MCMembers.Members {
-			g := group(int(m.MLID))
-			mgid := m.MGID
-			g.mgid = &mgid
-			if p := byGUID[uint64(m.PortGID.GUID())]; p != nil && memberActive(p) && !slices.Contains(g.members, p) {
-				g.members = append(g.members, p)
-			}
+	}
+	for _, m := range s.MCMembers.Members {
+		g := group(int(m.MLID))
+		mgid := m.MGID
+		g.mgid = &mgid
+		if s.MCMembers.Err != nil {
+			continue
 		}
-	} else {
+		if p := byGUID[uint64(m.PortGID.GUID())]; p != nil && memberActive(p) && !slices.Contains(g.members, p) {
+			g.members = append(g.members, p)
+		}
+	}
+	if s.MCMembers.Err != nil {
 		for _, g := range byMLID {
 			g.members = mftEnds(s.Tables, g.mlid)
 		}

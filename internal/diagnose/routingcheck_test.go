@@ -463,9 +463,10 @@ func mcast(tn *tiny, fromSA bool) {
 	}
 	setMask(tn, tn.sw1, 1, 5)
 	setMask(tn, tn.sw2, 1, 5)
-	tn.s.MCMembers = &MCMembers{Err: errUntrusted}
+	mgid := mad.GID{0xff, 0x12, 0x40, 0x1b, 14: 0xff, 15: 0xff}
+	// An SA that does not trust us names the group, not its members.
+	tn.s.MCMembers = &MCMembers{Err: errUntrusted, Members: []MCMember{{MGID: mgid, MLID: 0xC000}}}
 	if fromSA {
-		mgid := mad.GID{0xff, 0x12, 0x40, 0x1b, 14: 0xff, 15: 0xff}
 		tn.s.MCMembers = &MCMembers{}
 		for _, p := range []*discovery.Port{tn.host1.Port(1), tn.hst.Port(1)} {
 			var gid mad.GID
@@ -498,6 +499,20 @@ func TestMulticastCheck(t *testing.T) {
 		want := map[bool]string{true: "sa", false: "mft"}[fromSA]
 		if g.Get("members_from") != want {
 			t.Errorf("members from %v, want %s", g.Get("members_from"), want)
+		}
+		// The MFTs' ends as the members, the SA's name for the group:
+		// sw1 keeps its copies to itself. (A switch that stops
+		// forwarding to its host has no member there any more: that
+		// takes the SA's members.)
+		setMask(tn, tn.sw1, 1)
+		found = run(t, multicastCheck{}, tn.s, nil)
+		if fromSA {
+			continue
+		}
+		if got := placed(found); len(got) != 1 || got[0] != "multicast.switch_unreached at 300" {
+			t.Errorf("MFT ends, sw1 forwarding to host1 only: %v", got)
+		} else if !strings.Contains(found[0].Message, "MGID ff12:401b::ffff") {
+			t.Errorf("message %q does not name the group", found[0].Message)
 		}
 	}
 	for _, tc := range []struct {
