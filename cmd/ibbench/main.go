@@ -77,6 +77,15 @@ type fabricSpec struct {
 	scale     bool            // only the scaling runs (ibnetdiscover)
 }
 
+// The diagnose rows' fabrics and latencies unless -sizes and -latencies
+// say otherwise: the sweep on the 2000-node fabric, the offline analysis
+// on the 10,000-node one.
+const (
+	diagnoseSizes     = "S2000,S10000"
+	diagnoseLatencies = "0,1ms"
+	offlineFabric     = "S10000"
+)
+
 var fabrics = []fabricSpec{
 	{name: "S1000"},
 	{name: "S2000"},
@@ -112,7 +121,19 @@ func main() {
 	soakFabric := flag.String("fabric", "S2000", "the -soak fabric: "+fabricNames())
 	soakScrapes := flag.Int("scrapes", 1000, "the -soak scrapes")
 	update := flag.String("update", "", "also write the results into this markdown file, between the bench markers")
+	diagnoseRows := flag.Bool("diagnose", false, "instead of the bench, its diagnose rows alone: ibtool diagnose against the C tools in sequence on -sizes "+
+		"(default "+diagnoseSizes+"; "+offlineFabric+": the offline analysis) at -latencies (default "+diagnoseLatencies+")")
 	flag.Parse()
+	explicit := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if *diagnoseRows {
+		if !explicit["sizes"] {
+			*sizes = diagnoseSizes
+		}
+		if !explicit["latencies"] {
+			*lat = diagnoseLatencies
+		}
+	}
 	exporter, err := filepath.Abs(*exporterBin)
 	check(err)
 	if *soakRun {
@@ -157,6 +178,21 @@ func main() {
 		}
 	}
 	rep := &report{started: time.Now(), cfg: cfg}
+	if *diagnoseRows {
+		for _, name := range strings.Split(*sizes, ",") {
+			i := slices.IndexFunc(fabrics, func(f fabricSpec) bool { return f.name == name })
+			if i < 0 {
+				fail(fmt.Errorf("unknown fabric %q (have %s)", name, fabricNames()))
+			}
+			diagnoseFabric(fabrics[i], cfg.latencies, cfg, rep)
+		}
+		text := rep.diagnoseMarkdown()
+		fmt.Print("\n" + text)
+		if *update != "" {
+			check(replaceBetweenMarkers(*update, diagStartMarker, diagEndMarker, text))
+		}
+		return
+	}
 	for _, name := range strings.Split(*sizes, ",") {
 		i := slices.IndexFunc(fabrics, func(f fabricSpec) bool { return f.name == name })
 		if i < 0 {
@@ -167,7 +203,7 @@ func main() {
 	text := rep.markdown()
 	fmt.Print("\n" + text)
 	if *update != "" {
-		check(replaceBetweenMarkers(*update, text))
+		check(replaceBetweenMarkers(*update, startMarker, endMarker, text))
 	}
 }
 
@@ -306,18 +342,19 @@ const (
 	endMarker   = "<!-- bench results: end -->"
 )
 
-// replaceBetweenMarkers puts results between the markers of a file.
-func replaceBetweenMarkers(path, results string) error {
+// replaceBetweenMarkers puts results between the markers start and end
+// of a file.
+func replaceBetweenMarkers(path, start, end, results string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	text := string(b)
-	i, j := strings.Index(text, startMarker), strings.Index(text, endMarker)
+	i, j := strings.Index(text, start), strings.Index(text, end)
 	if i < 0 || j < i {
-		return fmt.Errorf("%s has no bench result markers", path)
+		return fmt.Errorf("%s has no bench result markers %q", path, start)
 	}
-	text = text[:i+len(startMarker)] + "\n" + results + text[j:]
+	text = text[:i+len(start)] + "\n" + results + text[j:]
 	return os.WriteFile(path, []byte(text), 0o644)
 }
 

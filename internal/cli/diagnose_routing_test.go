@@ -111,10 +111,10 @@ func TestDiagnoseCreditLoopsMinHopNotUpDown(t *testing.T) {
 				}
 				return
 			}
-			// OpenSM's minhop (Debian's opensm 3.3) routes the torus with
-			// one loop through all its channels, whose shortest cycle
-			// goes round the square of the first two rows and columns.
-			want := "credit_loops.loop at sw-r0c0[3] -> sw-r0c1[3]"
+			// OpenSM's minhop (Debian's opensm 3.3) routes the hosts of
+			// the torus with one loop, of 4 channels round the square of
+			// rows 1-2 and columns 1-2.
+			want := "credit_loops.loop at sw-r1c1[6] -> sw-r2c1[3]"
 			if got != want || r.Code != diagnose.ExitFindings {
 				t.Fatalf("minhop: exit %d, findings:\n%s\nwant:\n%s", r.Code, got, want)
 			}
