@@ -215,7 +215,7 @@ func memberActive(p *discovery.Port) bool {
 	if p.Node.Type == discovery.NodeSwitch {
 		return true
 	}
-	return p.Info().PortState == mad.PortStateActive && p.Remote != nil && p.Remote.Node.Type == discovery.NodeSwitch
+	return portActive(p) && p.Remote != nil && p.Remote.Node.Type == discovery.NodeSwitch
 }
 
 // mftEnds are the ports the switches' entries for mlid deliver to: end

@@ -376,7 +376,7 @@ func balanceFinding(s *Snapshot, r *routing.Reach, names *nodename.Map) Finding 
 		routes := r.Routes[n.GUID]
 		for num, count := range routes {
 			p := n.Port(num)
-			if num == 0 || p == nil || p.Remote == nil || p.Remote.Node.Type != discovery.NodeSwitch || p.Info().PortState != mad.PortStateActive {
+			if num == 0 || p == nil || p.Remote == nil || p.Remote.Node.Type != discovery.NodeSwitch || !portActive(p) {
 				continue
 			}
 			loads = append(loads, portLoad{mad.GUID(n.GUID), nodeName(n, names), num, count})
@@ -404,4 +404,11 @@ func balanceFinding(s *Snapshot, r *routing.Reach, names *nodename.Map) Finding 
 			counted(len(loads), "port"), lo, hi, mean, strings.Join(names3, ", ")),
 		Evidence: []Field{{"switch_ports", len(loads)}, {"routes_min", lo}, {"routes_max", hi},
 			{"routes_mean", float64(int(mean*10+0.5)) / 10}, {"busiest", busiest}}}
+}
+
+// portActive reads whether a port is Active from its raw PortInfo
+// (IBA 14.2.5.6: PortState, the low nibble of byte 32): decoding all of
+// every port's PortInfo shows in the offline time of a big fabric.
+func portActive(p *discovery.Port) bool {
+	return len(p.PortInfo) >= mad.PortInfoSize && mad.PortState(p.PortInfo[32]&0x0F) == mad.PortStateActive
 }

@@ -132,8 +132,16 @@ func tableReadFindings(s *Snapshot, cfg *Config) []Finding {
 }
 
 // TablesFile keeps the forwarding tables of a snapshot directory, and
-// with --multicast the SA's multicast members (docs/diagnose.md).
+// with --multicast the SA's multicast members (docs/diagnose.md); the
+// LFTs' and MFTs' entries themselves are in TableDataFile.
 const TablesFile = "tables.json"
+
+// TableDataFile holds the entries of the tables TablesFile describes, as
+// the wire has them: each LFT's ports, a byte per LID, and each MFT's
+// port masks, two bytes each, big-endian, one table after the other in
+// TablesFile's order. A 10,000-node fabric's LFTs are 14 MB: read as
+// they are, not decoded from JSON (which took a third of a second).
+const TableDataFile = "tables.data"
 
 const (
 	tablesFormat  = "ibtool-diagnose-tables"
@@ -157,22 +165,21 @@ type switchDoc struct {
 	SL2VL []sl2vlDoc `json:"sl2vl,omitempty"`
 }
 
-// lftDoc is a linear forwarding table: the port of each LID from
-// FirstLID, one byte each (255: none), in base64 as encoding/json writes
-// bytes.
+// lftDoc is a linear forwarding table: the port of each of LIDs LIDs
+// from FirstLID, one byte each (255: none), in TableDataFile.
 type lftDoc struct {
 	FirstLID int        `json:"first_lid"`
-	Ports    []byte     `json:"ports"`
+	LIDs     int        `json:"lids"`
 	Failed   []blockDoc `json:"failed,omitempty"`
 }
 
-// mftDoc is a multicast forwarding table: for each MLID from FirstMLID,
-// Chunks port masks of 16 ports (the first for ports 0-15), each two
-// bytes big-endian, in base64.
+// mftDoc is a multicast forwarding table: for each of MLIDs MLIDs from
+// FirstMLID, Chunks port masks of 16 ports (the first for ports 0-15),
+// two bytes each, big-endian, in TableDataFile.
 type mftDoc struct {
 	FirstMLID int        `json:"first_mlid"`
+	MLIDs     int        `json:"mlids"`
 	Chunks    int        `json:"chunks"`
-	Masks     []byte     `json:"masks"`
 	Failed    []blockDoc `json:"failed,omitempty"`
 }
 
@@ -198,6 +205,7 @@ func saveTables(dir string, s *Snapshot) error {
 		return nil
 	}
 	doc := tablesDoc{Format: tablesFormat, Version: tablesVersion, Switches: []switchDoc{}, Multicast: multicastDocOf(s.MCMembers)}
+	var data []byte
 	for _, n := range s.Fabric.SortedByGUID() {
 		sw := s.Tables.Switches[n.GUID]
 		if sw == nil {
@@ -208,22 +216,25 @@ func saveTables(dir string, s *Snapshot) error {
 			d.Error = sw.Err.Error()
 		}
 		if t := sw.LFT; t != nil {
-			d.LFT = &lftDoc{FirstLID: t.First, Ports: t.Ports, Failed: blockDocs(t.Failed)}
+			d.LFT = &lftDoc{FirstLID: t.First, LIDs: len(t.Ports), Failed: blockDocs(t.Failed)}
+			data = append(data, t.Ports...)
 		}
 		if m := sw.MFT; m != nil {
-			masks := make([]byte, 2*len(m.Masks))
-			for i, v := range m.Masks {
-				masks[2*i], masks[2*i+1] = byte(v>>8), byte(v)
+			d.MFT = &mftDoc{FirstMLID: m.First, MLIDs: m.Len(), Chunks: m.Chunks, Failed: blockDocs(m.Failed)}
+			for _, v := range m.Masks {
+				data = append(data, byte(v>>8), byte(v))
 			}
-			d.MFT = &mftDoc{FirstMLID: m.First, Chunks: m.Chunks, Masks: masks, Failed: blockDocs(m.Failed)}
 		}
 		if sl := sw.SL2VL; sl != nil {
 			d.SL2VL = sl2vlDocs(sl)
 		}
 		doc.Switches = append(doc.Switches, d)
 	}
-	b, err := json.Marshal(doc)
+	b, err := json.MarshalIndent(doc, "", " ")
 	if err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, TableDataFile), data); err != nil {
 		return err
 	}
 	return WriteFileAtomic(filepath.Join(dir, TablesFile), append(b, '\n'))
@@ -281,13 +292,20 @@ func loadTables(dir string, s *Snapshot) error {
 	if doc.Format != tablesFormat || doc.Version != tablesVersion {
 		return fmt.Errorf("%s: format %q version %d, want %q version %d", TablesFile, doc.Format, doc.Version, tablesFormat, tablesVersion)
 	}
+	entries, err := os.ReadFile(filepath.Join(dir, TableDataFile))
+	if err != nil {
+		return err
+	}
 	t := &routing.Tables{Fabric: s.Fabric, Switches: map[uint64]*routing.Switch{}}
 	for _, d := range doc.Switches {
-		sw, err := switchOf(s.Fabric, d)
+		sw, err := switchOf(s.Fabric, d, &entries)
 		if err != nil {
 			return fmt.Errorf("%s: switch %s: %w", TablesFile, d.NodeGUID, err)
 		}
 		t.Switches[sw.GUID] = sw
+	}
+	if len(entries) != 0 {
+		return fmt.Errorf("%s: %d bytes more than %s describes", TableDataFile, len(entries), TablesFile)
 	}
 	s.Tables = t
 	if doc.Multicast != nil {
@@ -301,8 +319,16 @@ func loadTables(dir string, s *Snapshot) error {
 }
 
 // switchOf is the switch a document describes, its size and SwitchInfo
-// from the fabric.
-func switchOf(f *discovery.Fabric, d switchDoc) (*routing.Switch, error) {
+// from the fabric, its tables' entries taken from the front of data.
+func switchOf(f *discovery.Fabric, d switchDoc, data *[]byte) (*routing.Switch, error) {
+	take := func(n int) ([]byte, error) {
+		if n < 0 || n > len(*data) {
+			return nil, fmt.Errorf("%s ends before the switch's tables", TableDataFile)
+		}
+		b := (*data)[:n:n]
+		*data = (*data)[n:]
+		return b, nil
+	}
 	n := f.Node(uint64(d.NodeGUID))
 	if n == nil || n.Type != discovery.NodeSwitch {
 		return nil, fmt.Errorf("no such switch in %s", FabricFile)
@@ -316,15 +342,23 @@ func switchOf(f *discovery.Fabric, d switchDoc) (*routing.Switch, error) {
 		if l.FirstLID < 0 || l.FirstLID%routing.LIDsPerBlock != 0 {
 			return nil, fmt.Errorf("lft first_lid %d is not a block's first", l.FirstLID)
 		}
-		sw.LFT = &routing.LFT{First: l.FirstLID, Ports: l.Ports, Failed: blockErrors(l.Failed)}
+		ports, err := take(l.LIDs)
+		if err != nil {
+			return nil, err
+		}
+		sw.LFT = &routing.LFT{First: l.FirstLID, Ports: ports, Failed: blockErrors(l.Failed)}
 	}
 	if m := d.MFT; m != nil {
-		if m.Chunks <= 0 || len(m.Masks)%(2*m.Chunks) != 0 || m.FirstMLID < routing.MinMLID {
-			return nil, fmt.Errorf("mft: %d bytes of masks are not whole MLIDs of %d masks from 0x%x", len(m.Masks), m.Chunks, m.FirstMLID)
+		if m.Chunks <= 0 || m.MLIDs < 0 || m.FirstMLID < routing.MinMLID {
+			return nil, fmt.Errorf("mft: %d MLIDs of %d masks from 0x%x", m.MLIDs, m.Chunks, m.FirstMLID)
 		}
-		masks := make([]uint16, len(m.Masks)/2)
+		b, err := take(2 * m.MLIDs * m.Chunks)
+		if err != nil {
+			return nil, err
+		}
+		masks := make([]uint16, len(b)/2)
 		for i := range masks {
-			masks[i] = uint16(m.Masks[2*i])<<8 | uint16(m.Masks[2*i+1])
+			masks[i] = uint16(b[2*i])<<8 | uint16(b[2*i+1])
 		}
 		sw.MFT = &routing.MFT{First: m.FirstMLID, Chunks: m.Chunks, Masks: masks, Failed: blockErrors(m.Failed)}
 	}

@@ -127,12 +127,13 @@ func TestLoadRefusesBadTables(t *testing.T) {
 	}
 	doc, _ := os.ReadFile(filepath.Join(dir, TablesFile))
 	for _, tc := range []struct{ from, to, want string }{
-		{`"version":1`, `"version":2`, "version 2"},
-		{`"node_guid":"0x0000000000000101"`, `"node_guid":"0x0000000000001001"`, "no such switch"},
-		{`"first_lid":0`, `"first_lid":3`, "not a block's first"},
-		{`"vls":"`, `"vls":"x`, "not 16 hex digits"},
-		{`"chunks":1`, `"chunks":3`, "not whole MLIDs"},
-		{`"mlid":49152`, `"mlid":12`, "not a multicast LID"},
+		{`"version": 1`, `"version": 2`, "version 2"},
+		{`"node_guid": "0x0000000000000101"`, `"node_guid": "0x0000000000001001"`, "no such switch"},
+		{`"first_lid": 0`, `"first_lid": 3`, "not a block's first"},
+		{`"vls": "`, `"vls": "x`, "not 16 hex digits"},
+		{`"chunks": 1`, `"chunks": 3`, "ends before the switch's tables"},
+		{`"lids": 64`, `"lids": 0`, "bytes more than"},
+		{`"mlid": 49152`, `"mlid": 12`, "not a multicast LID"},
 	} {
 		bad := strings.Replace(string(doc), tc.from, tc.to, 1)
 		if bad == string(doc) {
@@ -144,6 +145,15 @@ func TestLoadRefusesBadTables(t *testing.T) {
 		if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.to, err, tc.want)
 		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, TablesFile), doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, TableDataFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), TableDataFile) {
+		t.Errorf("without %s: %v", TableDataFile, err)
 	}
 	// A directory saved before the tables were read: no tables, the
 	// checks of the tables do not run.
