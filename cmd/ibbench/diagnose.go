@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,7 +70,7 @@ type offlineRow struct {
 	nodes    int
 	sweep    sample // the live sweep that saved it
 	runs     []cpuSample
-	findings string // the summary line of the saved sweep's text
+	findings string // what diagnose says of the saved sweep
 	failed   string
 }
 
@@ -204,12 +205,36 @@ func (b *bencher) offlineRow(label string, nodes int, dir string) offlineRow {
 		r.failed = r.sweep.failed
 		return r
 	}
-	text, _ := exec.Command(b.cfg.bin, "diagnose", "--load", out).Output()
-	r.findings, _, _ = strings.Cut(string(text), "\n")
+	r.findings = verdict(b.cfg.bin, out)
 	for range b.cfg.runs {
 		r.runs = append(r.runs, measureCPU(dir, []string{b.cfg.bin, "diagnose", "--load", out}, 1))
 	}
 	return r
+}
+
+// verdict is what diagnose --load says of a saved sweep: its errors and
+// warnings, counted.
+func verdict(bin, dir string) string {
+	out, _ := exec.Command(bin, "diagnose", "--load", dir, "--json").Output()
+	var doc struct {
+		Complete bool `json:"complete"`
+		Summary  []struct {
+			Errors   int `json:"errors"`
+			Warnings int `json:"warnings"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return "unreadable: " + err.Error()
+	}
+	errs, warns := 0, 0
+	for _, c := range doc.Summary {
+		errs, warns = errs+c.Errors, warns+c.Warnings
+	}
+	v := fmt.Sprintf("%d errors, %d warnings", errs, warns)
+	if !doc.Complete {
+		v += ", incomplete"
+	}
+	return v
 }
 
 // measureCPU runs a command under GNU time for its wall, user and
@@ -371,8 +396,8 @@ func (rep *report) diagnoseMarkdown() string {
 		}
 	}
 	if len(rep.offline) > 0 {
-		p("\nOffline: `ibtool diagnose --load DIR` on a sweep of the fabric saved with `--output-dir DIR` (the routing and credit-loop analysis of every switch-to-LID route, and the other checks, with loading the cache and the tables and writing the text): CPU time (user and system, GNU time's %%U + %%S) and wall time, median over %d runs and the range, and peak RSS. Target: under %v of CPU.\n\n",
-			rep.cfg.runs, offlineCPUTarget)
+		p("\nOffline: `ibtool diagnose --load DIR` on a sweep of the fabric saved with `--output-dir DIR` (the routing and credit-loop analysis of every switch-to-LID route, and the other checks, with loading the cache and the tables and writing the text): CPU time (user and system, GNU time's %%U + %%S) and wall time, median over %d runs and the range, and peak RSS. Target: under %.0f s of CPU.\n\n",
+			rep.cfg.runs, offlineCPUTarget.Seconds())
 		p("| fabric | live sweep (saving) | diagnose --load CPU | wall | peak RSS | under 1 s CPU | the saved sweep's verdict |\n|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.offline {
 			met := "no"

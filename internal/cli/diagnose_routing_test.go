@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/cli/cmd/diagnose"
 	"github.com/ibtool/ibtool/internal/query"
@@ -171,5 +173,102 @@ func checkLoopChains(t *testing.T, f *simfabric.Fabric, raw []map[string]any) {
 				t.Errorf("%s: %s port %v does not lead to the next switch %s", fd["message"], a["node_name"], a["port"], b["node_name"])
 			}
 		}
+	}
+}
+
+// ipoibBroadcast is the IPoIB broadcast group of the default partition,
+// which OpenSM creates at start.
+const ipoibBroadcast = "ff12:401b:ffff::ffff:ffff"
+
+// TestDiagnoseMulticastTree: three hosts on different leaves join the
+// IPoIB broadcast group and OpenSM builds its tree: --multicast finds
+// nothing wrong, with the members from the SA (its SM_Key given, as
+// sa_key in ibdiag.conf: OpenSM's default, 1) or from the MFTs' own ends
+// (without it). Then the leaf of one member stops forwarding the group
+// to it (its MFT set behind OpenSM's back): that member, at that port,
+// is what the diagnosis reports.
+func TestDiagnoseMulticastTree(t *testing.T) {
+	// Periodic sweeps program the MFTs after a join; a light sweep does
+	// not rewrite them.
+	f := simfabric.StartOptsT(t, simfabric.Options{Topology: simfabric.TopologyPath("fattree-50.net"), OpenSMFlags: []string{"-s", "2"}})
+	members := []string{"node0003", "node0020", "node0040"}
+	for _, host := range members {
+		gid := strings.Fields(runSim(f, host, "ibaddr").Stdout)
+		if len(gid) < 2 || gid[0] != "GID" {
+			t.Fatalf("%s: ibaddr %v", host, gid)
+		}
+		if r := runSim(f, host, "query", "SubnAdmSet", "MCMemberRecord", "-f", "MGID="+ipoibBroadcast, "-f", "PortGID="+gid[1], "-f", "JoinState=1", "--write"); r.Code != 0 {
+			t.Fatal(r)
+		}
+	}
+	conf := filepath.Join(t.TempDir(), "ibdiag.conf")
+	if err := os.WriteFile(conf, []byte("sa_key=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	groups := func(doc diagDoc, r simfabric.Result) map[string]any {
+		for _, fd := range rawFindings(t, doc, r.Stdout) {
+			if fd["code"] == "multicast.groups" {
+				return fd
+			}
+		}
+		t.Fatalf("no multicast.groups:\n%s", r.Stdout)
+		return nil
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		doc, r := diagJSON(t, f, "--multicast")
+		g := groups(doc, r)
+		if g["members"] == float64(len(members)) {
+			if got := problems(doc); len(got) != 0 || g["members_from"] != "mft" {
+				t.Fatalf("the MFTs' ends: %v, %v", got, g)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("OpenSM did not build the tree within 30 s: %v", g["message"])
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	doc, r := diagJSON(t, f, "--multicast", "--config", conf)
+	if g := groups(doc, r); len(problems(doc)) != 0 || g["members_from"] != "sa" || g["members"] != float64(len(members)) {
+		t.Fatalf("the SA's members: %v, %v", problems(doc), g)
+	}
+
+	// node0020's leaf stops forwarding the group to it.
+	cache := filepath.Join(t.TempDir(), "fabric.cache")
+	if r := runSim(f, "", "ibnetdiscover", "--cache", cache); r.Code != 0 {
+		t.Fatal(r)
+	}
+	fab, err := query.LoadCache(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaf string
+	var lid uint16
+	var port int
+	for _, n := range fab.Nodes {
+		if n.Desc() == "node0020 HCA-1" {
+			p := n.Port(1).Remote
+			leaf, lid, port = p.Node.Desc(), p.Node.SMALID, p.Num
+		}
+	}
+	mod := strconv.Itoa(port / 16 << 28) // block 0 (MLIDs 0xC000-0xC01F), the masks of ports 16*(port/16)...
+	get := runSim(f, "", "query", "--json", "SubnGet", "MulticastForwardingTable", strconv.Itoa(int(lid)), "-a", mod)
+	var mft struct {
+		Reply struct {
+			PortMasks []uint16 `json:"port_masks"`
+		} `json:"reply"`
+	}
+	if err := json.Unmarshal([]byte(get.Stdout), &mft); err != nil || len(mft.Reply.PortMasks) == 0 || mft.Reply.PortMasks[0]&(1<<(port%16)) == 0 {
+		t.Fatalf("%s's MFT for 0xC000: %v\n%s", leaf, err, get.Stdout)
+	}
+	mask := fmt.Sprintf("PortMask[0]=%d", mft.Reply.PortMasks[0]&^(1<<(port%16)))
+	if r := runSim(f, "", "query", "SubnSet", "MulticastForwardingTable", strconv.Itoa(int(lid)), "-a", mod, "-f", mask, "--write"); r.Code != 0 {
+		t.Fatal(r)
+	}
+	doc, r = diagJSON(t, f, "--multicast", "--config", conf)
+	want := fmt.Sprintf("multicast.member_unreached at %s[%d] -> node0020 HCA-1[1]", leaf, port)
+	if got := strings.Join(problems(doc), "\n"); got != want || r.Code != diagnose.ExitFindings {
+		t.Errorf("exit %d, findings:\n%s\nwant:\n%s", r.Code, got, want)
 	}
 }
