@@ -280,13 +280,14 @@ func TestRoutingLongerThanMinimal(t *testing.T) {
 }
 
 // ring is n switches in a ring (port 1 to the next one's port 2), a
-// host on port 3 of each.
+// host on port 3 of each; the switches have SL2VL tables.
 func ring(n int) (*Snapshot, []*discovery.Node) {
 	b := newBuilder()
 	var sws []*discovery.Node
 	for i := range n {
 		h := b.ca(0x1000+uint64(i), 1, fmt.Sprintf("host%d", i))
 		sw := b.sw(0x100+uint64(i), 4, fmt.Sprintf("sw%d", i))
+		setPI(sw.Port(0), func(pi *mad.PortInfo) { pi.CapabilityMask = uint32(mad.PortCapMaskSLMapping) })
 		b.link(h, 1, sw, 3)
 		sws = append(sws, sw)
 	}
@@ -411,6 +412,18 @@ func TestSL2VLPortsOnlyWhereLoopsAre(t *testing.T) {
 	}
 	if ports := sl2vlPorts(s.Tables); len(ports) != 0 {
 		t.Errorf("one VL: %d ports", len(ports))
+	}
+	// Switches without SL mapping (port 0's capability) have no tables.
+	s, sws := ring(4)
+	for _, n := range sws {
+		setPI(n.Port(0), func(pi *mad.PortInfo) { pi.CapabilityMask = uint32(mad.PortCapMaskSM) })
+	}
+	if n := len(sl2vlPorts(s.Tables)); n != 0 {
+		t.Errorf("without SL mapping: %d ports", n)
+	}
+	setPI(sws[1].Port(0), func(pi *mad.PortInfo) { pi.CapabilityMask = uint32(mad.PortCapMaskSLMapping) })
+	if got := sl2vlPorts(s.Tables); len(got) != 1 || got[0] != sws[1].Port(1) {
+		t.Errorf("one switch with SL mapping: %v", got)
 	}
 	tn := routed()
 	if ports := sl2vlPorts(tn.s.Tables); len(ports) != 0 {

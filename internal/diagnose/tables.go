@@ -34,7 +34,8 @@ func readTables(ctx context.Context, c *query.Client, f *discovery.Fabric, multi
 
 // sl2vlPorts are the switch ports whose SL2VL tables the sweep reads:
 // the ports of the channels in a loop of the channel dependency graph
-// built without VLs, where the port operates more than one data VL.
+// built without VLs, where the port operates more than one data VL and
+// its switch has the tables (slMapping).
 //
 // VLs can only take a dependency away, never add one: every cycle of the
 // graph with VLs is a cycle of the graph without them. So where the
@@ -52,7 +53,7 @@ func sl2vlPorts(t *routing.Tables) []*discovery.Port {
 	for _, l := range t.CreditLoops().Loops {
 		for _, ch := range l.Channels {
 			p := ch.Node.Port(ch.Port)
-			if p != nil && !seen[p] && len(p.PortInfo) >= mad.PortInfoSize && p.Info().OperationalVLs > 1 {
+			if p != nil && !seen[p] && len(p.PortInfo) >= mad.PortInfoSize && p.Info().OperationalVLs > 1 && slMapping(ch.Node) {
 				seen[p] = true
 				ports = append(ports, p)
 			}
@@ -62,6 +63,16 @@ func sl2vlPorts(t *routing.Tables) []*discovery.Port {
 		return cmp.Or(cmp.Compare(a.Node.GUID, b.Node.GUID), cmp.Compare(a.Num, b.Num))
 	})
 	return ports
+}
+
+// slMapping reports whether a switch has SLtoVLMappingTables to read:
+// its port 0's CapabilityMask says IsSLMappingSupported (IBA 14.2.5.6),
+// or its PortInfo was not read. A switch without them has nothing to
+// answer; the analysis takes it to keep each SL on its VL, as the
+// tables read elsewhere do.
+func slMapping(n *discovery.Node) bool {
+	p0 := n.Port(0)
+	return p0 == nil || len(p0.PortInfo) < mad.PortInfoSize || p0.Info().CapabilityMask&uint32(mad.PortCapMaskSLMapping) != 0
 }
 
 // tableRead is one failed read of the tables, for the walk check.
