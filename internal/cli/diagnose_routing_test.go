@@ -121,6 +121,13 @@ func TestDiagnoseCreditLoopsMinHopNotUpDown(t *testing.T) {
 				t.Fatalf("minhop: exit %d, findings:\n%s\nwant:\n%s", r.Code, got, want)
 			}
 			checkLoopChains(t, f, raw)
+			// The sweep read the SL2VL tables of the loop's 4 ports alone
+			// (ibsim's switches: SL i on VL i, VL0-7 operational).
+			for _, fd := range raw {
+				if fd["code"] == "credit_loops.graph" && (fd["sl2vl_ports"] != 4.0 || fd["vls"] != 8.0) {
+					t.Errorf("%s", fd["message"])
+				}
+			}
 			// The SL2VL tables read for the loop, and the MFTs, are kept
 			// by --output-dir: --load judges them the same.
 			out := filepath.Join(t.TempDir(), "out")
