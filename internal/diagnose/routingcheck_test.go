@@ -589,4 +589,14 @@ func TestTableReadFailures(t *testing.T) {
 	if got := placed(run(t, routingCheck{}, tn.s, nil)); len(got) != 0 {
 		t.Errorf("routing: %v", got)
 	}
+	// A switch whose SwitchInfo the walk could not read has no tables:
+	// the walk's error (walk.attribute_unread) says so, not a second one.
+	tn = routed()
+	tn.s.Tables.Switches[tn.sw2.GUID] = &routing.Switch{GUID: tn.sw2.GUID, Err: errTimeout}
+	if got := placed(run(t, walkCheck{}, tn.s, nil)); len(got) != 0 || !tn.s.Complete() {
+		t.Errorf("walk: %v", got)
+	}
+	if got := placed(run(t, routingCheck{}, tn.s, nil)); len(got) != 0 {
+		t.Errorf("routing: %v", got)
+	}
 }

@@ -84,7 +84,8 @@ type tableRead struct {
 }
 
 // tableFailures are the reads of the tables that failed, in node GUID
-// order: a switch without tables, LFT and MFT blocks, SL2VL tables.
+// order: LFT and MFT blocks, SL2VL tables. (A switch the walk could not
+// read the SwitchInfo of has no tables; the walk check reports that.)
 func (s *Snapshot) tableFailures() []tableRead {
 	if s.Tables == nil {
 		return nil
@@ -92,12 +93,8 @@ func (s *Snapshot) tableFailures() []tableRead {
 	var out []tableRead
 	for _, n := range s.Fabric.SortedByGUID() {
 		sw := s.Tables.Switches[n.GUID]
-		if sw == nil {
-			continue
-		}
-		if sw.Err != nil {
-			out = append(out, tableRead{n, NoPort, "SwitchInfo", sw.Err})
-			continue
+		if sw == nil || sw.Err != nil {
+			continue // no SwitchInfo: the walk's own error, reported as such
 		}
 		if sw.LFT != nil {
 			for _, b := range sw.LFT.Failed {
