@@ -5,18 +5,20 @@ DESTDIR ?=
 GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/ibtool/ibtool/internal/cli/cmdutil.Version=$(VERSION) -X main.version=$(VERSION)
-# Extra go build flags; make deb sets the release ones (RELEASE_GOFLAGS).
-GOBUILDFLAGS ?=
-# No cgo: libibverbs is loaded at run time (internal/verbs), so the binary
-# needs neither a C toolchain nor rdma-core's headers to build.
-GOBUILD = CGO_ENABLED=0 $(GO) build $(GOBUILDFLAGS) -ldflags "$(LDFLAGS) $(EXTRA_LDFLAGS)"
-# What make deb builds with: a position independent executable (the Go
-# linker makes one with RELRO and BIND_NOW without cgo, and purego's
-# dlopen of libibverbs works in it), stripped (-s -w), with no build
-# directory in it (-trimpath) and an empty build ID, so that two builds of
-# one source are byte-identical.
-RELEASE_GOFLAGS  := -trimpath -buildmode=pie
-RELEASE_LDFLAGS  := -s -w -buildid= -bindnow
+# The binaries are stripped (-s -w: no symbol table or DWARF, 10 -> 7 MB)
+# and built without the build machine's paths (-trimpath). Neither changes
+# what a run maps. Not -buildmode=pie: the dynamic loader would relocate
+# every pointer of the binary at every start (perfquery --help: 250 more
+# page faults, 1.1 MB more RSS, twice the CPU time; docs/performance.md).
+BUILDFLAGS ?= -trimpath -ldflags "-s -w $(LDFLAGS)"
+# What make deb builds with, as Debian wants its binaries: position
+# independent (the Go linker makes one with RELRO and BIND_NOW without
+# cgo), naming libc as a PIE must for lintian (the debpkg tag imports
+# internal/dynlibc), stripped, and with an empty build ID, so that two
+# builds of one source are byte-identical. The PIE costs each start what
+# the comment above says.
+RELEASE_BUILDFLAGS := -trimpath -buildmode=pie -tags debpkg -ldflags "-s -w -buildid= -bindnow $(LDFLAGS)"
+GOBUILD = CGO_ENABLED=0 $(GO) build $(BUILDFLAGS)
 
 # Where make install puts things. The classic-name links (perfquery,
 # ibstat, ibv_devinfo, ...) go to a directory of their own, so they do not
@@ -24,6 +26,9 @@ RELEASE_LDFLAGS  := -s -w -buildid= -bindnow
 # to use them, or install them elsewhere with LINKDIR=... (LINKDIR= for none).
 BINDIR  ?= $(PREFIX)/bin
 LINKDIR ?= $(PREFIX)/lib/ibtool/bin
+# ibtool-verbs, the binary ibtool runs its verbs commands in, goes to
+# ../lib/ibtool from BINDIR, where ibtool looks for it (or beside ibtool).
+HELPERDIR = $(PREFIX)/lib/ibtool
 MANDIR  ?= $(PREFIX)/share/man/man8
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
@@ -63,15 +68,22 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(SIM_PACKAGES); \
 	fi
 
+# No cgo: libibverbs is loaded at run time (internal/verbs), so no binary
+# needs a C toolchain nor rdma-core's headers to build. Loading it links a
+# binary dynamically to libc, which every start pays, so ibtool is
+# statically linked and runs its verbs commands in ibtool-verbs.
 build:
 	$(GOBUILD) -o bin/ibtool ./cmd/ibtool
+	$(GOBUILD) -o bin/ibtool-verbs ./cmd/ibtool-verbs
 	$(GOBUILD) -o bin/ibtool-exporter ./cmd/ibtool-exporter
 
 # The header-free build and the arm64 cross build (make test runs this).
 cross:
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ibtool
+	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ibtool-verbs
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool-exporter
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) build -o /dev/null ./cmd/ibtool-verbs
 	GOARCH=arm64 $(GO) vet ./internal/verbs
 
 # Man pages (section 8) from the command tree, into docs/man.
@@ -96,9 +108,11 @@ test-vm:
 	scripts/vm/test-vm.sh
 
 # Times ibtool against infiniband-diags on generated fat trees, with and
-# without added latency, and writes the results into docs/performance.md
+# without added latency, and one invocation at a time on a 5-node fabric
+# (the one-shot rows), and writes the results into docs/performance.md
 # (see the method there). A subset, e.g.:
-#   make bench BENCHFLAGS="-sizes S1000 -latencies 0,1ms -commands ibnetdiscover -runs 3"
+#   make bench BENCHFLAGS="-sizes S1000 -latencies 0,1ms -commands ibnetdiscover -runs 3 -oneshot=false"
+#   make bench BENCHFLAGS="-oneshot-only"
 BENCHFLAGS ?=
 bench: deps build
 	@[ -x /usr/bin/time ] || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y time; }
@@ -125,12 +139,13 @@ demo: deps build
 	scripts/demo.sh
 
 install: build man completions
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HELPERDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 bin/ibtool $(DESTDIR)$(BINDIR)/ibtool
 	install -m 0755 bin/ibtool-exporter $(DESTDIR)$(BINDIR)/ibtool-exporter
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|/usr/bin/ibtool-exporter|$(BINDIR)/ibtool-exporter|' contrib/systemd/ibtool-exporter.service > $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
+	install -m 0755 bin/ibtool-verbs $(DESTDIR)$(HELPERDIR)/ibtool-verbs
 	install -m 0644 docs/man/*.8 $(DESTDIR)$(MANDIR)/
 	install -m 0644 bin/completions/ibtool $(DESTDIR)$(BASHCOMPDIR)/ibtool
 	install -m 0644 bin/completions/_ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool
@@ -161,8 +176,9 @@ ifneq ($(LINKDIR),)
 		if [ -L "$$l" ] && [ "$$(readlink "$$l")" = ibtool ]; then rm -f "$$l"; fi; \
 	done || true
 	rmdir $(DESTDIR)$(LINKDIR) 2>/dev/null || true
-	rmdir $(DESTDIR)$(PREFIX)/lib/ibtool 2>/dev/null || true
 endif
+	rm -f $(DESTDIR)$(HELPERDIR)/ibtool-verbs
+	rmdir $(DESTDIR)$(HELPERDIR) 2>/dev/null || true
 	rm -f $(DESTDIR)$(BINDIR)/ibtool $(DESTDIR)$(MANDIR)/ibtool.8 $(DESTDIR)$(MANDIR)/ibtool-*.8
 	rm -f $(DESTDIR)$(BINDIR)/ibtool-exporter $(DESTDIR)$(SYSTEMDUNITDIR)/ibtool-exporter.service
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/ibtool $(DESTDIR)$(ZSHCOMPDIR)/_ibtool $(DESTDIR)$(FISHCOMPDIR)/ibtool.fish
@@ -187,7 +203,7 @@ deb: export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || 
 deb:
 	rm -rf $(DEB_STAGE) bin/ibtool_*.deb
 	$(MAKE) install PREFIX=/usr DESTDIR=$(CURDIR)/$(DEB_STAGE) ZSHCOMPDIR=/usr/share/zsh/vendor-completions \
-		GOBUILDFLAGS="$(RELEASE_GOFLAGS)" EXTRA_LDFLAGS="$(RELEASE_LDFLAGS)"
+		BUILDFLAGS='$(RELEASE_BUILDFLAGS)'
 	gzip -9n $(DEB_STAGE)/usr/share/man/man8/*.8
 	install -d $(DEB_DOC) $(DEB_STAGE)/DEBIAN
 	install -m 0644 README.md docs/*.md $(DEB_DOC)/

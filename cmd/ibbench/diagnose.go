@@ -205,16 +205,16 @@ func (b *bencher) offlineRow(label string, nodes int, dir string) offlineRow {
 		r.failed = r.sweep.failed
 		return r
 	}
-	r.findings = verdict(b.cfg.bin, out)
+	r.findings = diagnoseVerdict(b.cfg.bin, out)
 	for range b.cfg.runs {
 		r.runs = append(r.runs, measureCPU(dir, []string{b.cfg.bin, "diagnose", "--load", out}, 1))
 	}
 	return r
 }
 
-// verdict is what diagnose --load says of a saved sweep: its errors and
+// diagnoseVerdict is what diagnose --load says of a saved sweep: its errors and
 // warnings, counted.
-func verdict(bin, dir string) string {
+func diagnoseVerdict(bin, dir string) string {
 	out, _ := exec.Command(bin, "diagnose", "--load", dir, "--json").Output()
 	var doc struct {
 		Complete bool `json:"complete"`

@@ -121,8 +121,12 @@ func main() {
 	soakFabric := flag.String("fabric", "S2000", "the -soak fabric: "+fabricNames())
 	soakScrapes := flag.Int("scrapes", 1000, "the -soak scrapes")
 	update := flag.String("update", "", "also write the results into this markdown file, between the bench markers")
-	diagnoseRows := flag.Bool("diagnose", false, "instead of the bench, its diagnose rows alone: ibtool diagnose against the C tools in sequence on -sizes "+
+	diagnoseRows := flag.Bool("diagnose", false, "instead of the bench, its diagnose rows alone (no one-shot rows): ibtool diagnose against the C tools in sequence on -sizes "+
 		"(default "+diagnoseSizes+"; "+offlineFabric+": the offline analysis) at -latencies (default "+diagnoseLatencies+")")
+	oneShot := flag.Bool("oneshot", true, "also run the one-shot rows: single invocations on a 5-node fabric against the C tools and a trivial Go program")
+	oneShotOnly := flag.Bool("oneshot-only", false, "run only the one-shot rows")
+	oneShotRuns := flag.Int("oneshot-runs", 21, "runs per tool of each one-shot row but the 200-call loop, which runs -runs times")
+	oneShotTopology := flag.String("oneshot-topology", "testdata/topologies/tiny.net", "the one-shot rows' fabric, whose Switch2 has LID "+oneShotLID)
 	flag.Parse()
 	explicit := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -149,6 +153,19 @@ func main() {
 	}
 	bin, err := filepath.Abs(*ibtool)
 	check(err)
+	if *oneShot && !*diagnoseRows || *oneShotOnly {
+		started := time.Now()
+		rows, err := benchOneShot(*oneShotTopology, bin, *oneShotRuns, *runs)
+		check(err)
+		text := oneShotMarkdown(rows, *oneShotRuns, *runs, started)
+		fmt.Print("\n" + text)
+		if *update != "" {
+			check(replaceBetweenMarkers(*update, oneShotStartMarker, oneShotEndMarker, text))
+		}
+		if *oneShotOnly {
+			return
+		}
+	}
 	cfg := config{bin: bin, exporter: exporter, runs: *runs, slowRuns: *slowRuns, service: *service}
 	for _, s := range strings.Split(*lat, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
@@ -337,13 +354,16 @@ func progress(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "%s ibbench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 }
 
+// The markers of the results in docs/performance.md: the fabric rows' and
+// the one-shot rows', each written only by a run that has them.
 const (
-	startMarker = "<!-- bench results: start (written by make bench) -->"
-	endMarker   = "<!-- bench results: end -->"
+	startMarker        = "<!-- bench results: start (written by make bench) -->"
+	endMarker          = "<!-- bench results: end -->"
+	oneShotStartMarker = "<!-- one-shot results: start (written by make bench) -->"
+	oneShotEndMarker   = "<!-- one-shot results: end -->"
 )
 
-// replaceBetweenMarkers puts results between the markers start and end
-// of a file.
+// replaceBetweenMarkers puts results between a pair of markers of a file.
 func replaceBetweenMarkers(path, start, end, results string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -352,7 +372,7 @@ func replaceBetweenMarkers(path, start, end, results string) error {
 	text := string(b)
 	i, j := strings.Index(text, start), strings.Index(text, end)
 	if i < 0 || j < i {
-		return fmt.Errorf("%s has no bench result markers %q", path, start)
+		return fmt.Errorf("%s has no markers %s ... %s", path, start, end)
 	}
 	text = text[:i+len(start)] + "\n" + results + text[j:]
 	return os.WriteFile(path, []byte(text), 0o644)

@@ -27,6 +27,7 @@ import (
 	"github.com/ibtool/ibtool/internal/endport"
 	"github.com/ibtool/ibtool/internal/exitclean"
 	"github.com/ibtool/ibtool/internal/exporter"
+	"github.com/ibtool/ibtool/internal/exporter/cmdline"
 	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/rpc"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -62,8 +63,8 @@ func main() {
 // run runs the exporter with args and returns its exit status. ctx ends
 // the daemon as SIGTERM does (tests).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, transport umad.Opener) int {
-	o := &options{}
-	fs := newFlags(o)
+	o := &cmdline.Options{}
+	fs := cmdline.New(o)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: ibtool-exporter [options]\n\n%s", fs.FlagUsages())
@@ -76,13 +77,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, transport
 		err = fmt.Errorf("takes no arguments, got %q", fs.Arg(0))
 	}
 	if err == nil {
-		err = o.settle(fs)
+		err = settle(o, fs)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ibtool-exporter: %v\n", err)
 		return exitUsage
 	}
-	if o.version {
+	if o.Version {
 		fmt.Fprintf(stdout, "ibtool-exporter %s (%s)\n", buildVersion(), runtime.Version())
 		return 0
 	}
@@ -95,12 +96,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, transport
 
 // exportFabric opens the local port, discovers the fabric and serves it
 // (or writes one scrape).
-func exportFabric(ctx context.Context, o *options, stdout, stderr io.Writer, transport umad.Opener) error {
+func exportFabric(ctx context.Context, o *cmdline.Options, stdout, stderr io.Writer, transport umad.Opener) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	if o.webConfig != "" && !o.once && o.textfile == "" {
+	if o.WebConfig != "" && !o.Once && o.Textfile == "" {
 		// Before the discovery: a bad file is a mistake to hear of at once.
-		if err := web.Validate(o.webConfig); err != nil {
-			return fmt.Errorf("--web.config.file %s: %v", o.webConfig, err)
+		if err := web.Validate(o.WebConfig); err != nil {
+			return fmt.Errorf("--web.config.file %s: %v", o.WebConfig, err)
 		}
 	}
 	client, err := openClient(o, transport)
@@ -108,39 +109,39 @@ func exportFabric(ctx context.Context, o *options, stdout, stderr io.Writer, tra
 		return err
 	}
 	defer client.Engine().Close()
-	o.src.MlxEPI = true // ibdiag.conf's default, as infiniband-diags 44 has it
-	shard, _ := exporter.ParseShard(o.shard)
-	if o.shard == "" {
+	o.Src.MlxEPI = true // ibdiag.conf's default, as infiniband-diags 44 has it
+	shard, _ := exporter.ParseShard(o.Shard)
+	if o.Shard == "" {
 		shard = exporter.Shard{}
 	}
-	mad, _ := o.timeoutMS()
+	mad, _ := timeoutMS(o)
 	exp := exporter.New(exporter.Config{
 		Client:  client,
-		Names:   o.src.Names(stderr),
+		Names:   o.Src.Names(stderr),
 		Timeout: mad,
-		Collect: o.collect,
+		Collect: o.Collect,
 		Shard:   shard,
 		Version: buildVersion(),
 		Discover: func(ctx context.Context) (*discovery.Fabric, error) {
 			// No chassis grouping and no SwitchInfo: no metric has them.
-			return o.src.Fabric(ctx, client, query.Walk{NoChassis: true, Skip: discovery.LoadSwitchInfo})
+			return o.Src.Fabric(ctx, client, query.Walk{NoChassis: true, Skip: discovery.LoadSwitchInfo})
 		},
 	})
 	extra := prometheus.NewRegistry()
-	if o.goMetrics {
+	if o.GoMetrics {
 		extra.MustRegister(collectors.NewGoCollector())
 	}
-	if o.procMetric {
+	if o.ProcessMetrics {
 		extra.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 
-	if o.once || o.textfile != "" {
+	if o.Once || o.Textfile != "" {
 		if err := exp.Refresh(ctx); err != nil {
 			return err
 		}
 		res := exp.Scrape(ctx)
-		if o.textfile != "" {
-			return exp.WriteFile(o.textfile, res, extra)
+		if o.Textfile != "" {
+			return exp.WriteFile(o.Textfile, res, extra)
 		}
 		return exp.Write(stdout, res, extra)
 	}
@@ -165,14 +166,14 @@ func exportFabric(ctx context.Context, o *options, stdout, stderr io.Writer, tra
 		}
 		// Serve anyway: the failure is a metric, and the next refresh may
 		// find the fabric (an SM that is not up yet).
-		log.Warn("no fabric until the next refresh", "err", err, "refresh", o.refresh)
+		log.Warn("no fabric until the next refresh", "err", err, "refresh", o.Refresh)
 	}
 	return exporter.Serve(ctx, exp, exporter.ServeConfig{
-		Web:           &web.FlagConfig{WebListenAddresses: &o.listen, WebSystemdSocket: &o.systemd, WebConfigFile: &o.webConfig},
-		Path:          o.path,
-		Handler:       exporter.HandlerOpts{Extra: extra, TimeoutOffset: o.offset, MaxTimeout: o.maxTimeout},
-		Refresh:       o.refresh,
-		ShutdownGrace: o.maxTimeout + 5*time.Second,
+		Web:           &web.FlagConfig{WebListenAddresses: &o.Listen, WebSystemdSocket: &o.Systemd, WebConfigFile: &o.WebConfig},
+		Path:          o.Path,
+		Handler:       exporter.HandlerOpts{Extra: extra, TimeoutOffset: o.Offset, MaxTimeout: o.MaxTimeout},
+		Refresh:       o.Refresh,
+		ShutdownGrace: o.MaxTimeout + 5*time.Second,
 		Log:           log,
 	})
 }
@@ -180,15 +181,15 @@ func exportFabric(ctx context.Context, o *options, stdout, stderr io.Writer, tra
 // openClient opens the local port -C/-P choose and the MAD engine on it.
 // Without them the transport picks its default port itself, which spares
 // the simulator a second connection.
-func openClient(o *options, transport umad.Opener) (*query.Client, error) {
+func openClient(o *cmdline.Options, transport umad.Opener) (*query.Client, error) {
 	local := endport.Local{Port: -1}
-	if o.ca != "" || o.port != "" {
+	if o.CA != "" || o.Port != "" {
 		cas, err := transport.CAs()
 		var skipped umad.CAErrors
 		if err != nil && !(errors.As(err, &skipped) && len(cas) > 0) {
 			return nil, err // a broken CA must not hide the good ones
 		}
-		if local, err = endport.SelectLocal(cas, o.ca, o.port); err != nil {
+		if local, err = endport.SelectLocal(cas, o.CA, o.Port); err != nil {
 			return nil, err
 		}
 	}
@@ -196,11 +197,11 @@ func openClient(o *options, transport umad.Opener) (*query.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("can't open UMAD port (%s:%d): %w", local.CA, max(local.Port, 0), err)
 	}
-	timeout, _ := o.timeoutMS()
-	eng := rpc.New(port, rpc.Options{Timeout: timeout, Retries: o.retries, Window: o.src.Window()})
+	timeout, _ := timeoutMS(o)
+	eng := rpc.New(port, rpc.Options{Timeout: timeout, Retries: o.Retries, Window: o.Src.Window()})
 	var qo query.Options
-	qo.MKey, _ = endport.ParseUint(o.mkey, 64)
-	qo.PKeyIndex = uint16(o.pkeyIdx)
+	qo.MKey, _ = endport.ParseUint(o.MKey, 64)
+	qo.PKeyIndex = uint16(o.PKeyIdx)
 	return query.New(eng, qo), nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/internal/exporter/cmdline"
 	"github.com/ibtool/ibtool/internal/exporter/soak"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
@@ -134,17 +135,17 @@ func TestFlagsSettle(t *testing.T) {
 		{[]string{"--telemetry-path", "/old", "--no-collector.links"}, []string{":9315"}, "/old", false},
 		{[]string{"--telemetry-path", "/old", "--web.telemetry-path", "/new", "--collector.links=false"}, []string{":9315"}, "/new", false},
 	} {
-		o := &options{}
-		fs := newFlags(o)
+		o := &cmdline.Options{}
+		fs := cmdline.New(o)
 		fs.SetOutput(io.Discard)
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		if err := o.settle(fs); err != nil {
+		if err := settle(o, fs); err != nil {
 			t.Fatal(err)
 		}
-		if fmt.Sprint(o.listen) != fmt.Sprint(c.listen) || o.path != c.path || o.collect.Links != c.links {
-			t.Errorf("%v: listen %q, path %q, links %v; want %q, %q, %v", c.args, o.listen, o.path, o.collect.Links, c.listen, c.path, c.links)
+		if fmt.Sprint(o.Listen) != fmt.Sprint(c.listen) || o.Path != c.path || o.Collect.Links != c.links {
+			t.Errorf("%v: listen %q, path %q, links %v; want %q, %q, %v", c.args, o.Listen, o.Path, o.Collect.Links, c.listen, c.path, c.links)
 		}
 	}
 }

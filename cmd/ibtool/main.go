@@ -23,10 +23,9 @@ func main() {
 	// sample costs the runtime's 1.4 MB bucket table.
 	runtime.MemProfileRate = 0
 	umad.LingerMain() // a helper finishing an abandoned simulator CONNECT
-	// Before anything is acquired: a signal, an error or a panic all end
-	// through exitclean, which disconnects simulator ports and removes
-	// temporary files.
-	exitclean.Install()
+	// An error or a panic ends through exitclean, which disconnects
+	// simulator ports and removes temporary files; it watches the signals
+	// from the first resource it has to clean up (exitclean.Hold).
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "ibtool: internal error: %v\n%s", r, debug.Stack())

@@ -88,20 +88,19 @@ func completionRequest(arg string) bool {
 	return arg == cobra.ShellCompRequestCmd || arg == cobra.ShellCompNoDescRequestCmd
 }
 
-// nodeArgs are the positional arguments (counted from 0) that take a node
-// name, per command: those whose target parsing accepts names.
-var nodeArgs = map[string][]int{
-	"ibfindnodesusing": {0},
-	"ibping":           {0},
-	"ibprintca":        {0},
-	"ibprintrt":        {0},
-	"ibprintswitch":    {0},
-	"ibroute":          {0},
-	"ibsysstat":        {0},
-	"ibtracert":        {0, 1},
-	"perfquery":        {0},
-	"sminfo":           {0},
-	"smpquery":         {1},
+// nodeArgs are the positional arguments (counted from 0) of a command
+// that take a node name: those whose target parsing accepts names; nil
+// for none.
+func nodeArgs(command string) []int {
+	switch command {
+	case "ibfindnodesusing", "ibping", "ibprintca", "ibprintrt", "ibprintswitch", "ibroute", "ibsysstat", "perfquery", "sminfo":
+		return []int{0}
+	case "ibtracert":
+		return []int{0, 1}
+	case "smpquery":
+		return []int{1}
+	}
+	return nil
 }
 
 // addCompletions gives the commands that take nodes (and smpquery's
@@ -110,8 +109,8 @@ var nodeArgs = map[string][]int{
 func addCompletions(root *cobra.Command, env *cmdutil.Env) {
 	addFlagCompletions(root, env)
 	for _, c := range root.Commands() {
-		positions, ok := nodeArgs[c.Name()]
-		if !ok || c.ValidArgsFunction != nil {
+		positions := nodeArgs(c.Name())
+		if positions == nil || c.ValidArgsFunction != nil {
 			continue
 		}
 		c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {

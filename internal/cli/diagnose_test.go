@@ -56,9 +56,10 @@ func (f diagFinding) String() string {
 }
 
 // diagJSON runs diagnose --json with args and decodes what it printed.
+// The counters are read once unless args give an --interval.
 func diagJSON(t *testing.T, f *simfabric.Fabric, args ...string) (diagDoc, simfabric.Result) {
 	t.Helper()
-	r := runSim(f, "", append([]string{"diagnose", "--json"}, args...)...)
+	r := runSim(f, "", append([]string{"diagnose", "--json", "--interval", "0"}, args...)...)
 	var doc diagDoc
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Complete == nil {
 		t.Fatalf("diagnose --json %v: exit %d, %v\n%s%s", args, r.Code, err, r.Stdout, r.Stderr)
@@ -80,10 +81,11 @@ func problems(doc diagDoc) []string {
 
 // TestDiagnoseCleanFatTree: a fat tree as OpenSM sets it up has nothing
 // wrong: no error and no warning, exit 0; the text shows the summary
-// table; the one info is the MASTER.
+// table; the infos are the MASTER and how the counters were read, 1 s
+// apart, while every MAD moved the data counters.
 func TestDiagnoseCleanFatTree(t *testing.T) {
 	f := sharedFabric(t, "fattree-50.net")
-	doc, r := diagJSON(t, f)
+	doc, r := diagJSON(t, f, "--interval", "1")
 	if r.Code != 0 || !*doc.Complete || len(problems(doc)) != 0 {
 		t.Fatalf("exit %d, complete %v, findings %v\n%s", r.Code, *doc.Complete, problems(doc), r.Stderr)
 	}
@@ -91,19 +93,24 @@ func TestDiagnoseCleanFatTree(t *testing.T) {
 	for _, f := range doc.Findings {
 		infos = append(infos, f.Code)
 	}
-	// The MASTER, the routes' hop counts and balance, the credit-loop
-	// graph (OpenSM's minhop on a fat tree has no loop).
-	if strings.Join(infos, " ") != "sm.sm routing.balance routing.hops credit_loops.graph" || doc.Findings[0].NodeName != "node0001 HCA-1" {
-		t.Errorf("findings %+v, want the MASTER's sm.sm and the routing facts", doc.Findings)
+	// The MASTER, the counters' interval, the routes' hop counts and
+	// balance, the credit-loop graph (OpenSM's minhop on a fat tree has
+	// no loop).
+	if strings.Join(infos, " ") != "sm.sm counters.interval routing.balance routing.hops credit_loops.graph" ||
+		doc.Findings[0].NodeName != "node0001 HCA-1" || !strings.Contains(doc.Findings[1].Message, "the counters of 120 ports read twice") {
+		t.Errorf("findings %+v, want the MASTER's sm.sm, counters.interval and the routing facts", doc.Findings)
 	}
 	var checks []string
+	skipped := map[string]string{}
 	for _, s := range doc.Summary {
 		checks = append(checks, s.Check)
+		skipped[s.Check] = s.Skipped
 	}
-	if strings.Join(checks, " ") != "walk sm nodes links topology routing credit_loops multicast" || doc.Summary[4].Skipped == "" {
+	if strings.Join(checks, " ") != "walk ids sm nodes links counters pkeys topology routing credit_loops multicast" || skipped["topology"] == "" ||
+		skipped["pkeys"] != "no switch port enforces partitions" {
 		t.Errorf("summary %+v", doc.Summary)
 	}
-	text := runSim(f, "", "diagnose")
+	text := runSim(f, "", "diagnose", "--interval", "0")
 	if text.Code != 0 || !strings.Contains(text.Stdout, "| links        |      0 |        0 |") ||
 		!strings.HasPrefix(text.Stdout, "Fabric: 50 nodes (6 switches, 44 CAs, 0 routers), 60 links; the sweep read everything\n") {
 		t.Errorf("text: exit %d\n%s%s", text.Code, text.Stdout, text.Stderr)
@@ -121,7 +128,7 @@ func TestDiagnoseLoadIsTheSame(t *testing.T) {
 		t.Fatal(r)
 	}
 	out, page := filepath.Join(dir, "out"), filepath.Join(dir, "report.html")
-	live := runSim(f, "", "diagnose", "--json", "--expect-speed", "QDR", "--expect", expect, "--output-dir", out, "--html", page)
+	live := runSim(f, "", "diagnose", "--json", "--interval", "0.2", "--expect-speed", "QDR", "--expect", expect, "--output-dir", out, "--html", page)
 	offline := runSim(f, "", "diagnose", "--json", "--load", out)
 	if live.Code != diagnose.ExitFindings || live.Stdout != offline.Stdout || offline.Code != live.Code {
 		t.Errorf("live (exit %d) and --load (exit %d) differ:\n%s", live.Code, offline.Code,
@@ -134,7 +141,7 @@ func TestDiagnoseLoadIsTheSame(t *testing.T) {
 	}
 	// (The SM's activity count moves on: each live run is its own.)
 	out2 := filepath.Join(dir, "out2")
-	liveText := runSim(f, "", "diagnose", "--all", "--expect-speed", "QDR", "--expect", expect, "--output-dir", out2)
+	liveText := runSim(f, "", "diagnose", "--all", "--interval", "0.2", "--expect-speed", "QDR", "--expect", expect, "--output-dir", out2)
 	offlineText := runSim(f, "", "diagnose", "--all", "--load", out2)
 	if liveText.Stdout != offlineText.Stdout || !strings.Contains(offlineText.Stdout, "links.below_expected_speed") {
 		t.Errorf("text differs:\n%s", simfabric.UnifiedDiff("live", "load", liveText.Stdout, offlineText.Stdout))
@@ -151,15 +158,18 @@ func TestDiagnoseLoadIsTheSame(t *testing.T) {
 
 // TestDiagnoseExpectedWidthAndSpeed: on checks.net every link runs at
 // 12X QDR but Sw1[2]-HcaB[1] (4X) and Sw2[2]-HcaC[2] (SDR): exactly
-// those are below --expect-width 12X and --expect-speed QDR.
+// those are below --expect-width 12X and --expect-speed QDR, and below
+// what both their ends support (a warning: their ends are enabled for
+// no more).
 func TestDiagnoseExpectedWidthAndSpeed(t *testing.T) {
 	f := sharedFabric(t, "checks.net")
+	below := "links.below_supported_speed at host c[2] -> sw two[2]\nlinks.below_supported_width at host b[1] -> sw one[2]"
 	doc, r := diagJSON(t, f, "--expect-width", "12x", "--expect-speed", "qdr")
-	want := "links.below_expected_speed at host c[2] -> sw two[2]\nlinks.below_expected_width at host b[1] -> sw one[2]"
+	want := "links.below_expected_speed at host c[2] -> sw two[2]\nlinks.below_expected_width at host b[1] -> sw one[2]\n" + below
 	if got := strings.Join(problems(doc), "\n"); got != want || r.Code != diagnose.ExitFindings {
 		t.Errorf("exit %d, findings:\n%s\nwant:\n%s", r.Code, got, want)
 	}
-	if doc, r := diagJSON(t, f, "--expect-width", "4X", "--expect-speed", "SDR"); len(problems(doc)) != 0 || r.Code != 0 {
+	if doc, r := diagJSON(t, f, "--expect-width", "4X", "--expect-speed", "SDR"); strings.Join(problems(doc), "\n") != below || r.Code != 0 {
 		t.Errorf("at 4X SDR: exit %d, %v", r.Code, problems(doc))
 	}
 }
@@ -248,7 +258,7 @@ func TestDiagnoseNodeThatDoesNotAnswer(t *testing.T) {
 	if r.Stderr != "diagnose: incomplete: 1 read failed; the walk check lists them\n" {
 		t.Errorf("stderr %q", r.Stderr)
 	}
-	text := runSim(f, "", "diagnose")
+	text := runSim(f, "", "diagnose", "--interval", "0")
 	if !strings.Contains(text.Stdout, `error   walk.no_answer  "Switch1" (0x0000000000200000) port 4: no answer to NodeInfo beyond this port (DR path 0,4): no reply`) {
 		t.Errorf("text:\n%s", text.Stdout)
 	}

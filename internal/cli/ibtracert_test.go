@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibtool/ibtool/internal/cli/cmd/ibroute"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibtracert"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
@@ -90,13 +90,13 @@ func TestIbtracertOneAddressAndJSON(t *testing.T) {
 				LID  int    `json:"lid"`
 				Name string `json:"name"`
 			} `json:"destination"`
-			Hops []ibroute.TraceHop `json:"hops"`
+			Hops []ibtracert.TraceHop `json:"hops"`
 		} `json:"traces"`
 	}
 	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
 		t.Fatalf("exit %d, %v: %s%s", r.Code, err, r.Stdout, r.Stderr)
 	}
-	want := []ibroute.TraceHop{
+	want := []ibtracert.TraceHop{
 		{NodeGUID: 0x100000, NodeType: "ca", Name: "hca one", InPort: 0, OutPort: 1, LID: 2},
 		{NodeGUID: 0x200000, NodeType: "switch", Name: "Switch1", InPort: 1, OutPort: 8, LID: 1},
 		{NodeGUID: 0x200001, NodeType: "switch", Name: "sw2 desc", InPort: 4, OutPort: 1, LID: 7},
@@ -123,7 +123,7 @@ func caLID(t *testing.T, f *simfabric.Fabric, host string) string {
 	return ""
 }
 
-func equalHops(a, b []ibroute.TraceHop) bool {
+func equalHops(a, b []ibtracert.TraceHop) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -88,7 +88,7 @@ func TestJSONVocabulary(t *testing.T) {
 			return vocabDoc(t, r.stdout)
 		}}},
 		"ibnetdiscover": {{args: ""}, {args: "-H"}, {args: "-S"}},
-		"diagnose": {{args: ""}, {run: func(t *testing.T) []byte {
+		"diagnose": {{args: "--interval 0.5"}, {run: func(t *testing.T) []byte {
 			// Findings with rates, states and places: checks.net below
 			// what is expected of it, against its own cache.
 			cf := checksFabric(t)
@@ -96,7 +96,7 @@ func TestJSONVocabulary(t *testing.T) {
 			if r := runSim(cf, "", "ibnetdiscover", "--cache", cache); r.Code != 0 {
 				t.Fatal(r)
 			}
-			return vocabDoc(t, runSim(cf, "", "diagnose", "--json", "--expect", cache, "--expect-width", "12X", "--expect-speed", "EDR").Stdout)
+			return vocabDoc(t, runSim(cf, "", "diagnose", "--json", "--interval", "0.5", "--expect", cache, "--expect-width", "12X", "--expect-speed", "EDR").Stdout)
 		}}},
 		"iblinkinfo":    {{args: ""}, {args: "-p"}, {args: "-d"}},
 		"ibqueryerrors": {{args: ""}, {args: "--details --data -r"}, {args: "--counters"}, {args: "-k -K --details --dry-run"}},

@@ -104,8 +104,8 @@ func writeManPage(b *strings.Builder, c *cobra.Command, date string) {
 	}
 
 	writeManExitStatus(b, c)
-	writeManItems(b, "ENVIRONMENT", c, manEnvironment)
-	writeManItems(b, "FILES", c, manFiles)
+	writeManItems(b, "ENVIRONMENT", c, manEnvironment())
+	writeManItems(b, "FILES", c, manFiles())
 
 	b.WriteString(".SH SEE ALSO\n")
 	var see []string
@@ -218,37 +218,39 @@ var manCommonExits = []manItem{
 }
 
 // manCommandExits are the codes commands have of their own, as their C
-// tools or scripts have them.
-var manCommandExits = map[string][]manItem{
-	"ibqueryerrors":    {{"1", "A port has counters beyond the thresholds (wins over 3).", nil}},
-	"subnet_diff":      {{"1", "The two fabrics differ (wins over 3).", nil}},
-	"ibfindnodesusing": {{"1", "No switch of that name (wins over 3).", nil}},
-	"ibidsverify":      {{"1", "A zero or duplicate LID or GUID was found.", nil}},
-	"saquery": {
-		{"5", "EIO: the SA answered with an error status.", nil},
-		{"22", "EINVAL: a bad LID, GID or MEMBER=VALUE argument.", nil},
-		{"64", "ENONET: a node description names no node.", nil},
-		{"110", "ETIMEDOUT: the SA does not answer.", nil},
-	},
-}
-
-func init() {
-	for _, name := range []string{"ibchecknode", "ibcheckport", "ibcheckportstate", "ibcheckportwidth", "ibcheckerrs"} {
-		manCommandExits[name] = []manItem{{"100", "The check failed: \"E: <why>\" on stderr (as \"ibtool <cmd>\": \"<cmd>: <why>\"), as in python-rdma.", nil}}
+// tools or scripts have them. The man page tables are functions: built
+// at package level, they would be built at every start of ibtool.
+func manCommandExits() map[string][]manItem {
+	exits := map[string][]manItem{
+		"diagnose":         {{"1", "The sweep found errors (with --strict, warnings too); 3 wins when the sweep was incomplete.", nil}},
+		"ibqueryerrors":    {{"1", "A port has counters beyond the thresholds (wins over 3).", nil}},
+		"subnet_diff":      {{"1", "The two fabrics differ (wins over 3).", nil}},
+		"ibfindnodesusing": {{"1", "No switch of that name (wins over 3).", nil}},
+		"ibidsverify":      {{"1", "A zero or duplicate LID or GUID was found.", nil}},
+		"saquery": {
+			{"5", "EIO: the SA answered with an error status.", nil},
+			{"22", "EINVAL: a bad LID, GID or MEMBER=VALUE argument.", nil},
+			{"64", "ENONET: a node description names no node.", nil},
+			{"110", "ETIMEDOUT: the SA does not answer.", nil},
+		},
 	}
+	for _, name := range []string{"ibchecknode", "ibcheckport", "ibcheckportstate", "ibcheckportwidth", "ibcheckerrs"} {
+		exits[name] = []manItem{{"100", "The check failed: \"E: <why>\" on stderr (as \"ibtool <cmd>\": \"<cmd>: <why>\"), as in python-rdma.", nil}}
+	}
+	return exits
 }
 
 // fabricWideCommands walk the fabric and exit 3 when the walk is
 // incomplete.
 var fabricWideCommands = []string{"ibnetdiscover", "iblinkinfo", "dump_fts", "ibhosts", "ibswitches", "ibrouters",
-	"ibnodes", "ibprintca", "ibprintswitch", "ibprintrt", "subnet_diff", "ibqueryerrors", "ibfindnodesusing", "topology"}
+	"ibnodes", "ibprintca", "ibprintswitch", "ibprintrt", "subnet_diff", "ibqueryerrors", "ibfindnodesusing", "topology", "diagnose"}
 
 func fabricWide(c *cobra.Command) bool { return commandIn(fabricWideCommands...)(c) }
 
 func writeManExitStatus(b *strings.Builder, c *cobra.Command) {
 	items := slices.Clone(manCommonExits)
 	if c.HasParent() {
-		items = append(items, manCommandExits[c.Name()]...)
+		items = append(items, manCommandExits()[c.Name()]...)
 	}
 	// In numeric order, 128+N last.
 	code := func(it manItem) int {
@@ -266,34 +268,38 @@ func writeManExitStatus(b *strings.Builder, c *cobra.Command) {
 }
 
 // manEnvironment are the environment variables ibtool reads.
-var manEnvironment = []manItem{
-	{"IBTOOL_TRANSPORT", "\"kernel\" (the umad devices) or \"ibsim\" (the simulator). Unset: the simulator when one of its variables below is set, else the kernel's umad devices when the host has them, else a running ibsim.", usesTransport},
-	{"IBSIM_SOCKNAME", "The simulator's socket name (default \"sim\"), as ibsim's own clients read it.", usesTransport},
-	{"IBSIM_SERVER_NAME, IBSIM_SERVER_PORT", "Reach the simulator over UDP at this host and base port (default 7070).", usesTransport},
-	{"SIM_HOST", "The simulated node to attach to (its id or description).", usesTransport},
-	{"SIM_SET_ISSM", "When set, attach to the simulator as a subnet manager.", usesTransport},
-	{"IBTOOL_SIM_CONNECT_TIMEOUT", "How long to wait for the simulator to accept a client (seconds, or a duration such as 90s); unset or 0 waits as long as it takes, as the C tools do.", usesTransport},
-	{"IBTOOL_LIBIBVERBS", "The verbs library to load in place of libibverbs.so.1.", commandIn("ibv_devices", "ibv_devinfo", "rdma_bw")},
-	{"IBPATH", "Through the link of a node list, the directory the failure message names ibnetdiscover in, as the scripts do (default /usr/sbin).", commandIn("ibhosts", "ibswitches", "ibrouters", "ibnodes")},
-	{CompletionCacheEnv, "The fabric cache whose node names shell completion offers when the command line gives no --load-cache.", func(c *cobra.Command) bool {
-		return !c.HasParent() || c.Name() == "completion"
-	}},
-	{"GOMAXPROCS", "When set, the number of CPUs ibtool's Go code runs on; by default a command other than the exporter uses one.", nil},
+func manEnvironment() []manItem {
+	return []manItem{
+		{"IBTOOL_TRANSPORT", "\"kernel\" (the umad devices) or \"ibsim\" (the simulator). Unset: the simulator when one of its variables below is set, else the kernel's umad devices when the host has them, else a running ibsim.", usesTransport},
+		{"IBSIM_SOCKNAME", "The simulator's socket name (default \"sim\"), as ibsim's own clients read it.", usesTransport},
+		{"IBSIM_SERVER_NAME, IBSIM_SERVER_PORT", "Reach the simulator over UDP at this host and base port (default 7070).", usesTransport},
+		{"SIM_HOST", "The simulated node to attach to (its id or description).", usesTransport},
+		{"SIM_SET_ISSM", "When set, attach to the simulator as a subnet manager.", usesTransport},
+		{"IBTOOL_SIM_CONNECT_TIMEOUT", "How long to wait for the simulator to accept a client (seconds, or a duration such as 90s); unset or 0 waits as long as it takes, as the C tools do.", usesTransport},
+		{"IBTOOL_LIBIBVERBS", "The verbs library to load in place of libibverbs.so.1.", commandIn("ibv_devices", "ibv_devinfo", "rdma_bw")},
+		{"IBPATH", "Through the link of a node list, the directory the failure message names ibnetdiscover in, as the scripts do (default /usr/sbin).", commandIn("ibhosts", "ibswitches", "ibrouters", "ibnodes")},
+		{CompletionCacheEnv, "The fabric cache whose node names shell completion offers when the command line gives no --load-cache.", func(c *cobra.Command) bool {
+			return !c.HasParent() || c.Name() == "completion"
+		}},
+		{"GOMAXPROCS", "When set, the number of CPUs ibtool's Go code runs on; by default a command other than the exporter uses one.", nil},
+	}
 }
 
 // manFiles are the files ibtool reads or writes on its own.
-var manFiles = []manItem{
-	{cmdutil.DefaultConfigPath, "Defaults for the common options (infiniband-diags' format: key=value lines); -z names another.", hasFlag("config")},
-	{nodename.DefaultPath, "The node name map, read when --node-name-map names none, for the names printed and the node names a target may be given by.", func(c *cobra.Command) bool {
-		return hasFlag("node-name-map")(c) || nodeArgs[c.Name()] != nil
-	}},
-	{counters.DefaultThresholdFile, "Error counter thresholds; --threshold-file names another.", hasFlag("threshold-file")},
-	{ibidsverify.IdsCacheDir, "ibidsverify's copy of the fabric (ibnetdiscover -g output), written on first use or with -R.", commandIn("ibidsverify")},
-	{"fabric caches", "ibnetdiscover --cache FILE writes the fabric to FILE; --load-cache FILE reads it in place of a walk; $" + CompletionCacheEnv + " names one for completion.", func(c *cobra.Command) bool {
-		return hasFlag("load-cache")(c) || hasFlag("cache")(c) || c.Name() == "completion"
-	}},
-	{"/dev/infiniband/umad*, /sys/class/infiniband*", "The kernel's umad devices and the local CAs' and ports' attributes.", usesTransport},
-	{"libibverbs.so.1", "rdma-core's verbs library, loaded when the command runs.", commandIn("ibv_devices", "ibv_devinfo", "rdma_bw")},
+func manFiles() []manItem {
+	return []manItem{
+		{cmdutil.DefaultConfigPath, "Defaults for the common options (infiniband-diags' format: key=value lines); -z names another.", hasFlag("config")},
+		{nodename.DefaultPath, "The node name map, read when --node-name-map names none, for the names printed and the node names a target may be given by.", func(c *cobra.Command) bool {
+			return hasFlag("node-name-map")(c) || nodeArgs(c.Name()) != nil
+		}},
+		{counters.DefaultThresholdFile, "Error counter thresholds; --threshold-file names another.", hasFlag("threshold-file")},
+		{ibidsverify.IdsCacheDir, "ibidsverify's copy of the fabric (ibnetdiscover -g output), written on first use or with -R.", commandIn("ibidsverify")},
+		{"fabric caches", "ibnetdiscover --cache FILE writes the fabric to FILE; --load-cache FILE reads it in place of a walk; $" + CompletionCacheEnv + " names one for completion.", func(c *cobra.Command) bool {
+			return hasFlag("load-cache")(c) || hasFlag("cache")(c) || c.Name() == "completion"
+		}},
+		{"/dev/infiniband/umad*, /sys/class/infiniband*", "The kernel's umad devices and the local CAs' and ports' attributes.", usesTransport},
+		{"libibverbs.so.1", "rdma-core's verbs library, loaded when the command runs.", commandIn("ibv_devices", "ibv_devinfo", "rdma_bw")},
+	}
 }
 
 // usesTransport: the command reaches the fabric or the local CAs.

@@ -141,7 +141,7 @@ func TestManSections(t *testing.T) {
 	// The tables name commands that exist.
 	root := newRoot(&cmdutil.Env{}, "")
 	named := slices.Clone(fabricWideCommands)
-	for name := range manCommandExits {
+	for name := range manCommandExits() {
 		named = append(named, name)
 	}
 	for _, name := range named {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/cli/cmd/checklftbalance"
 	"github.com/ibtool/ibtool/internal/cli/cmd/decodemad"
 	"github.com/ibtool/ibtool/internal/cli/cmd/diagnose"
 	"github.com/ibtool/ibtool/internal/cli/cmd/exporter"
@@ -22,6 +23,7 @@ import (
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcacheedit"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcc"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibcheck"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibfindnodesusing"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibidsverify"
 	"github.com/ibtool/ibtool/internal/cli/cmd/iblinkinfo"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibnetdiscover"
@@ -32,6 +34,7 @@ import (
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibstat"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibswportwatch"
 	"github.com/ibtool/ibtool/internal/cli/cmd/ibsysstat"
+	"github.com/ibtool/ibtool/internal/cli/cmd/ibtracert"
 	"github.com/ibtool/ibtool/internal/cli/cmd/nodelists"
 	"github.com/ibtool/ibtool/internal/cli/cmd/perfquery"
 	"github.com/ibtool/ibtool/internal/cli/cmd/query"
@@ -63,7 +66,7 @@ type commandBuilder struct {
 
 // commandBuilders is every command ibtool has, by name.
 var commandBuilders = []commandBuilder{
-	{"check_lft_balance", ibroute.NewCheckLftBalanceCmd},
+	{"check_lft_balance", checklftbalance.NewCmd},
 	{"decode_mad", decodemad.NewCmd},
 	{"diagnose", diagnose.NewCmd},
 	{"dump_fts", ibroute.NewCmd},
@@ -87,7 +90,7 @@ var commandBuilders = []commandBuilder{
 	{"ibclearerrors", ibcheck.NewCmd},
 	{"ibdatacounters", ibcheck.NewCmd},
 	{"ibdatacounts", ibcheck.NewCmd},
-	{"ibfindnodesusing", ibroute.NewIbfindnodesusingCmd},
+	{"ibfindnodesusing", ibfindnodesusing.NewCmd},
 	{"ibhosts", nodelists.NewCmd},
 	{"ibidsverify", ibidsverify.NewCmd},
 	{"iblinkinfo", iblinkinfo.NewCmd},
@@ -106,7 +109,7 @@ var commandBuilders = []commandBuilder{
 	{"ibswitches", nodelists.NewCmd},
 	{"ibswportwatch", ibswportwatch.NewCmd},
 	{"ibsysstat", ibsysstat.NewCmd},
-	{"ibtracert", ibroute.NewIbtracertCmd},
+	{"ibtracert", ibtracert.NewCmd},
 	{"ibv_devices", verbs.NewDevicesCmd},
 	{"ibv_devinfo", verbs.NewDevinfoCmd},
 	{"init_all_ports", setportstate.NewInitAllPortsCmd},

@@ -15,6 +15,8 @@ import (
 	"github.com/ibtool/ibtool/internal/sa"
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/internal/umad"
+	"github.com/ibtool/ibtool/internal/verbs"
+	"github.com/ibtool/ibtool/internal/verbs/dlopen"
 )
 
 // Simulated fabrics are shared by the tests of this package (each takes a
@@ -26,6 +28,8 @@ var (
 
 func TestMain(m *testing.M) {
 	umad.LingerMain() // the helper for a CONNECT given up on (see umad)
+	// The verbs commands run in-process here, as in ibtool-verbs.
+	verbs.UseC(dlopen.C{})
 	code := m.Run()
 	for _, f := range fabrics {
 		f.Stop()

@@ -121,8 +121,8 @@ func devinfoFromJSON(t *testing.T, b []byte) []*verbscmd.DevinfoDevice {
 				port.Attr.ActiveWidth = map[string]uint8{"1X": 1, "4X": 2, "8X": 4, "12X": 8, "2X": 16}[p.Width]
 			}
 			for code, name := range verbscmd.VerbsSpeedNames {
-				if p.SpeedText == name {
-					port.Attr.ActiveSpeed = code
+				if name != "" && p.SpeedText == name {
+					port.Attr.ActiveSpeed = uint8(code)
 				}
 			}
 			for _, g := range p.GIDs {

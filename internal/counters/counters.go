@@ -3,7 +3,6 @@ package counters
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"strconv"
 	"strings"
 
@@ -48,21 +47,19 @@ func Add(dst, src mad.Struct) {
 // 16.1.3.5: "data octets divided by 4").
 const OctetsPerUnit = 4
 
-// DataFields are the counters of OctetsPerUnit-octet words; their JSON
-// gets a <name>_bytes companion.
-var DataFields = map[string]bool{
-	"PortXmitData": true, "PortRcvData": true, "PortOpRcvData": true,
-	"PortVLOpData": true, "PortXmitDataSL": true, "PortRcvDataSL": true,
-}
-
-// Bytes is the octets v units of a data counter are, exactly: a
-// saturated 64-bit counter is more than a uint64 of bytes.
-func Bytes(v uint64) *big.Int {
-	return new(big.Int).Mul(new(big.Int).SetUint64(v), big.NewInt(OctetsPerUnit))
+// IsDataField says whether a counter counts OctetsPerUnit-octet words;
+// their JSON gets a <name>_bytes companion.
+func IsDataField(name string) bool {
+	switch name {
+	case "PortXmitData", "PortRcvData", "PortOpRcvData", "PortVLOpData", "PortXmitDataSL", "PortRcvDataSL":
+		return true
+	}
+	return false
 }
 
 // JSON is s as mad's JSON, plus <name>_bytes for the data counters
-// (Bytes of the value).
+// (OctetsPerUnit times the value, exactly: a saturated 64-bit counter is
+// more than a uint64 of bytes).
 func JSON(s mad.Struct) json.RawMessage {
 	b, err := json.Marshal(s)
 	if err != nil || len(b) < 2 {
@@ -71,7 +68,7 @@ func JSON(s mad.Struct) json.RawMessage {
 	var extra strings.Builder
 	for i := range s.Desc().Fields {
 		f := &s.Desc().Fields[i]
-		if f.Reserved || !DataFields[f.Name] {
+		if f.Reserved || !IsDataField(f.Name) {
 			continue
 		}
 		bytesOf := func(e int) string {
@@ -80,7 +77,7 @@ func JSON(s mad.Struct) json.RawMessage {
 				path += "[" + strconv.Itoa(e) + "]"
 			}
 			v, _ := mad.Get(s, path)
-			return Bytes(v).String()
+			return times4(v)
 		}
 		fmt.Fprintf(&extra, ",%q:", f.JSONName+"_bytes")
 		if f.Count == 1 {
@@ -97,4 +94,16 @@ func JSON(s mad.Struct) json.RawMessage {
 		extra.WriteByte(']')
 	}
 	return append(append(b[:len(b)-1:len(b)-1], extra.String()...), '}')
+}
+
+// times4 is 4v in decimal, exactly, though it may not fit a uint64: 4v
+// is 10(4q + 4r/10) + 4r%10 for v = 10q + r, and 4q + 4r/10 fits. (Not
+// math/big, whose package initialisation every start of the program
+// would pay for this.)
+func times4(v uint64) string {
+	q, r := v/10, v%10
+	if high := 4*q + 4*r/10; high > 0 {
+		return strconv.FormatUint(high, 10) + strconv.FormatUint(4*r%10, 10)
+	}
+	return strconv.FormatUint(4*r, 10)
 }

@@ -21,3 +21,15 @@ func TestPerfJSONBytes(t *testing.T) {
 		t.Errorf("%v", m)
 	}
 }
+
+// times4 is exact across the whole uint64 range, where 4v overflows.
+func TestTimes4(t *testing.T) {
+	for v, want := range map[uint64]string{
+		0: "0", 1: "4", 2: "8", 3: "12", 9: "36", 10: "40", 25: "100", 1 << 62: "18446744073709551616",
+		1<<62 - 1: "18446744073709551612", ^uint64(0): "73786976294838206460", ^uint64(0) - 5: "73786976294838206440",
+	} {
+		if got := times4(v); got != want {
+			t.Errorf("times4(%d) = %s, want %s", v, got, want)
+		}
+	}
+}

@@ -23,22 +23,46 @@ var ErrorCounters = []string{
 	"ExcessiveBufferOverrunErrors", "VL15Dropped", "PortXmitWait",
 }
 
-// oldLabels are libibmad 1.x's perfquery labels of the counters that
-// had one of their own.
-var oldLabels = map[string]string{
-	"PortRcvErrors": "RcvErrors", "PortXmitConstraintErrors": "XmtConstraintErrors",
-	"SymbolErrorCounter": "SymbolErrors", "PortXmitDiscards": "XmtDiscards",
-	"PortRcvRemotePhysicalErrors": "RcvRemotePhysErrors", "ExcessiveBufferOverrunErrors": "ExcBufOverrunErrors",
-	"PortXmitData": "XmtData", "LinkErrorRecoveryCounter": "LinkRecovers",
-	"PortRcvSwitchRelayErrors": "RcvSwRelayErrors", "PortXmitWait": "XmtWait",
-	"LocalLinkIntegrityErrors": "LinkIntegrityErrors", "PortRcvData": "RcvData",
-	"PortRcvConstraintErrors": "RcvConstraintErrors", "LinkDownedCounter": "LinkDowned",
-	"PortXmitPkts": "XmtPkts", "PortRcvPkts": "RcvPkts",
-}
-
 // OldLabel is libibmad 1.x's perfquery label of a counter ("XmtData"),
-// "" when it had none.
-func OldLabel(field string) string { return oldLabels[field] }
+// "" when it had none. A switch, not a map: a package-level map is built
+// at every start of the program, whatever command runs.
+func OldLabel(field string) string {
+	switch field {
+	case "PortRcvErrors":
+		return "RcvErrors"
+	case "PortXmitConstraintErrors":
+		return "XmtConstraintErrors"
+	case "SymbolErrorCounter":
+		return "SymbolErrors"
+	case "PortXmitDiscards":
+		return "XmtDiscards"
+	case "PortRcvRemotePhysicalErrors":
+		return "RcvRemotePhysErrors"
+	case "ExcessiveBufferOverrunErrors":
+		return "ExcBufOverrunErrors"
+	case "PortXmitData":
+		return "XmtData"
+	case "LinkErrorRecoveryCounter":
+		return "LinkRecovers"
+	case "PortRcvSwitchRelayErrors":
+		return "RcvSwRelayErrors"
+	case "PortXmitWait":
+		return "XmtWait"
+	case "LocalLinkIntegrityErrors":
+		return "LinkIntegrityErrors"
+	case "PortRcvData":
+		return "RcvData"
+	case "PortRcvConstraintErrors":
+		return "RcvConstraintErrors"
+	case "LinkDownedCounter":
+		return "LinkDowned"
+	case "PortXmitPkts":
+		return "XmtPkts"
+	case "PortRcvPkts":
+		return "RcvPkts"
+	}
+	return ""
+}
 
 // PyName is python-rdma's name of a counter or PortInfo field: its
 // structure member, lower camel case, except where the name starts with
@@ -53,9 +77,19 @@ func PyName(field string) string {
 // PortCounterFields are PortCounters' counters in wire order: every
 // numeric field but PortSelect, the counter selects and reserved bits.
 // The slice is shared: do not change it.
-func PortCounterFields() []*mad.FieldDesc { return portCounterFields() }
+func PortCounterFields() []*mad.FieldDesc {
+	portCounterFieldsOnce.Do(func() { portCounterFieldList = listPortCounterFields() })
+	return portCounterFieldList
+}
 
-var portCounterFields = sync.OnceValue(func() []*mad.FieldDesc {
+// The list is made on first use: a package-level sync.OnceValue call
+// would run (and allocate) at every start of the program.
+var (
+	portCounterFieldsOnce sync.Once
+	portCounterFieldList  []*mad.FieldDesc
+)
+
+func listPortCounterFields() []*mad.FieldDesc {
 	var out []*mad.FieldDesc
 	d := (&mad.PortCounters{}).Desc()
 	for i := range d.Fields {
@@ -66,14 +100,14 @@ var portCounterFields = sync.OnceValue(func() []*mad.FieldDesc {
 		out = append(out, f)
 	}
 	return out
-})
+}
 
 // LookupAny is the PortCounters counter any of whose names is name, in
 // any case: the field's, python-rdma's, libibmad 1.x's or current label,
 // or its JSON name. "" if none is.
 func LookupAny(name string) string {
 	for _, f := range PortCounterFields() {
-		for _, n := range []string{f.Name, oldLabels[f.Name], f.Label, f.JSONName} {
+		for _, n := range []string{f.Name, OldLabel(f.Name), f.Label, f.JSONName} {
 			if n != "" && strings.EqualFold(n, name) {
 				return f.Name
 			}

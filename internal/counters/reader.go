@@ -50,14 +50,14 @@ type Reader struct {
 	caps  map[uint64]*query.PMACaps
 }
 
-// pmaDest is a node's PMA by LID on QP1, as ibqueryerrors addresses it
-// (no SA query per port).
-func pmaDest(lid uint16) query.Dest {
+// PMADest is a node's PMA by LID on QP1, as ibqueryerrors addresses it
+// (no SA query per port): a switch's LID, a CA port's own.
+func PMADest(lid uint16) query.Dest {
 	return query.GMPAddr(umad.Address{LID: lid, QP: 1, QKey: umad.QP1QKey})
 }
 
 func (t Target) counterPort(port int) query.CounterPort {
-	return query.CounterPort{NodeGUID: t.NodeGUID, NodeType: t.NodeType, Port: port, Dest: pmaDest(t.LID)}
+	return query.CounterPort{NodeGUID: t.NodeGUID, NodeType: t.NodeType, Port: port, Dest: PMADest(t.LID)}
 }
 
 // Caps are the PMA capabilities of t's node, nil when not read yet.

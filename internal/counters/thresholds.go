@@ -7,14 +7,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ibtool/ibtool/internal/mad"
 )
 
 // Counter thresholds: how far a counter may count before a tool calls
-// the port bad. Both tools that read a threshold file read the same
-// syntax, "<counter>=<value>" lines, blank lines and '#' comments; they
+// the port bad. The tools that read a threshold file (ibqueryerrors,
+// python-rdma's, and the diagnosis) read the same syntax, "<counter>=<value>" lines, blank lines and '#' comments; they
 // differ in the counters a file may name, in what a counter without a
 // limit means, and in their limits without a file. A Format says which.
 
@@ -30,8 +29,15 @@ type Format struct {
 	// zeroIsOff: a counter without a limit, or with 0, is not judged;
 	// otherwise its limit is 0 and any count is beyond it.
 	zeroIsOff bool
+	// unsetIsOff: a counter without a limit is not judged (0 is still
+	// the strictest limit).
+	unsetIsOff bool
 	// defaults are the limits without a file.
 	defaults []Limit
+	// fileOverDefaults: a file's limits replace the defaults counter by
+	// counter, the others keep theirs; otherwise a file replaces them
+	// all.
+	fileOverDefaults bool
 }
 
 func (f *Format) String() string { return f.name }
@@ -53,16 +59,53 @@ const DefaultThresholdFile = "/etc/infiniband-diags/error_thresholds"
 var IBQueryErrors = &Format{
 	name:     "ibqueryerrors",
 	counters: func() []string { return ErrorCounters },
-	lookup: func(name string) string {
-		for _, c := range ErrorCounters {
-			if c == name {
-				return c
-			}
+	lookup:   errorCounter,
+	unknown:  unknownErrorCounter,
+}
+
+// errorCounter is the counter of ErrorCounters named name, as libibmad
+// names it; "" for none.
+func errorCounter(name string) string {
+	for _, c := range ErrorCounters {
+		if c == name {
+			return c
 		}
-		return ""
-	},
-	unknown: func(name string) string {
-		return fmt.Sprintf("unknown counter %q (counters: %s)", name, strings.Join(ErrorCounters, ","))
+	}
+	return ""
+}
+
+func unknownErrorCounter(name string) string {
+	return fmt.Sprintf("unknown counter %q (counters: %s)", name, strings.Join(ErrorCounters, ","))
+}
+
+// Diagnose is ibtool diagnose's: ibqueryerrors' files (its counters,
+// named as libibmad names them, a limit of 0 beyond at the first
+// count), but a file's limits replace the defaults only for the
+// counters it names, and a counter without a limit is not judged. A
+// file written for ibqueryerrors thus means the same, and the counters
+// it leaves out keep limits that do not flood.
+//
+// The defaults are rdma-core's suggestions (the error_thresholds file
+// infiniband-diags ships, every line commented out: 10 for the link and
+// buffer errors, 100 for the rest), raised to what sites that run
+// ibdiagnet filter its limits of 1 up to: 100 for SymbolErrorCounter
+// and PortRcvErrors, which a long-lived link gathers a few of from
+// every cable touched and every node rebooted. PortXmitWait has none: it
+// counts congestion, and a busy port's grows all day (the template's
+// 1000 would mark every port that carries traffic). docs/diagnose.md
+// has the table.
+var Diagnose = &Format{
+	name:             "diagnose",
+	counters:         func() []string { return ErrorCounters },
+	lookup:           errorCounter,
+	unknown:          unknownErrorCounter,
+	unsetIsOff:       true,
+	fileOverDefaults: true,
+	defaults: []Limit{
+		{"SymbolErrorCounter", 100}, {"LinkErrorRecoveryCounter", 10}, {"LinkDownedCounter", 10},
+		{"PortRcvErrors", 100}, {"PortRcvRemotePhysicalErrors", 100}, {"PortRcvSwitchRelayErrors", 100},
+		{"PortXmitDiscards", 100}, {"PortXmitConstraintErrors", 100}, {"PortRcvConstraintErrors", 100},
+		{"LocalLinkIntegrityErrors", 10}, {"ExcessiveBufferOverrunErrors", 10}, {"VL15Dropped", 100},
 	},
 }
 
@@ -94,13 +137,13 @@ var PythonRDMA = &Format{
 }
 
 // portCounterNames are PortCounterFields' names.
-var portCounterNames = sync.OnceValue(func() []string {
+func portCounterNames() []string {
 	var out []string
 	for _, f := range PortCounterFields() {
 		out = append(out, f.Name)
 	}
 	return out
-})
+}
 
 // Limit is one counter's threshold.
 type Limit struct {
@@ -177,6 +220,11 @@ func ReadThresholds(path string, f *Format) (*Thresholds, error) {
 // of these is the error.
 func ParseThresholds(r io.Reader, file string, f *Format) (*Thresholds, error) {
 	t := &Thresholds{Format: f, File: file, limits: map[string]uint64{}}
+	if f.fileOverDefaults {
+		for _, l := range f.defaults {
+			t.limits[l.Counter] = l.Limit
+		}
+	}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		text := strings.TrimSpace(sc.Text())
@@ -249,11 +297,18 @@ func (t *Thresholds) Limit(counter string) (uint64, bool) {
 
 // Beyond tells whether v is beyond counter's limit, and the limit.
 func (t *Thresholds) Beyond(counter string, v uint64) (limit uint64, beyond bool) {
-	limit = t.limits[counter]
-	if t.Format.zeroIsOff && limit == 0 {
+	limit, set := t.limits[counter]
+	if t.Format.zeroIsOff && limit == 0 || t.Format.unsetIsOff && !set {
 		return 0, false
 	}
 	return limit, v > limit
+}
+
+// Judged tells whether counter is judged at all: it has a limit, or
+// the format takes a missing one as 0.
+func (t *Thresholds) Judged(counter string) bool {
+	limit, set := t.limits[counter]
+	return !(t.Format.zeroIsOff && limit == 0 || t.Format.unsetIsOff && !set)
 }
 
 // Exceeded is a counter beyond its limit.
@@ -271,7 +326,7 @@ type Exceeded struct {
 func (t *Thresholds) Exceeded(basic *mad.PortCounters, ext *mad.PortCountersExtended, suppressed []string) []Exceeded {
 	var out []Exceeded
 	for _, c := range t.Format.counters() {
-		if t.Format.zeroIsOff && t.limits[c] == 0 || contains(suppressed, c) {
+		if !t.Judged(c) || contains(suppressed, c) {
 			continue
 		}
 		var v uint64

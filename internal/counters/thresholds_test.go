@@ -229,3 +229,52 @@ func TestCounterValues(t *testing.T) {
 		t.Error("PyName")
 	}
 }
+
+// The diagnosis reads ibqueryerrors' files, but a file's limits replace
+// its defaults one counter at a time, and a counter without a limit
+// (PortXmitWait) is not judged.
+func TestDiagnoseThresholds(t *testing.T) {
+	d := Defaults(Diagnose)
+	want := map[string]uint64{
+		"SymbolErrorCounter": 100, "LinkErrorRecoveryCounter": 10, "LinkDownedCounter": 10, "PortRcvErrors": 100,
+		"PortRcvRemotePhysicalErrors": 100, "PortRcvSwitchRelayErrors": 100, "PortXmitDiscards": 100,
+		"PortXmitConstraintErrors": 100, "PortRcvConstraintErrors": 100, "LocalLinkIntegrityErrors": 10,
+		"ExcessiveBufferOverrunErrors": 10, "VL15Dropped": 100,
+	}
+	got := map[string]uint64{}
+	for _, l := range d.InEffect() {
+		got[l.Counter] = l.Limit
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults %v, want %v", got, want)
+	}
+	if _, beyond := d.Beyond("PortXmitWait", 1<<31); beyond || d.Judged("PortXmitWait") {
+		t.Error("PortXmitWait has no default limit: not judged")
+	}
+	if limit, beyond := d.Beyond("PortRcvErrors", 101); !beyond || limit != 100 {
+		t.Errorf("101 PortRcvErrors: %d %v", limit, beyond)
+	}
+
+	f := parse(t, "PortRcvErrors=0\nPortXmitWait=1000\n", Diagnose)
+	if limit, beyond := f.Beyond("PortRcvErrors", 1); !beyond || limit != 0 {
+		t.Errorf("a limit of 0 is beyond at 1, as for ibqueryerrors: %d %v", limit, beyond)
+	}
+	if limit, beyond := f.Beyond("SymbolErrorCounter", 100); beyond || limit != 100 || !f.Judged("SymbolErrorCounter") {
+		t.Errorf("a counter the file leaves out keeps its default: %d %v", limit, beyond)
+	}
+	if _, beyond := f.Beyond("PortXmitWait", 1001); !beyond {
+		t.Error("a file can give PortXmitWait a limit")
+	}
+	if !reflect.DeepEqual(f.Given(), []Limit{{"PortRcvErrors", 0}, {"PortXmitWait", 1000}}) {
+		t.Errorf("given %v: the file's lines", f.Given())
+	}
+	ex := f.Exceeded(&mad.PortCounters{PortRcvErrors: 1, SymbolErrorCounter: 100, PortXmitWait: 2000}, nil, nil)
+	if !reflect.DeepEqual(ex, []Exceeded{{"PortRcvErrors", 1, 0, false}, {"PortXmitWait", 2000, 1000, false}}) {
+		t.Errorf("exceeded %v", ex)
+	}
+	// ibqueryerrors' names only.
+	if _, err := ParseThresholds(strings.NewReader("SymbolErrors=1\n"), "th", Diagnose); err == nil ||
+		!strings.Contains(err.Error(), `unknown counter "SymbolErrors"`) {
+		t.Errorf("python-rdma's name: %v", err)
+	}
+}

@@ -121,7 +121,7 @@ func newTiny() *tiny {
 			}
 		}
 	}
-	t.s = &Snapshot{Source: "walk", Fabric: b.f,
+	t.s = &Snapshot{Source: "walk", Fabric: b.f, Counters: &CounterReads{},
 		SMInfo: []SMInfoRead{{Port: sm, Info: mad.SMInfo{GUID: 0x101, SMState: mad.SMStateMaster, Priority: 1, ActCount: 10}}}}
 	return t
 }

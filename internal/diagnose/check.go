@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/nodename"
 )
@@ -42,12 +43,16 @@ type Config struct {
 	Expected *Expected
 	// Names names nodes (the node-name-map); nil for NodeDescriptions.
 	Names *nodename.Map
+
+	// Thresholds are the counters check's limits (--threshold-file);
+	// nil for counters.Defaults(counters.Diagnose).
+	Thresholds *counters.Thresholds
 }
 
 // Checks are the checks a diagnosis runs, in the order they are
 // reported.
 func Checks() []Check {
-	return []Check{walkCheck{}, smCheck{}, nodesCheck{}, linksCheck{}, topologyCheck{},
+	return []Check{walkCheck{}, idsCheck{}, smCheck{}, nodesCheck{}, linksCheck{}, countersCheck{}, pkeysCheck{}, topologyCheck{},
 		routingCheck{}, creditLoopsCheck{}, multicastCheck{}}
 }
 

@@ -5,7 +5,9 @@
 // saved with Save and read back with Load is judged the same offline.
 //
 // A check is a family of rules with stable finding codes
-// ("links.port_init"): walk, sm, nodes, links and topology live here, one
-// file each. The sweep only reads: Gets through the query layer, never a
+// ("links.port_init"): walk, ids, sm, nodes, links, counters, pkeys and
+// topology live here, one file each (the links' capability rule in
+// capability.go; the health checks' reads in counterreads.go and
+// hidden.go). The sweep only reads: Gets through the query layer, never a
 // Set, never a counter reset.
 package diagnose

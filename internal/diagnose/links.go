@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +20,7 @@ type linksCheck struct{}
 func (linksCheck) Name() string { return "links" }
 
 func (linksCheck) Codes() []CodeInfo {
-	return []CodeInfo{
+	return append([]CodeInfo{
 		{"links.port_init", Error, "a linked port is in Init: the link is up but the SM has not configured it, it carries no data"},
 		{"links.port_armed", Error, "a linked port is in Armed: configured but not activated, it carries no data"},
 		{"links.ends_disagree", Error, "the two ends of a link report a different active width or speed"},
@@ -27,7 +28,7 @@ func (linksCheck) Codes() []CodeInfo {
 		{"links.vls_below_capability", Warning, "the link's operational data VLs are fewer than both ends support"},
 		{"links.below_expected_width", Error, "the link runs narrower than --expect-width"},
 		{"links.below_expected_speed", Error, "the link runs slower than --expect-speed"},
-	}
+	}, capabilityCodes...)
 }
 
 // link is one link, both ends read: a the end findings about the link as
@@ -48,8 +49,10 @@ var linkRules = []linkRule{portStates, endsDisagree, mtuBelowCapability, vlsBelo
 
 func (linksCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
 	var out []Finding
-	for _, l := range links(s.Fabric) {
-		for _, rule := range linkRules {
+	ls := links(s.Fabric)
+	rules := append(slices.Clip(linkRules), capabilityRule(ls))
+	for _, l := range ls {
+		for _, rule := range rules {
 			out = append(out, rule(l, cfg)...)
 		}
 	}

@@ -58,6 +58,7 @@ func TestRunOrdersAndCounts(t *testing.T) {
 		"walk error walk.no_answer", "walk error walk.read_failed", "walk warning walk.mads_lost",
 		"sm error sm.sm_lid_mismatch", "sm info sm.sm",
 		"links error links.port_init",
+		"counters info counters.interval",
 		"topology error topology.link_missing",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -34,10 +34,14 @@ type Snapshot struct {
 	// MADs are the engine's totals (zero offline).
 	MADs rpc.Stats
 
-	// Counters are two reads of every port's counters Interval apart
-	// (the second nil with an interval of 0), for the counters check;
-	// nil until the sweep reads them with internal/counters' reads.
+	// Counters are two reads of the counters of both ends of every link,
+	// Interval apart (the second nil with an interval of 0), for the
+	// counters check; nil when the sweep did not read them.
 	Counters *CounterReads
+	// Hidden are the nodes behind switch ports that are up but the walk
+	// left without a link (a node whose GUID the walk already knew), for
+	// the ids check.
+	Hidden []HiddenRead
 
 	// Tables are the switches' forwarding tables (internal/routing's
 	// model) for the routing, credit_loops and multicast checks: every
@@ -83,16 +87,20 @@ type DestLoss struct {
 	Replies  int
 }
 
-// CounterReads are two reads of the counters of every port.
+// CounterReads are two reads of the counters of every port (readCounters),
+// First[i] and Second[i] of one port.
 type CounterReads struct {
+	// Interval is the time from the start of the first read to the
+	// start of the second, to the millisecond.
 	Interval time.Duration
 	First    []query.PortCounters
-	Second   []query.PortCounters
+	// Second is nil with an interval of 0.
+	Second []query.PortCounters
 }
 
 // Complete reports whether the sweep read everything it set out to: no
 // walk error, no SMInfo, P_Key table or forwarding table that did not
-// answer.
+// answer (nor a counter or hidden node).
 func (s *Snapshot) Complete() bool {
 	if s.Fabric == nil || len(s.Fabric.Errors) > 0 {
 		return false
@@ -107,11 +115,11 @@ func (s *Snapshot) Complete() bool {
 			return false
 		}
 	}
-	return len(s.tableFailures()) == 0
+	return s.healthFailures() == 0 && len(s.tableFailures()) == 0
 }
 
 // Failures counts the reads that did not answer: walk errors, SMInfo,
-// P_Key and forwarding tables.
+// P_Key tables, counters, hidden nodes and forwarding tables.
 func (s *Snapshot) Failures() int {
 	n := 0
 	if s.Fabric != nil {
@@ -127,5 +135,5 @@ func (s *Snapshot) Failures() int {
 			n++
 		}
 	}
-	return n + len(s.tableFailures())
+	return n + s.healthFailures() + len(s.tableFailures())
 }

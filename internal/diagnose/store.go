@@ -28,6 +28,9 @@ const (
 	// ExpectedFile is a copy of --expect's file, its kind the suffix:
 	// "expected.cache" or "expected.topology".
 	ExpectedFile = "expected"
+	// ThresholdFile is the counters check's limits as it judged by them,
+	// every one, in ibqueryerrors' threshold file format.
+	ThresholdFile = "error_thresholds"
 )
 
 const (
@@ -44,12 +47,17 @@ type snapshotDoc struct {
 		ExpectWidth  string `json:"expect_width,omitempty"`
 		ExpectSpeed  string `json:"expect_speed,omitempty"`
 		ExpectedFile string `json:"expected_file,omitempty"`
+		// The counters check's (health.go).
+		ThresholdFile string `json:"threshold_file,omitempty"`
 	} `json:"config"`
 	MADs            madsDoc      `json:"mads"`
 	MADLoss         []lossDoc    `json:"mad_loss"`
 	SMInfo          []smInfoDoc  `json:"sm_info"`
 	PKeyTables      []pkeyDoc    `json:"pkey_tables"`
 	MlnxExtPortInfo []mlnxExtDoc `json:"mlnx_ext_port_info"`
+	// The counters and ids checks' reads (health.go).
+	Counters    *countersDoc `json:"counters,omitempty"`
+	HiddenNodes []hiddenDoc  `json:"hidden_nodes"`
 }
 
 type madsDoc struct {
@@ -130,6 +138,9 @@ func Save(dir string, s *Snapshot, cfg *Config) error {
 	}
 	for _, p := range sortedPorts(s.Fabric, func(p *discovery.Port) bool { return len(p.MlnxExtPortInfo) > 0 }) {
 		doc.MlnxExtPortInfo = append(doc.MlnxExtPortInfo, mlnxExtDoc{docOf(p), hex.EncodeToString(p.MlnxExtPortInfo)})
+	}
+	if err := saveHealth(dir, &doc, s, cfg); err != nil {
+		return err
 	}
 	if err := saveTables(dir, s); err != nil {
 		return err
@@ -228,6 +239,9 @@ func Load(dir string) (*Snapshot, *Config, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: mlnx_ext_port_info: %w", SnapshotFile, err)
 		}
+	}
+	if err := loadHealth(dir, &doc, s, cfg); err != nil {
+		return nil, nil, err
 	}
 	if err := loadTables(dir, s); err != nil {
 		return nil, nil, err

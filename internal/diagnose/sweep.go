@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -18,6 +19,9 @@ type SweepOptions struct {
 	// (LossRecorder.Trace as its trace hook): its counts go into the
 	// snapshot.
 	Loss *LossRecorder
+	// Interval is the time between the two counter reads (--interval);
+	// 0 reads them once.
+	Interval time.Duration
 	// Multicast reads the MFTs and the SA's multicast members too.
 	Multicast bool
 }
@@ -25,8 +29,11 @@ type SweepOptions struct {
 // Sweep reads everything the checks need: the fabric from src (a walk,
 // the SA's records or a cache), then, all at once through the query
 // layer's fan-outs, the SMInfo of every SM port, the P_Key tables
-// where partitions are enforced and the switches' forwarding tables
-// (with opts.Multicast the MFTs and the SA's multicast members too). It sends Gets only: a diagnosis never
+// where partitions are enforced, the counters of both ends of every link
+// (twice, opts.Interval apart: the other reads go on meanwhile), what
+// is behind switch ports that are up but the walk left without a link,
+// and the switches' forwarding tables (with opts.Multicast the MFTs and
+// the SA's multicast members too). It sends Gets only: a diagnosis never
 // changes the fabric, its counters included.
 //
 // The error is the fabric's: without one there is nothing to judge. A
@@ -50,6 +57,8 @@ func Sweep(ctx context.Context, c *query.Client, src *query.Source, opts SweepOp
 	var wg sync.WaitGroup
 	wg.Go(func() { s.SMInfo = readSMInfo(ctx, c, f) })
 	wg.Go(func() { s.PKeys = readPKeys(ctx, c, f) })
+	wg.Go(func() { s.Counters = readCounters(ctx, c, f, opts.Interval) })
+	wg.Go(func() { s.Hidden = readHidden(ctx, c, f) })
 	wg.Go(func() { s.Tables = readTables(ctx, c, f, opts.Multicast) })
 	if opts.Multicast {
 		wg.Go(func() { s.MCMembers = readMCMembers(ctx, c) })

@@ -44,7 +44,7 @@ func smFabric() (*umadtest.Fabric, *umadtest.Node, *umadtest.Node, *umadtest.Nod
 
 func sweepClient(t *testing.T, f *umadtest.Fabric, opts ...umadtest.Option) (*query.Client, *umadtest.Port, *LossRecorder) {
 	t.Helper()
-	port := umadtest.NewPort(f.Answer, append([]umadtest.Option{umadtest.WithInfo(f.LocalInfo())}, opts...)...)
+	port := umadtest.NewPort(withPMAs(f, nil), append([]umadtest.Option{umadtest.WithInfo(f.LocalInfo())}, opts...)...)
 	loss := NewLossRecorder()
 	eng := rpc.New(port, rpc.Options{Timeout: 50 * time.Millisecond, Retries: 3, Trace: loss.Trace})
 	t.Cleanup(func() { eng.Close() })

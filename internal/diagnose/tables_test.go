@@ -191,7 +191,8 @@ func umadRing() (*umadtest.Fabric, []*umadtest.Node) {
 		for p := range 5 {
 			pi := activePI(sw.LID(0), 1)
 			pi.LocalPortNum, pi.OperationalVLs = uint8(p), 3
-			pi.CapabilityMask = uint32(mad.PortCapMaskSLMapping) // port 0's says it for the switch
+			// (Port 0's capability says it for the switch.)
+			pi.CapabilityMask = uint32(mad.PortCapMaskSLMapping)
 			if p == 4 { // no link
 				pi.PortState, pi.PortPhysicalState = mad.PortStateDown, mad.PhysPortStatePolling
 			}

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/mad"
@@ -250,62 +251,55 @@ func isLine4700(n *Node) bool { return devIs(n, devVtrSLB4018) }
 func isLine(n *Node) bool     { return isLine24(n) || isLine8(n) || isLine2024(n) || isLine4700(n) }
 
 // Slot tables, indexed by the port number on the other chip
-// (libibnetdisc's tables, each one 37 entries for ports 0..36).
-var (
-	lineSlotSFB4      = table("0 1 1 1 1 1 1 2 2 2 2 2 2 3 3 3 3 3 3 4 4 4 4 4 4")
-	anafaLineSFB4     = table("0 1 1 1 2 2 2 1 1 1 2 2 2 1 1 1 2 2 2 1 1 1 2 2 2")
-	lineSlotSFB12     = table("0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9 10 10 11 11 12 12")
-	anafaLineSFB12    = table("0 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2")
-	lineSlotSFB18     = table("0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9 10 10 11 11 12 12 13 13 14 14 15 15 16 16 17 17 18 18")
-	anafaLineSFB18    = table("0" + repeat(" 1", 36))
-	lineSlotSFB18x2   = table("0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18")
-	anafaLineSFB18x2  = table("0" + repeat(" 1", 18))
-	lineSlotSFB4200   = table("0 1 1 1 1 2 2 2 2 3 3 3 3 4 4 4 4 5 5 5 5 6 6 6 6 7 7 7 7 8 8 8 8 9 9 9 9")
-	anafaLineSFB4200  = table("0" + repeat(" 1", 36))
-	iprSlotSFB4Port   = table("0 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1")
-	spine12SlotSLB    = table("0 1 1 1 2 2 2 3 3 3 4 4 4")
-	anafaSpine12SLB   = table("0 1 2 3 1 2 3 1 2 3 1 2 3")
-	spine4SlotSLB     = table("0 1 1 1 2 2 2 3 3 3 4 4 4")
-	anafaSpine4SLB    = table("0" + repeat(" 1", 12))
-	spine18SlotSLB    = table("0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9")
-	anafaSpine18SLB   = table("0" + repeat(" 1", 18))
-	anafaSpine18x2SLB = table("0 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1")
-	sfb4200SlotSLB    = table("0 1 1 1 1 0 0 2 2 2 2 3 3 3 3 4 4 4 4")
-	anafaSFB4200SLB   = table("0" + repeat(" 1", 18))
-	int2extSLB24      = [2][]int{table("0 0 0 0 0 0 0 0 0 0 0 0 0 6 5 4 18 17 16 1 2 3 13 14 15"), table("0 0 0 0 0 0 0 0 0 0 0 0 0 12 11 10 24 23 22 7 8 9 19 20 21")}
-	int2extSLB8       = [2][]int{table("0 0 0 0 0 0 0 0 0 0 0 0 0 2 2 2 6 6 6 1 1 1 5 5 5"), table("0 0 0 0 0 0 0 0 0 0 0 0 0 4 4 4 8 8 8 3 3 3 7 7 7")}
-	int2extSLB2024    = [2][]int{table("0 0 0 0 0 0 0 0 0 0 0 0 0 13 14 15 16 17 18 19 20 21 22 23 24"), table("0 0 0 0 0 0 0 0 0 0 0 0 0 1 2 3 4 5 6 7 8 9 10 11 12")}
-	int2extSLB4018    = table("0" + repeat(" 0", 18) + " 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18")
-	int2extSFB4700x2  = [2][]int{table("0" + repeat(" 0", 18) + " 7 7 7 8 8 8 9 9 9 10 10 10 11 11 11 12 12 12"), table("0" + repeat(" 0", 18) + " 1 1 1 2 2 2 3 3 3 4 4 4 5 5 5 6 6 6")}
+// (libibnetdisc's tables, for ports 0..36; entries past the listed ones
+// are 0). Strings that at reads, where tables parsed into slices cost
+// every start of the program their parsing, for a grouping few runs do.
+const (
+	lineSlotSFB4      = "0 1 1 1 1 1 1 2 2 2 2 2 2 3 3 3 3 3 3 4 4 4 4 4 4"
+	anafaLineSFB4     = "0 1 1 1 2 2 2 1 1 1 2 2 2 1 1 1 2 2 2 1 1 1 2 2 2"
+	lineSlotSFB12     = "0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9 10 10 11 11 12 12"
+	anafaLineSFB12    = "0 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2"
+	lineSlotSFB18     = "0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9 10 10 11 11 12 12 13 13 14 14 15 15 16 16 17 17 18 18"
+	anafaLineSFB18    = "0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+	lineSlotSFB18x2   = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18"
+	anafaLineSFB18x2  = "0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+	lineSlotSFB4200   = "0 1 1 1 1 2 2 2 2 3 3 3 3 4 4 4 4 5 5 5 5 6 6 6 6 7 7 7 7 8 8 8 8 9 9 9 9"
+	anafaLineSFB4200  = "0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+	iprSlotSFB4Port   = "0 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1 3 2 1"
+	spine12SlotSLB    = "0 1 1 1 2 2 2 3 3 3 4 4 4"
+	anafaSpine12SLB   = "0 1 2 3 1 2 3 1 2 3 1 2 3"
+	spine4SlotSLB     = "0 1 1 1 2 2 2 3 3 3 4 4 4"
+	anafaSpine4SLB    = "0 1 1 1 1 1 1 1 1 1 1 1 1"
+	spine18SlotSLB    = "0 1 1 2 2 3 3 4 4 5 5 6 6 7 7 8 8 9 9"
+	anafaSpine18SLB   = "0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+	anafaSpine18x2SLB = "0 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1 2 1"
+	sfb4200SlotSLB    = "0 1 1 1 1 0 0 2 2 2 2 3 3 3 3 4 4 4 4"
+	anafaSFB4200SLB   = "0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+	int2extSLB4018    = "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18"
 )
 
-// table parses a slot table; entries past the listed ones are 0, up to 37.
-func table(s string) []int {
-	t := make([]int, 37)
-	i, v, in := 0, 0, false
-	for _, c := range s + " " {
-		if c >= '0' && c <= '9' {
-			v, in = v*10+int(c-'0'), true
-			continue
-		}
-		if in {
-			t[i] = v
-			i++
-			v, in = 0, false
-		}
-	}
-	return t
-}
+// The external port numbers of the two chips of a line board.
+var (
+	int2extSLB24     = [2]string{"0 0 0 0 0 0 0 0 0 0 0 0 0 6 5 4 18 17 16 1 2 3 13 14 15", "0 0 0 0 0 0 0 0 0 0 0 0 0 12 11 10 24 23 22 7 8 9 19 20 21"}
+	int2extSLB8      = [2]string{"0 0 0 0 0 0 0 0 0 0 0 0 0 2 2 2 6 6 6 1 1 1 5 5 5", "0 0 0 0 0 0 0 0 0 0 0 0 0 4 4 4 8 8 8 3 3 3 7 7 7"}
+	int2extSLB2024   = [2]string{"0 0 0 0 0 0 0 0 0 0 0 0 0 13 14 15 16 17 18 19 20 21 22 23 24", "0 0 0 0 0 0 0 0 0 0 0 0 0 1 2 3 4 5 6 7 8 9 10 11 12"}
+	int2extSFB4700x2 = [2]string{"0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 7 7 7 8 8 8 9 9 9 10 10 10 11 11 11 12 12 12", "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 1 1 2 2 2 3 3 3 4 4 4 5 5 5 6 6 6"}
+)
 
-func repeat(s string, n int) string { return strings.Repeat(s, n) }
-
-// at reads a table entry; out-of-range ports read 0 (libibnetdisc would
-// read past its array).
-func at(t []int, i int) int {
-	if i < 0 || i >= len(t) {
+// at reads entry i of a table; ports past its entries, or out of range,
+// read 0 (libibnetdisc would read past its array).
+func at(t string, i int) int {
+	if i < 0 {
 		return 0
 	}
-	return t[i]
+	for f := range strings.FieldsSeq(t) {
+		if i == 0 {
+			n, _ := strconv.Atoi(f)
+			return n
+		}
+		i--
+	}
+	return 0
 }
 
 // GroupNodes groups f's nodes into chassis as libibnetdisc does after

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -180,10 +181,11 @@ func GIDFromGUID(guid uint64) [16]byte {
 func FormatGID(g [16]byte) string { return netip.AddrFrom16(g).String() }
 
 // pathSpecKeys are the fields a python-rdma path spec may set.
-var pathSpecKeys = map[string]bool{
-	"slid": true, "dlid": true, "sl": true, "pkey": true, "pkey_index": true, "qkey": true,
-	"dqpn": true, "sqpn": true, "dgid": true, "sgid": true, "end_port": true, "drpath": true,
-	"retries": true, "timeout": true, "hop_limit": true, "traffic_class": true, "flow_label": true,
+// (A slice: a package-level map would be built at every start.)
+var pathSpecKeys = []string{
+	"slid", "dlid", "sl", "pkey", "pkey_index", "qkey",
+	"dqpn", "sqpn", "dgid", "sgid", "end_port", "drpath",
+	"retries", "timeout", "hop_limit", "traffic_class", "flow_label",
 }
 
 // parsePathSpec parses python-rdma's path repr: IBPath(DLID=8,SL=2) or
@@ -201,7 +203,7 @@ func parsePathSpec(s string) (Target, error) {
 		}
 		k, v, ok := strings.Cut(kv, "=")
 		k, v = strings.ToLower(strings.TrimSpace(k)), strings.Trim(strings.TrimSpace(v), `'"`)
-		if !ok || !pathSpecKeys[k] {
+		if !ok || !slices.Contains(pathSpecKeys, k) {
 			return Target{}, fmt.Errorf("invalid path spec %q: unknown field %q", s, strings.TrimSpace(kv))
 		}
 		t.Path[k] = v

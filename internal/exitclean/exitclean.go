@@ -22,10 +22,10 @@ var (
 	// by Exit: a resource is created and registered entirely before the
 	// cleanups run, or not at all.
 	exiting  sync.RWMutex
-	mu       sync.Mutex // guards the registry and owners
-	cleanups = map[uint64]func(){}
+	mu       sync.Mutex        // guards the registry and owners
+	cleanups map[uint64]func() // made by the first Add: most runs need none
 	nextID   uint64
-	owners   = map[chan<- os.Signal]struct{}{}
+	owners   map[chan<- os.Signal]struct{} // made by the first Forward
 	sigOnce  sync.Once
 	exitFunc = os.Exit // replaced in tests
 )
@@ -33,12 +33,17 @@ var (
 // Add registers fn to run once at exit, and returns a func that
 // unregisters it (call it when the resource is gone; it may be called
 // from fn itself). Create the resource and call Add inside Hold, so that
-// an exit cannot fall between the two.
+// an exit cannot fall between the two. Add installs the signal handling
+// too, if Hold did not.
 func Add(fn func()) (remove func()) {
+	Install()
 	mu.Lock()
 	defer mu.Unlock()
 	nextID++
 	id := nextID
+	if cleanups == nil {
+		cleanups = map[uint64]func(){}
+	}
 	cleanups[id] = fn
 	return func() {
 		mu.Lock()
@@ -49,8 +54,11 @@ func Add(fn func()) (remove func()) {
 
 // Hold delays any exit until release is called. Keep it short: it covers
 // creating one resource and registering its cleanup. Once the process has
-// started to exit, Hold blocks until it has.
+// started to exit, Hold blocks until it has. It installs the signal
+// handling first (Install), so a signal that comes once the resource
+// exists cleans it up.
 func Hold() (release func()) {
+	Install()
 	exiting.RLock()
 	return exiting.RUnlock
 }
@@ -98,8 +106,11 @@ func Pending() int {
 
 // Install starts watching SIGINT, SIGTERM and SIGHUP: unless the program
 // takes the signal (Forward), it runs the cleanups and exits with
-// 128+signal, as a shell reports a process killed by it. Call it before
-// acquiring anything that needs cleaning; calling it again does nothing.
+// 128+signal, as a shell reports a process killed by it. Hold, Add and
+// Forward call it, so it is in place before anything needs cleaning, and
+// a run that acquires nothing (--help, a decoder) pays none of it: until
+// then a signal ends the process as it would any other. Calling it again
+// does nothing.
 func Install() {
 	sigOnce.Do(func() {
 		ch := make(chan os.Signal, 1)
@@ -121,6 +132,9 @@ func Install() {
 func Forward(ch chan<- os.Signal) (done func()) {
 	Install()
 	mu.Lock()
+	if owners == nil {
+		owners = map[chan<- os.Signal]struct{}{}
+	}
 	owners[ch] = struct{}{}
 	mu.Unlock()
 	var once sync.Once

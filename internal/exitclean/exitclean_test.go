@@ -1,7 +1,9 @@
 package exitclean
 
 import (
+	"os"
 	"reflect"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -43,5 +45,33 @@ func TestHoldDelaysExit(t *testing.T) {
 	<-done
 	if !removed {
 		t.Fatal("the cleanup registered under Hold did not run")
+	}
+}
+
+// The signals are watched from the first resource on: a SIGHUP after an
+// Add runs its cleanup and exits with 128+1, as a shell reports it.
+func TestAddWatchesSignals(t *testing.T) {
+	exited := make(chan int, 1)
+	exitFunc = func(code int) { exited <- code }
+	defer func() { exitFunc = nil }()
+	cleaned := make(chan struct{})
+	remove := Add(func() { close(cleaned) })
+	defer remove()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-exited:
+		exiting.Unlock() // Exit keeps it: let the tests go on
+		if code != 129 {
+			t.Errorf("exit %d after SIGHUP, want 129", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit after SIGHUP")
+	}
+	select {
+	case <-cleaned:
+	default:
+		t.Error("the cleanup did not run")
 	}
 }

@@ -23,22 +23,16 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/discovery"
+	"github.com/ibtool/ibtool/internal/exporter/cmdline"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
 )
 
 // Collectors are the metric groups an exporter exports
 // (--collector.NAME).
-type Collectors struct {
-	// Counters are the ports' PortCounters and PortCountersExtended
-	// (and the scrape's own metrics about reading them).
-	Counters bool
-	// Links are each port's state, width, rate and far end, and the
-	// nodes (from the discovery: they cost no MAD per scrape).
-	Links bool
-	// ErrorDetails are PortRcvErrorDetails, one more MAD per port.
-	ErrorDetails bool
-}
+// Collectors are the metric groups an exporter writes (the
+// --collector.NAME switches).
+type Collectors = cmdline.Collectors
 
 // Config is what an Exporter reads and how.
 type Config struct {

@@ -103,21 +103,44 @@ type Link struct {
 // both ends have: its width, and its speed on the fastest kind of speed
 // both ends have (XDR, then the extended speeds, then FDR10, then SDR to
 // QDR), as a link trains to the best it can.
-func (l Link) Below() bool { return l.Width.Below() || l.speedAxis().Below() }
+func (l Link) Below() bool { return l.Width.Below() || l.SpeedBelow() }
+
+// SpeedBelow tells whether the link runs slower than the best both ends
+// have, on the fastest kind of speed both have.
+func (l Link) SpeedBelow() bool { return l.speedAxis().Below() }
 
 // speedAxis is the speed axis that decides the link's speed.
 func (l Link) speedAxis() Axis {
+	a, _ := l.speedKind()
+	return a
+}
+
+// speedKind is the speed axis that decides the link's speed and the
+// name of a value of it (ibnetdiscover's: "EDR"); a nil name when the
+// link runs at XDR without both ends announcing it.
+func (l Link) speedKind() (Axis, func(uint8) string) {
 	switch {
 	case l.ExtSpeeds2 && l.ExtSpeed2.Best != 0:
-		return l.ExtSpeed2
+		return l.ExtSpeed2, func(uint8) string { return mad.SpeedCompatName(mad.ExtSpeedXDR, 0, false) }
 	case l.ExtSpeed2.Active != 0:
-		return Axis{} // XDR, faster than anything else both could have
+		return Axis{}, nil // XDR, faster than anything else both could have
 	case l.ExtSpeeds && !l.ExtDisabled && l.ExtSpeed.Best != 0:
-		return l.ExtSpeed
+		return l.ExtSpeed, func(v uint8) string { return mad.SpeedCompatName(uint32(v), 0, false) }
 	case l.FDR10.Best != 0:
-		return l.FDR10
+		return l.FDR10, func(uint8) string { return "FDR10" }
 	}
-	return l.Speed
+	return l.Speed, func(v uint8) string { return mad.SpeedCompatName(0, mad.LinkSpeed(v), false) }
+}
+
+// BestSpeed is the name of the fastest speed both ends have on the kind
+// of speed that decides the link's (ibnetdiscover's names: "NDR",
+// "FDR10", "QDR"); "" when they share none.
+func (l Link) BestSpeed() string {
+	a, name := l.speedKind()
+	if name == nil || a.Best == 0 {
+		return ""
+	}
+	return name(a.Best)
 }
 
 // UsesExtSpeeds tells whether the link's speed is an extended one: both

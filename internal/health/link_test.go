@@ -196,3 +196,30 @@ func linkedCAs(a, b *mad.PortInfo) *discovery.Port {
 	pa.Remote, pb.Remote = pb, pa
 	return pa
 }
+
+// BestSpeed names the best speed of the kind of speed that decides the
+// link's, as ibnetdiscover names speeds.
+func TestBestSpeed(t *testing.T) {
+	qdr := pi(mad.LinkWidth4X, 2, mad.LinkSpeedSDR, 7, 0, 0)
+	edr := pi(mad.LinkWidth4X, 2, mad.LinkSpeedQDR, 7, mad.LinkSpeedExtEDR, 0xf)
+	xdr := pi(mad.LinkWidth4X, 2, mad.LinkSpeedQDR, 7, mad.LinkSpeedExtNDR, 0xf)
+	xdr.LinkSpeedExtSupported2 = 1
+	fdr10 := &mad.MlnxExtPortInfo{LinkSpeedSupported: 1}
+	xdrEnd := End{Info: xdr, CapabilityMask: extCap, CapabilityMask2: uint16(mad.PortCapMask2ExtSpeeds2)}
+	for _, tc := range []struct {
+		name        string
+		local, peer End
+		want        string
+	}{
+		{"SDR to QDR", End{Info: qdr}, End{Info: qdr}, "QDR"},
+		{"extended speeds", End{Info: edr, CapabilityMask: extCap}, End{Info: edr, CapabilityMask: extCap}, "NDR"},
+		{"extended speeds not announced", End{Info: edr, CapabilityMask: extCap}, End{Info: edr}, "QDR"},
+		{"FDR10", End{Info: qdr, Mlnx: fdr10}, End{Info: qdr, Mlnx: fdr10}, "FDR10"},
+		{"XDR", xdrEnd, xdrEnd, "XDR"},
+		{"nothing in common", End{Info: pi(0, 2, 0, 1, 0, 0)}, End{Info: pi(0, 2, 0, 2, 0, 0)}, ""},
+	} {
+		if got := CompareLink(tc.local, &tc.peer, Supported).BestSpeed(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"regexp"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // Violation is one place where a document breaks a rule of the vocabulary.
@@ -43,41 +42,30 @@ func (c *checker) bad(path, format string, args ...any) {
 	c.out = append(c.out, Violation{path, fmt.Sprintf(format, args...)})
 }
 
-// The patterns are compiled on first use: jsonv is linked into every
-// command, and Check runs only in tests.
-var (
-	snakeCase = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
-	guidText  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0x[0-9a-f]{16}$`) })
-)
+// The key sets below are slices, not maps: jsonv is linked into every
+// command, Check runs only in tests, and a package-level map is built at
+// every start of the program.
 
 // Allowed keys of the shared objects (Target, LinkEnd).
 var (
-	targetKeys  = keySet("route", "lid", "dr_path", "dr_slid", "guid", "gid", "name", "text")
-	linkEndKeys = keySet("node_guid", "node_name", "node_type", "port", "external_port", "port_guid", "lid")
-	routes      = keySet(string(RouteLID), string(RouteDR), string(RouteCombined), string(RouteGID))
-	nodeTypes   = keySet(string(CA), string(Switch), string(Router))
-	widths      = keySet("1X", "2X", "4X", "8X", "12X")
+	targetKeys  = []string{"route", "lid", "dr_path", "dr_slid", "guid", "gid", "name", "text"}
+	linkEndKeys = []string{"node_guid", "node_name", "node_type", "port", "external_port", "port_guid", "lid"}
+	routes      = []string{string(RouteLID), string(RouteDR), string(RouteCombined), string(RouteGID)}
+	nodeTypes   = []string{string(CA), string(Switch), string(Router)}
+	widths      = []string{"1X", "2X", "4X", "8X", "12X"}
 )
 
 // linkEndKeyNames are the keys whose value is a link end: the remote side
 // of a port, the two ends of a link.
-var linkEndKeyNames = keySet("remote", "a", "b")
+var linkEndKeyNames = []string{"remote", "a", "b"}
 
 // nameKeys are the keys ending in _name that hold a name, not the text of
 // an enumeration (which would be *_text); so do all *_node_name keys
-// (dest_node_name).
-var nameKeys = keySet("node_name", "ca_name", "device_name", "host_name", "service_name", "file_name")
+// (dest_node_name). Sorted: the message lists them.
+var nameKeys = []string{"ca_name", "device_name", "file_name", "host_name", "node_name", "service_name"}
 
 // timeSuffixes are unit suffixes of times other than _ms.
 var timeSuffixes = []string{"_us", "_usec", "_ns", "_sec", "_secs", "_seconds", "_msec"}
-
-func keySet(keys ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, k := range keys {
-		m[k] = true
-	}
-	return m
-}
 
 // value checks v, found under key (the key of the object member, or of the
 // array holding it) at path.
@@ -98,10 +86,10 @@ func (c *checker) object(path, key string, m map[string]any) {
 	switch {
 	case key == "target":
 		c.shape(path, m, targetKeys, "target")
-		if r, ok := m["route"].(string); !ok || !routes[r] {
+		if r, ok := m["route"].(string); !ok || !slices.Contains(routes, r) {
 			c.bad(path, "target route %v is not lid, dr, combined or gid", m["route"])
 		}
-	case linkEndKeyNames[key]:
+	case slices.Contains(linkEndKeyNames, key):
 		c.shape(path, m, linkEndKeys, "link end")
 		if _, ok := m["node_guid"]; !ok {
 			c.bad(path, "a link end has node_guid")
@@ -123,9 +111,9 @@ func (c *checker) object(path, key string, m map[string]any) {
 }
 
 // shape reports the keys of m that an object of its kind does not have.
-func (c *checker) shape(path string, m map[string]any, allowed map[string]bool, what string) {
+func (c *checker) shape(path string, m map[string]any, allowed []string, what string) {
 	for k := range m {
-		if !allowed[k] {
+		if !slices.Contains(allowed, k) {
 			c.bad(path, "%s has no key %q", what, k)
 		}
 	}
@@ -133,11 +121,11 @@ func (c *checker) shape(path string, m map[string]any, allowed map[string]bool, 
 
 // key checks the rules about a member's name and its siblings.
 func (c *checker) key(path, k string, m map[string]any) {
-	if !snakeCase().MatchString(k) {
+	if !isSnakeCase(k) {
 		c.bad(path, "key is not snake_case")
 	}
-	if strings.HasSuffix(k, "_name") && !nameKeys[k] && !strings.HasSuffix(k, "_node_name") {
-		c.bad(path, "an enumeration's text is <name>_text; _name only for names (%v)", sortedKeys(nameKeys))
+	if strings.HasSuffix(k, "_name") && !slices.Contains(nameKeys, k) && !strings.HasSuffix(k, "_node_name") {
+		c.bad(path, "an enumeration's text is <name>_text; _name only for names (%v)", nameKeys)
 	}
 	for _, s := range timeSuffixes {
 		if (strings.HasSuffix(k, s) && !strings.Contains(k, "_per_")) || k == "seconds" {
@@ -157,7 +145,7 @@ func (c *checker) key(path, k string, m map[string]any) {
 		}
 	}
 	if k == "type" {
-		if s, ok := m[k].(string); ok && nodeTypes[strings.ToLower(s)] {
+		if s, ok := m[k].(string); ok && slices.Contains(nodeTypes, strings.ToLower(s)) {
 			c.bad(path, "a node's type is key node_type")
 		}
 	}
@@ -174,11 +162,11 @@ func (c *checker) scalar(path, key string, v any) {
 	case key == "target":
 		c.bad(path, "target %v is not an object with a route", v)
 	case key == "node_type":
-		if !isString || !nodeTypes[s] {
+		if !isString || !slices.Contains(nodeTypes, s) {
 			c.bad(path, "node_type %v is not ca, switch or router", v)
 		}
 	case key == "width" || strings.HasSuffix(key, "_width"):
-		if !isString || !widths[s] {
+		if !isString || !slices.Contains(widths, s) {
 			c.bad(path, "width %v is not 1X, 2X, 4X, 8X or 12X", v)
 		}
 	case strings.HasSuffix(key, "_gbps"), strings.HasSuffix(key, "_bytes"), strings.HasSuffix(key, "_ms"):
@@ -190,7 +178,7 @@ func (c *checker) scalar(path, key string, v any) {
 			c.bad(path, "LID %v is not a number", v)
 		}
 	case strings.HasSuffix(key, "guid") || strings.HasSuffix(key, "guids"):
-		if !isString || !guidText().MatchString(s) {
+		if !isString || !isGUIDText(s) {
 			c.bad(path, "GUID %v is not \"0x\" and 16 hex digits", v)
 		}
 	case strings.HasSuffix(key, "gid") || strings.HasSuffix(key, "gids"):
@@ -211,11 +199,28 @@ func (c *checker) scalar(path, key string, v any) {
 	}
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// isSnakeCase says whether k is lower-case snake_case: a letter, then
+// letters, digits and underscores.
+func isSnakeCase(k string) bool {
+	for i, c := range k {
+		if !(c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '_')) {
+			return false
+		}
 	}
-	sort.Strings(out)
-	return out
+	return k != ""
+}
+
+// isGUIDText says whether s is a GUID as the vocabulary writes it: "0x"
+// and 16 lower-case hex digits.
+func isGUIDText(s string) bool {
+	digits, ok := strings.CutPrefix(s, "0x")
+	if !ok || len(digits) != 16 {
+		return false
+	}
+	for _, c := range digits {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -75,16 +75,31 @@ func (w Width) lanes() int {
 // them): the signalling rate of one lane (libibmad's "25.78125 Gbps"), and
 // the per-lane rate in the names sysfs and the tools give a link ("4X QDR"
 // is "40 Gb/sec", "4X FDR" "56 Gb/sec", "4X EDR" "100 Gb/sec"), in Gb/s.
-var speeds = map[string]struct{ lane, nominal float64 }{
-	"SDR":   {2.5, 2.5},
-	"DDR":   {5, 5},
-	"QDR":   {10, 10},
-	"FDR10": {10.3125, 10},
-	"FDR":   {14.0625, 14},
-	"EDR":   {25.78125, 25},
-	"HDR":   {53.125, 50},
-	"NDR":   {106.25, 100},
-	"XDR":   {212.5, 200},
+// (A slice, not a map, which every start of the program would build.)
+var speeds = []laneSpeed{
+	{"SDR", 2.5, 2.5},
+	{"DDR", 5, 5},
+	{"QDR", 10, 10},
+	{"FDR10", 10.3125, 10},
+	{"FDR", 14.0625, 14},
+	{"EDR", 25.78125, 25},
+	{"HDR", 53.125, 50},
+	{"NDR", 106.25, 100},
+	{"XDR", 212.5, 200},
+}
+
+type laneSpeed struct {
+	name          string
+	lane, nominal float64
+}
+
+func speedNamed(name string) (laneSpeed, bool) {
+	for _, s := range speeds {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return laneSpeed{}, false
 }
 
 // Rate is a link's width and speed, embedded in a port's JSON object (its
@@ -112,7 +127,7 @@ func RateOf(w Width, speed string) Rate {
 		w = "" // unknown ("??")
 	}
 	r := Rate{Width: w}
-	s, ok := speeds[speed]
+	s, ok := speedNamed(speed)
 	if !ok {
 		return r
 	}

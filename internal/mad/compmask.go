@@ -43,7 +43,7 @@ func MustCompMask(d *StructDesc, fields ...string) uint64 {
 }
 
 func (d *StructDesc) compMask(path string) (uint64, error) {
-	parts := strings.Split(indexToDot.Replace(path), ".")
+	parts := pathParts(path)
 	if len(parts) > 1 && strings.EqualFold(parts[0], d.Name) && d.Field(parts[0]) == nil {
 		parts = parts[1:]
 	}

@@ -155,7 +155,7 @@ type fieldRef struct {
 // "PortInfo.LinkWidthActive", "GUID.3" or "GUID[3]", "Entry[2].Weight".
 // Names match Go or JSON names in any case.
 func (d *StructDesc) resolve(path string) (fieldRef, error) {
-	parts := strings.Split(indexToDot.Replace(path), ".")
+	parts := pathParts(path)
 	if len(parts) > 1 && strings.EqualFold(parts[0], d.Name) && d.Field(parts[0]) == nil {
 		parts = parts[1:]
 	}
@@ -188,9 +188,18 @@ func (d *StructDesc) resolve(path string) (fieldRef, error) {
 	return fieldRef{}, fmt.Errorf("mad: empty field path")
 }
 
-// indexToDot turns a field path's "a[3].b" into "a.3.b" for splitting;
-// made once because field paths are resolved per counter per port.
-var indexToDot = strings.NewReplacer("[", ".", "]", "")
+// pathParts splits a field path, "a[3].b" as "a.3.b", into its parts.
+func pathParts(path string) []string {
+	return strings.Split(strings.Map(func(r rune) rune {
+		switch r {
+		case '[':
+			return '.'
+		case ']':
+			return -1
+		}
+		return r
+	}, path), ".")
+}
 
 // Get returns the number in field path of s (see FieldDesc.IsNumber).
 func Get(s Struct, path string) (uint64, error) {

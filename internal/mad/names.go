@@ -74,8 +74,8 @@ func StatusText(class uint8, status uint16) string {
 		parts = append(parts, fmt.Sprintf("reserved code %d", (status>>2)&0x7))
 	}
 	if class == ClassSubnAdm {
-		if t, ok := saStatusText[(status>>8)&0x7F]; ok {
-			parts = append(parts, t)
+		if code := (status >> 8) & 0x7F; int(code) < len(saStatusText) && saStatusText[code] != "" {
+			parts = append(parts, saStatusText[code])
 		}
 	} else if cs := status & 0x7F00; cs != 0 && class != ClassSubnDR {
 		parts = append(parts, fmt.Sprintf("class-specific 0x%02x", cs>>8))
@@ -86,7 +86,9 @@ func StatusText(class uint8, status uint16) string {
 	return strings.Join(parts, ", ")
 }
 
-var saStatusText = map[uint16]string{
+// saStatusText are the SA's status codes (IBA 15.2.1.1) by code, "" for
+// none: an array, laid out by the linker, not a map built at start.
+var saStatusText = [...]string{
 	1: "ERR_NO_RESOURCES", 2: "ERR_REQ_INVALID", 3: "ERR_NO_RECORDS",
 	4: "ERR_TOO_MANY_RECORDS", 5: "ERR_REQ_INVALID_GID", 6: "ERR_REQ_INSUFFICIENT_COMPONENTS",
 	7: "ERR_REQ_DENIED",

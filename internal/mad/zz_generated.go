@@ -893,6 +893,7 @@ var descCCHeader = &StructDesc{
 		{Name: "Common", JSONName: "common", Offset: 0, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descMADHeader, IBMAD: "array", IBMADOffset: 0},
 		{Name: "CCKey", JSONName: "cc_key", Offset: 192, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "CC_Key", IBMAD: "hex", IBMADOffset: 192, Key: true},
 	},
+	New: func() Struct { return new(CCHeader) },
 }
 
 // CongestionInfo (IBA A10.4.3.3): what the node supports. AttrMod 0.
@@ -948,6 +949,7 @@ var descCongestionInfo = &StructDesc{
 		{Name: "ControlTableCap", JSONName: "control_table_cap", Offset: 16, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "ControlTableCap", IBMAD: "uint", IBMADOffset: 16},
 		{Offset: 24, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 24},
 	},
+	New: func() Struct { return new(CongestionInfo) },
 }
 
 // CongestionKeyInfo (IBA A10.4.3.4). AttrMod 0.
@@ -1011,6 +1013,7 @@ var descCongestionKeyInfo = &StructDesc{
 		{Name: "CCKeyLeasePeriod", JSONName: "cc_key_lease_period", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "CC_KeyLeasePeriod", IBMAD: "uint", IBMADOffset: 80},
 		{Name: "CCKeyViolations", JSONName: "cc_key_violations", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "CC_KeyViolations", IBMAD: "uint", IBMADOffset: 96},
 	},
+	New: func() Struct { return new(CongestionKeyInfo) },
 }
 
 // CongestionLog (IBA A10.4.3.5), as the MAD carries it from byte 32:
@@ -1071,6 +1074,7 @@ var descCongestionLog = &StructDesc{
 		{Name: "CongestionFlags", JSONName: "congestion_flags", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintHex, Label: "CongestionFlags", IBMAD: "hex", IBMADOffset: 8},
 		{Name: "Details", JSONName: "details", Offset: 16, Width: 1744, Count: 1, Stride: 1744, Hint: HintBytes, IBMAD: "array", IBMADOffset: 16},
 	},
+	New: func() Struct { return new(CongestionLog) },
 }
 
 // One event of a switch's CongestionLog (IBA A10.4.3.5).
@@ -1127,6 +1131,7 @@ var descCongestionLogEventSwitch = &StructDesc{
 		{Offset: 36, Width: 28, Count: 1, Stride: 28, Reserved: true, IBMADOffset: 36},
 		{Name: "Timestamp", JSONName: "timestamp", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "Timestamp", IBMAD: "uint", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(CongestionLogEventSwitch) },
 }
 
 // A switch's CongestionLog (LogType 1): the ports that marked packets
@@ -1200,6 +1205,7 @@ var descCongestionLogSwitch = &StructDesc{
 		{Name: "PortMap", JSONName: "port_map", Offset: 64, Width: 256, Count: 1, Stride: 256, Hint: HintBytes, Label: "PortMap", IBMAD: "array", IBMADOffset: 64},
 		{Name: "Event", JSONName: "events", Offset: 320, Width: 96, Count: 15, Stride: 96, Hint: HintStruct, Struct: descCongestionLogEventSwitch, IBMAD: "array", IBMADOffset: 320},
 	},
+	New: func() Struct { return new(CongestionLogSwitch) },
 }
 
 // One event of a CA's CongestionLog (IBA A10.4.3.5, libibmad's layout).
@@ -1268,6 +1274,7 @@ var descCongestionLogEventCA = &StructDesc{
 		{Name: "RemoteLID", JSONName: "remote_lid", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Remote_LID_CN_Entry", IBMAD: "uint", IBMADOffset: 80},
 		{Name: "Timestamp", JSONName: "timestamp", Offset: 96, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "Timestamp_CN_Entry", IBMAD: "uint", IBMADOffset: 96},
 	},
+	New: func() Struct { return new(CongestionLogEventCA) },
 }
 
 // A CA's CongestionLog (LogType 2): a bit per SL that hit its threshold
@@ -1342,6 +1349,7 @@ var descCongestionLogCA = &StructDesc{
 		{Name: "CurrentTimeStamp", JSONName: "current_time_stamp", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "CurrentTimeStamp", IBMAD: "uint", IBMADOffset: 64},
 		{Name: "Event", JSONName: "events", Offset: 96, Width: 128, Count: 13, Stride: 128, Hint: HintStruct, Struct: descCongestionLogEventCA, IBMAD: "array", IBMADOffset: 96},
 	},
+	New: func() Struct { return new(CongestionLogCA) },
 }
 
 // SwitchCongestionSetting (IBA A10.4.3.6). Control_Map says which parts a
@@ -1423,6 +1431,7 @@ var descSwitchCongestionSetting = &StructDesc{
 		{Name: "CSReturnDelay", JSONName: "cs_return_delay", Offset: 576, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CS_ReturnDelay", IBMAD: "hex", IBMADOffset: 576},
 		{Name: "MarkingRate", JSONName: "marking_rate", Offset: 592, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Marking_Rate", IBMAD: "uint", IBMADOffset: 592},
 	},
+	New: func() Struct { return new(SwitchCongestionSetting) },
 }
 
 // One port's entry of SwitchPortCongestionSetting (IBA A10.4.3.7).
@@ -1487,6 +1496,7 @@ var descSwitchPortCongestionSettingElement = &StructDesc{
 		{Name: "PacketSize", JSONName: "packet_size", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "Packet_Size", IBMAD: "uint", IBMADOffset: 8},
 		{Name: "MarkingRate", JSONName: "marking_rate", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "Cong_Parm_Marking_Rate", IBMAD: "uint", IBMADOffset: 16},
 	},
+	New: func() Struct { return new(SwitchPortCongestionSettingElement) },
 }
 
 // SwitchPortCongestionSetting (IBA A10.4.3.7): AttrMod is a block of
@@ -1548,6 +1558,7 @@ var descSwitchPortCongestionSetting = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "Element", JSONName: "elements", Offset: 0, Width: 32, Count: 48, Stride: 32, Hint: HintStruct, Struct: descSwitchPortCongestionSettingElement, IBMAD: "array", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(SwitchPortCongestionSetting) },
 }
 
 // One SL's entry of CACongestionSetting (IBA A10.4.3.8).
@@ -1604,6 +1615,7 @@ var descCACongestionEntry = &StructDesc{
 		{Name: "CCTIMin", JSONName: "ccti_min", Offset: 32, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "CCTI_Min", IBMAD: "uint", IBMADOffset: 32},
 		{Offset: 40, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 40},
 	},
+	New: func() Struct { return new(CACongestionEntry) },
 }
 
 // CACongestionSetting (IBA A10.4.3.8): an entry per SL; Control_Map has a
@@ -1671,6 +1683,7 @@ var descCACongestionSetting = &StructDesc{
 		{Name: "ControlMap", JSONName: "control_map", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "Control_Map", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "Entry", JSONName: "entries", Offset: 32, Width: 64, Count: 16, Stride: 64, Hint: HintStruct, Struct: descCACongestionEntry, IBMAD: "array", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(CACongestionSetting) },
 }
 
 // One entry of the CongestionControlTable (IBA A10.4.3.9): the injection
@@ -1719,6 +1732,7 @@ var descCCTEntry = &StructDesc{
 		{Name: "Shift", JSONName: "shift", Offset: 0, Width: 2, Count: 1, Stride: 2, Hint: HintDec, Label: "CCT_Shift", IBMAD: "uint", IBMADOffset: 0},
 		{Name: "Multiplier", JSONName: "multiplier", Offset: 2, Width: 14, Count: 1, Stride: 14, Hint: HintDec, Label: "CCT_Multiplier", IBMAD: "uint", IBMADOffset: 2},
 	},
+	New: func() Struct { return new(CCTEntry) },
 }
 
 // CongestionControlTable (IBA A10.4.3.9): 64 entries per block. AttrMod:
@@ -1783,6 +1797,7 @@ var descCongestionControlTable = &StructDesc{
 		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
 		{Name: "Entry", JSONName: "entries", Offset: 32, Width: 16, Count: 64, Stride: 16, Hint: HintStruct, Struct: descCCTEntry, IBMAD: "array", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(CongestionControlTable) },
 }
 
 // Timestamp (IBA A10.4.3.10): a free running clock in 1.024 us units.
@@ -1833,6 +1848,7 @@ var descTimestamp = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "Timestamp", JSONName: "timestamp", Offset: 0, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "Timestamp", IBMAD: "uint", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(Timestamp) },
 }
 
 // The status word of the common MAD header (IBA 13.4.7, Table 111), MAD
@@ -1892,6 +1908,7 @@ var descMADStatus = &StructDesc{
 		{Name: "Redirect", JSONName: "redirect", Offset: 14, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 14},
 		{Name: "Busy", JSONName: "busy", Offset: 15, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 15},
 	},
+	New: func() Struct { return new(MADStatus) },
 }
 
 // ClassPortInfo (IBA 13.4.8.1): the same attribute in every GS class. The
@@ -2031,6 +2048,7 @@ var descClassPortInfo = &StructDesc{
 		{Name: "TrapQP", JSONName: "trap_qp", Offset: 520, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "TrapQP", IBMAD: "hex", IBMADOffset: 520},
 		{Name: "TrapQKey", JSONName: "trap_q_key", Offset: 544, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "TrapQKey", IBMAD: "hex", IBMADOffset: 544},
 	},
+	New: func() Struct { return new(ClassPortInfo) },
 }
 
 // PortCounters (IBA 16.1.3.5): the 16/32-bit error and traffic counters.
@@ -2166,6 +2184,7 @@ var descPortCounters = &StructDesc{
 		{Name: "PortRcvPkts", JSONName: "port_rcv_pkts", Offset: 288, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortRcvPkts", IBMAD: "uint", IBMADOffset: 288},
 		{Name: "PortXmitWait", JSONName: "port_xmit_wait", Offset: 320, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortXmitWait", IBMAD: "uint", IBMADOffset: 320},
 	},
+	New: func() Struct { return new(PortCounters) },
 }
 
 // PortCountersExtended (IBA 16.1.4.11): 64-bit counters. AttrMod 0.
@@ -2317,6 +2336,7 @@ var descPortCountersExtended = &StructDesc{
 		{Name: "PortXmitWait", JSONName: "port_xmit_wait", Offset: 1344, Width: 64, Count: 1, Stride: 64, Hint: HintDec, Label: "PortXmitWait", IBMAD: "uint", IBMADOffset: 1344, Group: "AdditionalCounters"},
 		{Name: "QP1Dropped", JSONName: "qp1_dropped", Offset: 1408, Width: 64, Count: 1, Stride: 64, Hint: HintDec, Label: "QP1Dropped", IBMAD: "uint", IBMADOffset: 1408, Group: "AdditionalCounters"},
 	},
+	New: func() Struct { return new(PortCountersExtended) },
 }
 
 // PortSamplesControl (IBA 16.1.3.2): the sampling mechanism's setup.
@@ -2447,6 +2467,7 @@ var descPortSamplesControl = &StructDesc{
 		{Offset: 544, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 544},
 		{Name: "SamplesOnlyOptionMask", JSONName: "samples_only_option_mask", Offset: 576, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "SamplesOnlyOptionMask", IBMAD: "hex", IBMADOffset: 576},
 	},
+	New: func() Struct { return new(PortSamplesControl) },
 }
 
 // PortSamplesResult (IBA 16.1.3.4): the 15 sampled counters. AttrMod 0.
@@ -2511,6 +2532,7 @@ var descPortSamplesResult = &StructDesc{
 		{Name: "SampleStatus", JSONName: "sample_status", Offset: 30, Width: 2, Count: 1, Stride: 2, Hint: HintHex, Label: "SampleStatus", IBMAD: "hex", IBMADOffset: 30},
 		{Name: "Counter", JSONName: "counters", Offset: 32, Width: 32, Count: 15, Stride: 32, Hint: HintDec, Label: "Counter%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortSamplesResult) },
 }
 
 // PortRcvErrorDetails (IBA 16.1.4.1).
@@ -2591,6 +2613,7 @@ var descPortRcvErrorDetails = &StructDesc{
 		{Name: "PortVLMappingErrors", JSONName: "port_vl_mapping_errors", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortVLMappingErrors", IBMAD: "uint", IBMADOffset: 96},
 		{Name: "PortLoopingErrors", JSONName: "port_looping_errors", Offset: 112, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortLoopingErrors", IBMAD: "uint", IBMADOffset: 112},
 	},
+	New: func() Struct { return new(PortRcvErrorDetails) },
 }
 
 // PortXmitDiscardDetails (IBA 16.1.4.2).
@@ -2663,6 +2686,7 @@ var descPortXmitDiscardDetails = &StructDesc{
 		{Name: "PortSwLifetimeLimitDiscards", JSONName: "port_sw_lifetime_limit_discards", Offset: 64, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortSwLifetimeLimitDiscards", IBMAD: "uint", IBMADOffset: 64},
 		{Name: "PortSwHOQLifetimeLimitDiscards", JSONName: "port_sw_hoq_lifetime_limit_discards", Offset: 80, Width: 16, Count: 1, Stride: 16, Hint: HintDec, Label: "PortSwHOQLifetimeLimitDiscards", IBMAD: "uint", IBMADOffset: 80},
 	},
+	New: func() Struct { return new(PortXmitDiscardDetails) },
 }
 
 // PortOpRcvCounters (IBA 16.1.4.3): packets and data (4-octet words)
@@ -2731,6 +2755,7 @@ var descPortOpRcvCounters = &StructDesc{
 		{Name: "PortOpRcvPkts", JSONName: "port_op_rcv_pkts", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortOpRcvPkts", IBMAD: "uint", IBMADOffset: 32},
 		{Name: "PortOpRcvData", JSONName: "port_op_rcv_data", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortOpRcvData", IBMAD: "uint", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(PortOpRcvCounters) },
 }
 
 // PortFlowCtlCounters (IBA 16.1.4.4): flow control packets.
@@ -2795,6 +2820,7 @@ var descPortFlowCtlCounters = &StructDesc{
 		{Name: "PortXmitFlowPkts", JSONName: "port_xmit_flow_pkts", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortXmitFlowPkts", IBMAD: "uint", IBMADOffset: 32},
 		{Name: "PortRcvFlowPkts", JSONName: "port_rcv_flow_pkts", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortRcvFlowPkts", IBMAD: "uint", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(PortFlowCtlCounters) },
 }
 
 // PortVLOpPackets (IBA 16.1.4.5): packets received with OpCode, per VL.
@@ -2862,6 +2888,7 @@ var descPortVLOpPackets = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortVLOpPackets", JSONName: "port_vl_op_packets", Offset: 32, Width: 16, Count: 16, Stride: 16, Hint: HintDec, Label: "PortVLOpPackets%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortVLOpPackets) },
 }
 
 // PortVLOpData (IBA 16.1.4.6): data (4-octet words) received with OpCode,
@@ -2930,6 +2957,7 @@ var descPortVLOpData = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortVLOpData", JSONName: "port_vl_op_data", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "PortVLOpData%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortVLOpData) },
 }
 
 // PortVLXmitFlowCtlUpdateErrors (IBA 16.1.4.7): 2-bit counters per VL.
@@ -2994,6 +3022,7 @@ var descPortVLXmitFlowCtlUpdateErrors = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortVLXmitFlowCtlUpdateErrors", JSONName: "port_vl_xmit_flow_ctl_update_errors", Offset: 32, Width: 2, Count: 16, Stride: 2, Hint: HintDec, Label: "PortVLXmitFlowCtlUpdateErrors%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortVLXmitFlowCtlUpdateErrors) },
 }
 
 // PortVLXmitWaitCounters (IBA 16.1.4.8): ticks with data to send but no
@@ -3059,6 +3088,7 @@ var descPortVLXmitWaitCounters = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortVLXmitWait", JSONName: "port_vl_xmit_wait", Offset: 32, Width: 16, Count: 16, Stride: 16, Hint: HintDec, Label: "PortVLXmitWait%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortVLXmitWaitCounters) },
 }
 
 // PortExtendedSpeedsCounters (IBA 1.2.1, attribute 0x1F): error
@@ -3150,6 +3180,7 @@ var descPortExtendedSpeedsCounters = &StructDesc{
 		{Name: "FECCorrectableBlockCtr", JSONName: "fec_correctable_block_ctr_lanes", Offset: 352, Width: 32, Count: 12, Stride: 32, Hint: HintDec, Label: "FECCorrectableBlockCtrLane%d", IBMAD: "uint", IBMADOffset: 352},
 		{Name: "FECUncorrectableBlockCtr", JSONName: "fec_uncorrectable_block_ctr_lanes", Offset: 736, Width: 32, Count: 12, Stride: 32, Hint: HintDec, Label: "FECUncorrectableBlockCtrLane%d", IBMAD: "uint", IBMADOffset: 736},
 	},
+	New: func() Struct { return new(PortExtendedSpeedsCounters) },
 }
 
 // PortExtendedSpeedsCounters as a port with RS-FEC active fills it
@@ -3234,6 +3265,7 @@ var descPortExtendedSpeedsCountersRSFEC = &StructDesc{
 		{Name: "PortFECUncorrectableBlockCtr", JSONName: "port_fec_uncorrectable_block_ctr", Offset: 1152, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortFECUncorrectableBlockCtr", IBMAD: "uint", IBMADOffset: 1152},
 		{Name: "PortFECCorrectedSymbolCtr", JSONName: "port_fec_corrected_symbol_ctr", Offset: 1184, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortFECCorrectedSymbolCtr", IBMAD: "uint", IBMADOffset: 1184},
 	},
+	New: func() Struct { return new(PortExtendedSpeedsCountersRSFEC) },
 }
 
 // SwPortVLCongestion (IBA 16.1.4.9): a switch port's congestion ticks per
@@ -3299,6 +3331,7 @@ var descSwPortVLCongestion = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "SwPortVLCongestion", JSONName: "sw_port_vl_congestion", Offset: 32, Width: 16, Count: 16, Stride: 16, Hint: HintDec, Label: "SWPortVLCongestion%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(SwPortVLCongestion) },
 }
 
 // PortRcvConCtrl (IBA annex A10): FECN and BECN marked packets received.
@@ -3362,6 +3395,7 @@ var descPortRcvConCtrl = &StructDesc{
 		{Name: "PortPktRcvFECN", JSONName: "port_pkt_rcv_fecn", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortPktRcvFECN", IBMAD: "uint", IBMADOffset: 32},
 		{Name: "PortPktRcvBECN", JSONName: "port_pkt_rcv_becn", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortPktRcvBECN", IBMAD: "uint", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(PortRcvConCtrl) },
 }
 
 // PortSLRcvFECN (IBA annex A10): FECN marked packets received, per SL.
@@ -3425,6 +3459,7 @@ var descPortSLRcvFECN = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortSLRcvFECN", JSONName: "port_sl_rcv_fecn", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "PortSLRcvFECN%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortSLRcvFECN) },
 }
 
 // PortSLRcvBECN (IBA annex A10): BECN marked packets received, per SL.
@@ -3488,6 +3523,7 @@ var descPortSLRcvBECN = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortSLRcvBECN", JSONName: "port_sl_rcv_becn", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "PortSLRcvBECN%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortSLRcvBECN) },
 }
 
 // PortXmitConCtrl (IBA annex A10): time the port was congested.
@@ -3547,6 +3583,7 @@ var descPortXmitConCtrl = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortXmitTimeCong", JSONName: "port_xmit_time_cong", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "PortXmitTimeCong", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortXmitConCtrl) },
 }
 
 // PortVLXmitTimeCong (IBA annex A10): time congested, per data VL.
@@ -3610,6 +3647,7 @@ var descPortVLXmitTimeCong = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortVLXmitTimeCong", JSONName: "port_vl_xmit_time_cong", Offset: 32, Width: 32, Count: 15, Stride: 32, Hint: HintDec, Label: "PortVLXmitTimeCong%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortVLXmitTimeCong) },
 }
 
 // PortXmitDataSL (attribute 0x36): data (4-octet words) sent per SL.
@@ -3673,6 +3711,7 @@ var descPortXmitDataSL = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortXmitDataSL", JSONName: "port_xmit_data_sl", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "XmtDataSL%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortXmitDataSL) },
 }
 
 // PortRcvDataSL (attribute 0x37): data (4-octet words) received per SL.
@@ -3736,6 +3775,7 @@ var descPortRcvDataSL = &StructDesc{
 		{Name: "CounterSelect", JSONName: "counter_select", Offset: 16, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "CounterSelect", IBMAD: "hex", IBMADOffset: 16},
 		{Name: "PortRcvDataSL", JSONName: "port_rcv_data_sl", Offset: 32, Width: 32, Count: 16, Stride: 32, Hint: HintDec, Label: "RcvDataSL%d", IBMAD: "uint", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortRcvDataSL) },
 }
 
 // The common MAD header (IBA 13.4.2, Figure 144): bytes 0..23 of every MAD.
@@ -3818,6 +3858,7 @@ var descMADHeader = &StructDesc{
 		{Offset: 144, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 144},
 		{Name: "AttributeModifier", JSONName: "attribute_modifier", Offset: 160, Width: 32, Count: 1, Stride: 32, Hint: HintHex, Label: "MadModifier", IBMAD: "hex", IBMADOffset: 160},
 	},
+	New: func() Struct { return new(MADHeader) },
 }
 
 // The RMPP header (IBA 13.6.2.1): MAD bytes 24..35 of RMPP classes (SA).
@@ -3888,6 +3929,7 @@ var descRMPPHeader = &StructDesc{
 		{Name: "SegmentNumber", JSONName: "segment_number", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "RmppSegNum", IBMAD: "uint", IBMADOffset: 32},
 		{Name: "PayloadLength", JSONName: "payload_length", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintDec, Label: "RmppPayload", IBMAD: "uint", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(RMPPHeader) },
 }
 
 // The SA MAD header (IBA 15.2.1.1): bytes 0..55 of an SA MAD; the record
@@ -3959,6 +4001,7 @@ var descSAHeader = &StructDesc{
 		{Offset: 368, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 368},
 		{Name: "ComponentMask", JSONName: "component_mask", Offset: 384, Width: 64, Count: 1, Stride: 64, Hint: HintHex, Label: "SaCompMask", IBMAD: "hex", IBMADOffset: 384},
 	},
+	New: func() Struct { return new(SAHeader) },
 }
 
 // Notice (IBA 13.4.8.2): a trap (SMP Trap, SA Report). A generic notice
@@ -4046,6 +4089,7 @@ var descNotice = &StructDesc{
 		{Name: "DataDetails", JSONName: "data_details", Offset: 80, Width: 432, Count: 1, Stride: 432, Hint: HintBytes, IBMAD: "array", IBMADOffset: 80},
 		{Name: "IssuerGID", JSONName: "issuer_gid", Offset: 512, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 512},
 	},
+	New: func() Struct { return new(Notice) },
 }
 
 // InformInfo (IBA 13.4.8.3): a subscription to traps, SubnAdmSet to the
@@ -4139,6 +4183,7 @@ var descInformInfo = &StructDesc{
 		{Offset: 256, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 256},
 		{Name: "ProducerType", JSONName: "producer_type", Offset: 264, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 264, CompMask: 0x8000},
 	},
+	New: func() Struct { return new(InformInfo) },
 }
 
 // NodeRecord (IBA 15.2.5.2): NodeInfo and NodeDescription of a port (the
@@ -4209,6 +4254,7 @@ var descNodeRecord = &StructDesc{
 		{Name: "NodeInfo", JSONName: "node_info", Offset: 32, Width: 320, Count: 1, Stride: 320, Hint: HintStruct, Struct: descNodeInfo, IBMAD: "array", IBMADOffset: 32},
 		{Name: "NodeDescription", JSONName: "node_description", Offset: 352, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descNodeDescription, IBMAD: "array", IBMADOffset: 352, CompMask: 0x4000},
 	},
+	New: func() Struct { return new(NodeRecord) },
 }
 
 // PortInfoRecord (IBA 15.2.5.3): PortInfo of a port. Options (IBA 1.2.1)
@@ -4277,6 +4323,7 @@ var descPortInfoRecord = &StructDesc{
 		{Name: "Options", JSONName: "options", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintHex, IBMAD: "hex", IBMADOffset: 24, CompMask: 0x4},
 		{Name: "PortInfo", JSONName: "port_info", Offset: 32, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descPortInfo, IBMAD: "array", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(PortInfoRecord) },
 }
 
 // SLtoVLMappingTableRecord (IBA 15.2.5.4). Port numbers are 0 for a CA.
@@ -4345,6 +4392,7 @@ var descSLtoVLMappingTableRecord = &StructDesc{
 		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
 		{Name: "SLtoVLMappingTable", JSONName: "sl_to_vl_mapping_table", Offset: 64, Width: 64, Count: 1, Stride: 64, Hint: HintStruct, Struct: descSLtoVLMappingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x10},
 	},
+	New: func() Struct { return new(SLtoVLMappingTableRecord) },
 }
 
 // SwitchInfoRecord (IBA 15.2.5.5).
@@ -4405,6 +4453,7 @@ var descSwitchInfoRecord = &StructDesc{
 		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
 		{Name: "SwitchInfo", JSONName: "switch_info", Offset: 32, Width: 160, Count: 1, Stride: 160, Hint: HintStruct, Struct: descSwitchInfo, IBMAD: "array", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(SwitchInfoRecord) },
 }
 
 // LinearForwardingTableRecord (IBA 15.2.5.6): one block of 64 LIDs.
@@ -4469,6 +4518,7 @@ var descLinearForwardingTableRecord = &StructDesc{
 		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
 		{Name: "LinearForwardingTable", JSONName: "linear_forwarding_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descLinearForwardingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x8},
 	},
+	New: func() Struct { return new(LinearForwardingTableRecord) },
 }
 
 // RandomForwardingTableRecord (IBA 15.2.5.7).
@@ -4533,6 +4583,7 @@ var descRandomForwardingTableRecord = &StructDesc{
 		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
 		{Name: "RandomForwardingTable", JSONName: "random_forwarding_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descRandomForwardingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x8},
 	},
+	New: func() Struct { return new(RandomForwardingTableRecord) },
 }
 
 // MulticastForwardingTableRecord (IBA 15.2.5.8): one block of 32 MLIDs at
@@ -4605,6 +4656,7 @@ var descMulticastForwardingTableRecord = &StructDesc{
 		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
 		{Name: "MulticastForwardingTable", JSONName: "multicast_forwarding_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descMulticastForwardingTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x20},
 	},
+	New: func() Struct { return new(MulticastForwardingTableRecord) },
 }
 
 // SMInfoRecord (IBA 15.2.5.10).
@@ -4665,6 +4717,7 @@ var descSMInfoRecord = &StructDesc{
 		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
 		{Name: "SMInfo", JSONName: "sm_info", Offset: 32, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descSMInfo, IBMAD: "array", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(SMInfoRecord) },
 }
 
 // InformInfoRecord (IBA 15.2.5.12): a subscription the SA holds. OpenSM
@@ -4730,6 +4783,7 @@ var descInformInfoRecord = &StructDesc{
 		{Offset: 144, Width: 48, Count: 1, Stride: 48, Reserved: true, IBMADOffset: 144},
 		{Name: "InformInfo", JSONName: "inform_info", Offset: 192, Width: 288, Count: 1, Stride: 288, Hint: HintStruct, Struct: descInformInfo, IBMAD: "array", IBMADOffset: 192},
 	},
+	New: func() Struct { return new(InformInfoRecord) },
 }
 
 // LinkRecord (IBA 15.2.5.13): one direction of a link.
@@ -4794,6 +4848,7 @@ var descLinkRecord = &StructDesc{
 		{Name: "ToLID", JSONName: "to_lid", Offset: 32, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32, CompMask: 0x8},
 		{Offset: 48, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 48},
 	},
+	New: func() Struct { return new(LinkRecord) },
 }
 
 // GUIDInfoRecord (IBA 15.2.5.18): one block of 8 port GUIDs. libibmad's
@@ -4861,6 +4916,7 @@ var descGUIDInfoRecord = &StructDesc{
 		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
 		{Name: "GUIDInfo", JSONName: "guid_info", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descGUIDInfo, IBMAD: "array", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(GUIDInfoRecord) },
 }
 
 // ServiceRecord (IBA 15.2.5.14). ServiceLease 0xFFFFFFFF is infinite. Each
@@ -4967,6 +5023,7 @@ var descServiceRecord = &StructDesc{
 		{Name: "ServiceData32", JSONName: "service_data32", Offset: 1152, Width: 32, Count: 4, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 1152, CompMask: 0x780000000, CompMaskEach: true},
 		{Name: "ServiceData64", JSONName: "service_data64", Offset: 1280, Width: 64, Count: 2, Stride: 64, Hint: HintHex, IBMAD: "hex", IBMADOffset: 1280, CompMask: 0x1800000000, CompMaskEach: true},
 	},
+	New: func() Struct { return new(ServiceRecord) },
 }
 
 // P_KeyTableRecord (IBA 15.2.5.11): one block of 32 P_Keys of a port.
@@ -5035,6 +5092,7 @@ var descPKeyTableRecord = &StructDesc{
 		{Offset: 40, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 40},
 		{Name: "PKeyTable", JSONName: "p_key_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descPKeyTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x10},
 	},
+	New: func() Struct { return new(PKeyTableRecord) },
 }
 
 // PathRecord (IBA 15.2.5.16). ServiceID has two component bits (its 8 high
@@ -5170,6 +5228,7 @@ var descPathRecord = &StructDesc{
 		{Name: "Preference", JSONName: "preference", Offset: 456, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 456, CompMask: 0x400000},
 		{Offset: 464, Width: 48, Count: 1, Stride: 48, Reserved: true, IBMADOffset: 464},
 	},
+	New: func() Struct { return new(PathRecord) },
 }
 
 // VLArbitrationTableRecord (IBA 15.2.5.9): one block (1, 2 low priority;
@@ -5239,6 +5298,7 @@ var descVLArbitrationTableRecord = &StructDesc{
 		{Offset: 32, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 32},
 		{Name: "VLArbitrationTable", JSONName: "vl_arbitration_table", Offset: 64, Width: 512, Count: 1, Stride: 512, Hint: HintStruct, Struct: descVLArbitrationTable, IBMAD: "array", IBMADOffset: 64, CompMask: 0x10},
 	},
+	New: func() Struct { return new(VLArbitrationTableRecord) },
 }
 
 // MCMemberRecord (IBA 15.2.5.17): a multicast group, or a port's
@@ -5360,6 +5420,7 @@ var descMCMemberRecord = &StructDesc{
 		{Name: "ProxyJoin", JSONName: "proxy_join", Offset: 392, Width: 1, Count: 1, Stride: 1, Hint: HintDec, Label: "McastMemProxyJoin", IBMAD: "uint", IBMADOffset: 392, CompMask: 0x20000},
 		{Offset: 393, Width: 23, Count: 1, Stride: 23, Reserved: true, IBMADOffset: 393},
 	},
+	New: func() Struct { return new(MCMemberRecord) },
 }
 
 // TraceRecord (IBA 15.2.5.19): one hop of a path (SubnAdmGetTraceTable).
@@ -5445,6 +5506,7 @@ var descTraceRecord = &StructDesc{
 		{Name: "ExitPort", JSONName: "exit_port", Offset: 360, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 360, CompMask: 0x200},
 		{Offset: 368, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 368},
 	},
+	New: func() Struct { return new(TraceRecord) },
 }
 
 // MultiPathRecord (IBA 15.2.5.20), SubnAdmGetMulti's request: paths
@@ -5586,6 +5648,7 @@ var descMultiPathRecord = &StructDesc{
 		{Name: "ServiceID56LSB", JSONName: "service_id_56lsb", Offset: 136, Width: 56, Count: 1, Stride: 56, Hint: HintHex, IBMAD: "hex", IBMADOffset: 136, CompMask: 0x200000},
 		{Name: "SDGID", JSONName: "sdgids", Offset: 192, Width: 128, Count: 11, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 192},
 	},
+	New: func() Struct { return new(MultiPathRecord) },
 }
 
 // ServiceAssociationRecord (IBA 15.2.5.15): the ServiceKey of a
@@ -5642,6 +5705,7 @@ var descServiceAssociationRecord = &StructDesc{
 		{Name: "ServiceKey", JSONName: "service_key", Offset: 0, Width: 128, Count: 1, Stride: 128, Hint: HintBytes, IBMAD: "array", IBMADOffset: 0, Key: true, CompMask: 0x1},
 		{Name: "ServiceName", JSONName: "service_name", Offset: 128, Width: 512, Count: 1, Stride: 512, Hint: HintString, IBMAD: "string", IBMADOffset: 128, CompMask: 0x2},
 	},
+	New: func() Struct { return new(ServiceAssociationRecord) },
 }
 
 // NodeDescription (IBA 14.2.5.2): the node's name, NUL padded. AttrMod 0.
@@ -5693,6 +5757,7 @@ var descNodeDescription = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "NodeString", JSONName: "node_string", Offset: 0, Width: 512, Count: 1, Stride: 512, Hint: HintString, Label: "NodeDesc", IBMAD: "string", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(NodeDescription) },
 }
 
 // NodeInfo (IBA 14.2.5.3): what a node is. AttrMod 0. cm= bits: in
@@ -5789,6 +5854,7 @@ var descNodeInfo = &StructDesc{
 		{Name: "LocalPortNum", JSONName: "local_port_num", Offset: 288, Width: 8, Count: 1, Stride: 8, Hint: HintDec, Label: "LocalPort", IBMAD: "uint", IBMADOffset: 288, CompMask: 0x1000},
 		{Name: "VendorID", JSONName: "vendor_id", Offset: 296, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "VendorId", IBMAD: "hex", IBMADOffset: 296, CompMask: 0x2000},
 	},
+	New: func() Struct { return new(NodeInfo) },
 }
 
 // SwitchInfo (IBA 14.2.5.4). AttrMod 0. cm= bits: in SwitchInfoRecord (19
@@ -5910,6 +5976,7 @@ var descSwitchInfo = &StructDesc{
 		{Offset: 133, Width: 11, Count: 1, Stride: 11, Reserved: true, IBMADOffset: 133},
 		{Name: "MulticastFDBTop", JSONName: "multicast_fdb_top", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "MulticastFDBTop", IBMAD: "hex", IBMADOffset: 144, CompMask: 0x200000},
 	},
+	New: func() Struct { return new(SwitchInfo) },
 }
 
 // GUIDInfo (IBA 14.2.5.5): 8 port GUIDs. AttrMod: block number. cm= bits:
@@ -5966,6 +6033,7 @@ var descGUIDInfo = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "GUID", JSONName: "guids", Offset: 0, Width: 64, Count: 8, Stride: 64, Hint: HintGUID, Label: "GUID%d", IBMAD: "hex", IBMADOffset: 0, CompMask: 0xff0, CompMaskEach: true},
 	},
+	New: func() Struct { return new(GUIDInfo) },
 }
 
 // PortInfo (IBA 14.2.5.6). AttrMod: port number (bit 31 asks an extended
@@ -6238,6 +6306,7 @@ var descPortInfo = &StructDesc{
 		{Name: "LinkSpeedExtSupported2", JSONName: "link_speed_ext_supported2", Offset: 451, Width: 2, Count: 1, Stride: 2, Hint: HintMask, Enum: enumLinkSpeedExt2, Label: "LinkSpeedExtSupported2", IBMAD: "linkspeedext2bits", IBMADOffset: 451, Group: "XDR"},
 		{Name: "LinkSpeedExtEnabled2", JSONName: "link_speed_ext_enabled2", Offset: 453, Width: 3, Count: 1, Stride: 3, Hint: HintMask, Enum: enumLinkSpeedExt2, Label: "LinkSpeedExtEnabled2", IBMAD: "linkspeedext2bits", IBMADOffset: 453, Group: "XDR"},
 	},
+	New: func() Struct { return new(PortInfo) },
 }
 
 // P_KeyTable (IBA 14.2.5.7): 32 P_Keys (bit 15: full member). AttrMod:
@@ -6294,6 +6363,7 @@ var descPKeyTable = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "PKey", JSONName: "pkeys", Offset: 0, Width: 16, Count: 32, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(PKeyTable) },
 }
 
 // SLtoVLMappingTable (IBA 14.2.5.8): VL for each SL. AttrMod: input port in
@@ -6350,6 +6420,7 @@ var descSLtoVLMappingTable = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "VL", JSONName: "vl_by_sl", Offset: 0, Width: 4, Count: 16, Stride: 4, Hint: HintDec, Label: "SLToVLMap", IBMAD: "hex", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(SLtoVLMappingTable) },
 }
 
 // One entry of a VLArbitrationTable (IBA 14.2.5.9).
@@ -6398,6 +6469,7 @@ var descVLArbEntry = &StructDesc{
 		{Name: "VL", JSONName: "vl", Offset: 4, Width: 4, Count: 1, Stride: 4, Hint: HintDec, IBMAD: "uint", IBMADOffset: 4},
 		{Name: "Weight", JSONName: "weight", Offset: 8, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 8},
 	},
+	New: func() Struct { return new(VLArbEntry) },
 }
 
 // VLArbitrationTable (IBA 14.2.5.9): 32 VL/weight pairs. AttrMod: block in
@@ -6458,6 +6530,7 @@ var descVLArbitrationTable = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "Entry", JSONName: "entries", Offset: 0, Width: 16, Count: 32, Stride: 16, Hint: HintStruct, Struct: descVLArbEntry, Label: "VLArbTbl", IBMAD: "array", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(VLArbitrationTable) },
 }
 
 // LinearForwardingTable (IBA 14.2.5.10): egress port of 64 LIDs. AttrMod:
@@ -6514,6 +6587,7 @@ var descLinearForwardingTable = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "Port", JSONName: "ports", Offset: 0, Width: 8, Count: 64, Stride: 8, Hint: HintDec, Label: "LinearForwTbl", IBMAD: "array", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(LinearForwardingTable) },
 }
 
 // One entry of a RandomForwardingTable (IBA 14.2.5.11): LID, LMC and
@@ -6571,6 +6645,7 @@ var descRFTEntry = &StructDesc{
 		{Offset: 20, Width: 4, Count: 1, Stride: 4, Reserved: true, IBMADOffset: 20},
 		{Name: "Port", JSONName: "port", Offset: 24, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 24},
 	},
+	New: func() Struct { return new(RFTEntry) },
 }
 
 // RandomForwardingTable (IBA 14.2.5.11): 16 LID/port entries. AttrMod:
@@ -6631,6 +6706,7 @@ var descRandomForwardingTable = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "Entry", JSONName: "entries", Offset: 0, Width: 32, Count: 16, Stride: 32, Hint: HintStruct, Struct: descRFTEntry, IBMAD: "array", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(RandomForwardingTable) },
 }
 
 // MulticastForwardingTable (IBA 14.2.5.12): for 32 multicast LIDs, the
@@ -6689,6 +6765,7 @@ var descMulticastForwardingTable = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "PortMask", JSONName: "port_masks", Offset: 0, Width: 16, Count: 32, Stride: 16, Hint: HintHex, IBMAD: "hex", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(MulticastForwardingTable) },
 }
 
 // SMInfo (IBA 14.2.5.13). AttrMod: 0 for Get, the control code for Set.
@@ -6758,6 +6835,7 @@ var descSMInfo = &StructDesc{
 		{Name: "SMState", JSONName: "sm_state", Offset: 164, Width: 4, Count: 1, Stride: 4, Hint: HintEnum, Enum: enumSMState, Label: "SmState", IBMAD: "uint", IBMADOffset: 164, CompMask: 0x40},
 		{Offset: 168, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 168},
 	},
+	New: func() Struct { return new(SMInfo) },
 }
 
 // PortInfoExtended (IBA 1.3, attribute 0x33): FEC modes per speed. AttrMod:
@@ -6846,6 +6924,7 @@ var descPortInfoExtended = &StructDesc{
 		{Name: "NDRFECModeSupported", JSONName: "ndr_fec_mode_supported", Offset: 144, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "NDRFECModeSupported", IBMAD: "hex", IBMADOffset: 128},
 		{Name: "NDRFECModeEnabled", JSONName: "ndr_fec_mode_enabled", Offset: 160, Width: 16, Count: 1, Stride: 16, Hint: HintHex, Label: "NDRFECModeEnabled", IBMAD: "hex", IBMADOffset: 176},
 	},
+	New: func() Struct { return new(PortInfoExtended) },
 }
 
 // MlnxExtPortInfo (Mellanox vendor SMP attribute 0xFF90): FDR10 speed bits.
@@ -6913,6 +6992,7 @@ var descMlnxExtPortInfo = &StructDesc{
 		{Offset: 96, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 96},
 		{Name: "LinkSpeedActive", JSONName: "link_speed_active", Offset: 120, Width: 8, Count: 1, Stride: 8, Hint: HintMask, Enum: enumMlnxLinkSpeed, Label: "LinkSpeedActive", IBMAD: "hex", IBMADOffset: 120},
 	},
+	New: func() Struct { return new(MlnxExtPortInfo) },
 }
 
 // VendorDiag (IBA 14.2.5.14): vendor diagnostics. AttrMod: the index of
@@ -6970,6 +7050,7 @@ var descVendorDiag = &StructDesc{
 		{Offset: 16, Width: 16, Count: 1, Stride: 16, Reserved: true, IBMADOffset: 16},
 		{Name: "DiagData", JSONName: "diag_data", Offset: 32, Width: 480, Count: 1, Stride: 480, Hint: HintBytes, IBMAD: "array", IBMADOffset: 32},
 	},
+	New: func() Struct { return new(VendorDiag) },
 }
 
 // LedInfo (IBA 14.2.5.15): the port's beacon LED. AttrMod: port number.
@@ -7022,6 +7103,7 @@ var descLedInfo = &StructDesc{
 		{Name: "LedMask", JSONName: "led_mask", Offset: 0, Width: 1, Count: 1, Stride: 1, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
 		{Offset: 1, Width: 31, Count: 1, Stride: 31, Reserved: true, IBMADOffset: 1},
 	},
+	New: func() Struct { return new(LedInfo) },
 }
 
 // Traps 64 (GID in service), 65 (GID out of service), 66 (multicast
@@ -7068,6 +7150,7 @@ var descNoticeTrap64 = &StructDesc{
 		{Name: "GID", JSONName: "gid", Offset: 48, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 48},
 		{Offset: 176, Width: 256, Count: 1, Stride: 256, Reserved: true, IBMADOffset: 176},
 	},
+	New: func() Struct { return new(NoticeTrap64) },
 }
 
 // Trap 128: a switch saw a link state change.
@@ -7112,6 +7195,7 @@ var descNoticeTrap128 = &StructDesc{
 		{Name: "LID", JSONName: "lid", Offset: 0, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 0},
 		{Offset: 16, Width: 416, Count: 1, Stride: 416, Reserved: true, IBMADOffset: 16},
 	},
+	New: func() Struct { return new(NoticeTrap128) },
 }
 
 // Traps 129 (local link integrity threshold), 130 (excessive buffer
@@ -7162,6 +7246,7 @@ var descNoticeTrap129 = &StructDesc{
 		{Name: "PortNum", JSONName: "port_num", Offset: 32, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 32},
 		{Offset: 40, Width: 392, Count: 1, Stride: 392, Reserved: true, IBMADOffset: 40},
 	},
+	New: func() Struct { return new(NoticeTrap129) },
 }
 
 // Trap 144: a port's capability mask, node description, link
@@ -7246,6 +7331,7 @@ var descNoticeTrap144 = &StructDesc{
 		{Name: "CapabilityMask2", JSONName: "capability_mask2", Offset: 96, Width: 16, Count: 1, Stride: 16, Hint: HintMask, Enum: enumPortCapMask2, IBMAD: "hex", IBMADOffset: 96},
 		{Offset: 112, Width: 320, Count: 1, Stride: 320, Reserved: true, IBMADOffset: 112},
 	},
+	New: func() Struct { return new(NoticeTrap144) },
 }
 
 // Trap 145: a node's system image GUID changed.
@@ -7296,6 +7382,7 @@ var descNoticeTrap145 = &StructDesc{
 		{Name: "SystemImageGUID", JSONName: "system_image_guid", Offset: 48, Width: 64, Count: 1, Stride: 64, Hint: HintGUID, IBMAD: "hex", IBMADOffset: 48},
 		{Offset: 112, Width: 320, Count: 1, Stride: 320, Reserved: true, IBMADOffset: 112},
 	},
+	New: func() Struct { return new(NoticeTrap145) },
 }
 
 // Trap 256: bad M_Key. The DR fields describe a directed route SMP.
@@ -7382,6 +7469,7 @@ var descNoticeTrap256 = &StructDesc{
 		{Name: "DRHopCount", JSONName: "dr_hop_count", Offset: 186, Width: 6, Count: 1, Stride: 6, Hint: HintDec, IBMAD: "uint", IBMADOffset: 186},
 		{Name: "DRNoticeReturnPath", JSONName: "dr_notice_return_path", Offset: 192, Width: 8, Count: 30, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 192},
 	},
+	New: func() Struct { return new(NoticeTrap256) },
 }
 
 // Traps 257 (bad P_Key) and 258 (bad Q_Key).
@@ -7457,6 +7545,7 @@ var descNoticeTrap257 = &StructDesc{
 		{Name: "GID2", JSONName: "gid2", Offset: 272, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 272},
 		{Offset: 400, Width: 32, Count: 1, Stride: 32, Reserved: true, IBMADOffset: 400},
 	},
+	New: func() Struct { return new(NoticeTrap257) },
 }
 
 // Trap 259: bad P_Key at a switch external port.
@@ -7543,6 +7632,7 @@ var descNoticeTrap259 = &StructDesc{
 		{Name: "PortNum", JSONName: "port_num", Offset: 400, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 400},
 		{Offset: 408, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 408},
 	},
+	New: func() Struct { return new(NoticeTrap259) },
 }
 
 // An SMP as a whole (IBA 14.2.1.1, LID routed): the common header, M_Key
@@ -7602,6 +7692,7 @@ var descSMP = &StructDesc{
 		{Name: "Data", JSONName: "data", Offset: 512, Width: 512, Count: 1, Stride: 512, Hint: HintBytes, IBMAD: "array", IBMADOffset: 512},
 		{Offset: 1024, Width: 1024, Count: 1, Stride: 1024, Reserved: true, IBMADOffset: 1024},
 	},
+	New: func() Struct { return new(SMP) },
 }
 
 // A directed-route SMP as a whole (IBA 14.2.1.2): the status word has the
@@ -7727,6 +7818,7 @@ var descDRSMP = &StructDesc{
 		{Name: "InitialPath", JSONName: "initial_path", Offset: 1024, Width: 8, Count: 64, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 1024},
 		{Name: "ReturnPath", JSONName: "return_path", Offset: 1536, Width: 8, Count: 64, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 1536},
 	},
+	New: func() Struct { return new(DRSMP) },
 }
 
 // The PerfMgt MAD header (IBA 16.1.1): the common header and 40 reserved
@@ -7777,6 +7869,7 @@ var descPerfMgtHeader = &StructDesc{
 		{Name: "Common", JSONName: "common", Offset: 0, Width: 192, Count: 1, Stride: 192, Hint: HintStruct, Struct: descMADHeader, IBMAD: "array", IBMADOffset: 0},
 		{Offset: 192, Width: 320, Count: 1, Stride: 320, Reserved: true, IBMADOffset: 192},
 	},
+	New: func() Struct { return new(PerfMgtHeader) },
 }
 
 // The header of a vendor class of range 2 (IBA 16.5.1): common header, RMPP
@@ -7840,6 +7933,7 @@ var descVendor2Header = &StructDesc{
 		{Offset: 288, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 288},
 		{Name: "OUI", JSONName: "oui", Offset: 296, Width: 24, Count: 1, Stride: 24, Hint: HintHex, Label: "OUI", IBMAD: "array", IBMADOffset: 296},
 	},
+	New: func() Struct { return new(Vendor2Header) },
 }
 
 // OFA ping (class 0x32, OUI 0x001405, attribute 0, Get): ibping's reply
@@ -7891,6 +7985,7 @@ var descOFAPing = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "HostAndDomain", JSONName: "host_and_domain", Offset: 0, Width: 1728, Count: 1, Stride: 1728, Hint: HintString, IBMAD: "string", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(OFAPing) },
 }
 
 // OFA sysstat ping (class 0x33, OUI 0x001405): an empty reply.
@@ -7938,6 +8033,7 @@ var descSysStatPing = &StructDesc{
 	Fields: []FieldDesc{
 		{Offset: 0, Width: 1728, Count: 1, Stride: 1728, Reserved: true, IBMADOffset: 0},
 	},
+	New: func() Struct { return new(SysStatPing) },
 }
 
 // OFA sysstat host information: "host.domain" (ibsysstat host).
@@ -7988,6 +8084,7 @@ var descSysStatHostInfo = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "HostInfo", JSONName: "host_info", Offset: 0, Width: 1728, Count: 1, Stride: 1728, Hint: HintString, IBMAD: "string", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(SysStatHostInfo) },
 }
 
 // OFA sysstat CPU information: a line "cpu N: model M MHZ F" per CPU, as
@@ -8039,6 +8136,7 @@ var descSysStatCPUInfo = &StructDesc{
 	Fields: []FieldDesc{
 		{Name: "CPUInfo", JSONName: "cpu_info", Offset: 0, Width: 1728, Count: 1, Stride: 1728, Hint: HintString, IBMAD: "string", IBMADOffset: 0},
 	},
+	New: func() Struct { return new(SysStatCPUInfo) },
 }
 
 // Mellanox GeneralInfo (vendor class 0x0A, attribute 0x17), as switches and
@@ -8172,6 +8270,7 @@ var descMlnxGeneralInfo = &StructDesc{
 		{Name: "SWSubMinor", JSONName: "sw_sub_minor", Offset: 856, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 856},
 		{Offset: 864, Width: 224, Count: 1, Stride: 224, Reserved: true, IBMADOffset: 864},
 	},
+	New: func() Struct { return new(MlnxGeneralInfo) },
 }
 
 // Mellanox GeneralInfo as InfiniScale III switches fill it: no extended
@@ -8284,6 +8383,7 @@ var descMlnxGeneralInfoIS3 = &StructDesc{
 		{Name: "SWSubMinor", JSONName: "sw_sub_minor", Offset: 632, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 632},
 		{Offset: 640, Width: 224, Count: 1, Stride: 224, Reserved: true, IBMADOffset: 640},
 	},
+	New: func() Struct { return new(MlnxGeneralInfoIS3) },
 }
 
 // One record of MlnxConfigSpaceAccess: a device register address, its
@@ -8336,6 +8436,7 @@ var descMlnxConfigSpaceRecord = &StructDesc{
 		{Name: "Data", JSONName: "data", Offset: 32, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 32},
 		{Name: "Mask", JSONName: "mask", Offset: 64, Width: 32, Count: 1, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(MlnxConfigSpaceRecord) },
 }
 
 // Mellanox ConfigSpaceAccess (vendor class 0x0A, attribute 0x50): device
@@ -8397,6 +8498,7 @@ var descMlnxConfigSpaceAccess = &StructDesc{
 		{Offset: 0, Width: 64, Count: 1, Stride: 64, Reserved: true, IBMADOffset: 0},
 		{Name: "Record", JSONName: "records", Offset: 64, Width: 96, Count: 18, Stride: 96, Hint: HintStruct, Struct: descMlnxConfigSpaceRecord, IBMAD: "array", IBMADOffset: 64},
 	},
+	New: func() Struct { return new(MlnxConfigSpaceAccess) },
 }
 
 // Mellanox CounterGroupInfo (vendor class 0x0A, attribute 0x90; vendstat
@@ -8457,6 +8559,7 @@ var descMlnxCounterGroupInfo = &StructDesc{
 		{Name: "NumCounterGroups", JSONName: "num_counter_groups", Offset: 88, Width: 8, Count: 1, Stride: 8, Hint: HintDec, IBMAD: "uint", IBMADOffset: 88},
 		{Name: "GroupMask", JSONName: "group_masks", Offset: 96, Width: 32, Count: 2, Stride: 32, Hint: HintHex, IBMAD: "hex", IBMADOffset: 96},
 	},
+	New: func() Struct { return new(MlnxCounterGroupInfo) },
 }
 
 // Mellanox ConfigCounterGroup (vendor class 0x0A, attribute 0x91; vendstat
@@ -8515,6 +8618,7 @@ var descMlnxConfigCounterGroup = &StructDesc{
 		{Name: "GroupSelect", JSONName: "group_selects", Offset: 120, Width: 8, Count: 2, Stride: 32, Hint: HintDec, IBMAD: "uint", IBMADOffset: 120},
 		{Offset: 128, Width: 24, Count: 1, Stride: 24, Reserved: true, IBMADOffset: 128},
 	},
+	New: func() Struct { return new(MlnxConfigCounterGroup) },
 }
 
 // Local route header (IBA 7.7), 8 bytes. PktLen counts 4-byte words.
@@ -8585,6 +8689,7 @@ var descLRH = &StructDesc{
 		{Name: "PktLen", JSONName: "pkt_len", Offset: 37, Width: 11, Count: 1, Stride: 11, Hint: HintDec, IBMAD: "uint", IBMADOffset: 37},
 		{Name: "SLID", JSONName: "slid", Offset: 48, Width: 16, Count: 1, Stride: 16, Hint: HintDec, IBMAD: "uint", IBMADOffset: 48},
 	},
+	New: func() Struct { return new(LRH) },
 }
 
 // Global route header (IBA 8.3), 40 bytes.
@@ -8657,6 +8762,7 @@ var descGRH = &StructDesc{
 		{Name: "SGID", JSONName: "sgid", Offset: 64, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 64},
 		{Name: "DGID", JSONName: "dgid", Offset: 192, Width: 128, Count: 1, Stride: 128, Hint: HintGID, IBMAD: "array", IBMADOffset: 192},
 	},
+	New: func() Struct { return new(GRH) },
 }
 
 // Base transport header (IBA 9.2), 12 bytes. FECN and BECN are the
@@ -8744,6 +8850,7 @@ var descBTH = &StructDesc{
 		{Offset: 65, Width: 7, Count: 1, Stride: 7, Reserved: true, IBMADOffset: 65},
 		{Name: "PSN", JSONName: "psn", Offset: 72, Width: 24, Count: 1, Stride: 24, Hint: HintDec, IBMAD: "uint", IBMADOffset: 72},
 	},
+	New: func() Struct { return new(BTH) },
 }
 
 // Datagram extended transport header (IBA 9.3.2), 8 bytes.
@@ -8793,6 +8900,7 @@ var descDETH = &StructDesc{
 		{Offset: 32, Width: 8, Count: 1, Stride: 8, Reserved: true, IBMADOffset: 32},
 		{Name: "SrcQP", JSONName: "src_qp", Offset: 40, Width: 24, Count: 1, Stride: 24, Hint: HintHex, IBMAD: "hex", IBMADOffset: 40},
 	},
+	New: func() Struct { return new(DETH) },
 }
 
 // structDescs lists every structure of the description, in spec order.
@@ -8941,115 +9049,4 @@ var enumDescs = []*EnumDesc{
 	enumSelector,
 	enumJoinState,
 	enumLNH,
-}
-
-func init() {
-	descCCHeader.New = func() Struct { return new(CCHeader) }
-	descCongestionInfo.New = func() Struct { return new(CongestionInfo) }
-	descCongestionKeyInfo.New = func() Struct { return new(CongestionKeyInfo) }
-	descCongestionLog.New = func() Struct { return new(CongestionLog) }
-	descCongestionLogEventSwitch.New = func() Struct { return new(CongestionLogEventSwitch) }
-	descCongestionLogSwitch.New = func() Struct { return new(CongestionLogSwitch) }
-	descCongestionLogEventCA.New = func() Struct { return new(CongestionLogEventCA) }
-	descCongestionLogCA.New = func() Struct { return new(CongestionLogCA) }
-	descSwitchCongestionSetting.New = func() Struct { return new(SwitchCongestionSetting) }
-	descSwitchPortCongestionSettingElement.New = func() Struct { return new(SwitchPortCongestionSettingElement) }
-	descSwitchPortCongestionSetting.New = func() Struct { return new(SwitchPortCongestionSetting) }
-	descCACongestionEntry.New = func() Struct { return new(CACongestionEntry) }
-	descCACongestionSetting.New = func() Struct { return new(CACongestionSetting) }
-	descCCTEntry.New = func() Struct { return new(CCTEntry) }
-	descCongestionControlTable.New = func() Struct { return new(CongestionControlTable) }
-	descTimestamp.New = func() Struct { return new(Timestamp) }
-	descMADStatus.New = func() Struct { return new(MADStatus) }
-	descClassPortInfo.New = func() Struct { return new(ClassPortInfo) }
-	descPortCounters.New = func() Struct { return new(PortCounters) }
-	descPortCountersExtended.New = func() Struct { return new(PortCountersExtended) }
-	descPortSamplesControl.New = func() Struct { return new(PortSamplesControl) }
-	descPortSamplesResult.New = func() Struct { return new(PortSamplesResult) }
-	descPortRcvErrorDetails.New = func() Struct { return new(PortRcvErrorDetails) }
-	descPortXmitDiscardDetails.New = func() Struct { return new(PortXmitDiscardDetails) }
-	descPortOpRcvCounters.New = func() Struct { return new(PortOpRcvCounters) }
-	descPortFlowCtlCounters.New = func() Struct { return new(PortFlowCtlCounters) }
-	descPortVLOpPackets.New = func() Struct { return new(PortVLOpPackets) }
-	descPortVLOpData.New = func() Struct { return new(PortVLOpData) }
-	descPortVLXmitFlowCtlUpdateErrors.New = func() Struct { return new(PortVLXmitFlowCtlUpdateErrors) }
-	descPortVLXmitWaitCounters.New = func() Struct { return new(PortVLXmitWaitCounters) }
-	descPortExtendedSpeedsCounters.New = func() Struct { return new(PortExtendedSpeedsCounters) }
-	descPortExtendedSpeedsCountersRSFEC.New = func() Struct { return new(PortExtendedSpeedsCountersRSFEC) }
-	descSwPortVLCongestion.New = func() Struct { return new(SwPortVLCongestion) }
-	descPortRcvConCtrl.New = func() Struct { return new(PortRcvConCtrl) }
-	descPortSLRcvFECN.New = func() Struct { return new(PortSLRcvFECN) }
-	descPortSLRcvBECN.New = func() Struct { return new(PortSLRcvBECN) }
-	descPortXmitConCtrl.New = func() Struct { return new(PortXmitConCtrl) }
-	descPortVLXmitTimeCong.New = func() Struct { return new(PortVLXmitTimeCong) }
-	descPortXmitDataSL.New = func() Struct { return new(PortXmitDataSL) }
-	descPortRcvDataSL.New = func() Struct { return new(PortRcvDataSL) }
-	descMADHeader.New = func() Struct { return new(MADHeader) }
-	descRMPPHeader.New = func() Struct { return new(RMPPHeader) }
-	descSAHeader.New = func() Struct { return new(SAHeader) }
-	descNotice.New = func() Struct { return new(Notice) }
-	descInformInfo.New = func() Struct { return new(InformInfo) }
-	descNodeRecord.New = func() Struct { return new(NodeRecord) }
-	descPortInfoRecord.New = func() Struct { return new(PortInfoRecord) }
-	descSLtoVLMappingTableRecord.New = func() Struct { return new(SLtoVLMappingTableRecord) }
-	descSwitchInfoRecord.New = func() Struct { return new(SwitchInfoRecord) }
-	descLinearForwardingTableRecord.New = func() Struct { return new(LinearForwardingTableRecord) }
-	descRandomForwardingTableRecord.New = func() Struct { return new(RandomForwardingTableRecord) }
-	descMulticastForwardingTableRecord.New = func() Struct { return new(MulticastForwardingTableRecord) }
-	descSMInfoRecord.New = func() Struct { return new(SMInfoRecord) }
-	descInformInfoRecord.New = func() Struct { return new(InformInfoRecord) }
-	descLinkRecord.New = func() Struct { return new(LinkRecord) }
-	descGUIDInfoRecord.New = func() Struct { return new(GUIDInfoRecord) }
-	descServiceRecord.New = func() Struct { return new(ServiceRecord) }
-	descPKeyTableRecord.New = func() Struct { return new(PKeyTableRecord) }
-	descPathRecord.New = func() Struct { return new(PathRecord) }
-	descVLArbitrationTableRecord.New = func() Struct { return new(VLArbitrationTableRecord) }
-	descMCMemberRecord.New = func() Struct { return new(MCMemberRecord) }
-	descTraceRecord.New = func() Struct { return new(TraceRecord) }
-	descMultiPathRecord.New = func() Struct { return new(MultiPathRecord) }
-	descServiceAssociationRecord.New = func() Struct { return new(ServiceAssociationRecord) }
-	descNodeDescription.New = func() Struct { return new(NodeDescription) }
-	descNodeInfo.New = func() Struct { return new(NodeInfo) }
-	descSwitchInfo.New = func() Struct { return new(SwitchInfo) }
-	descGUIDInfo.New = func() Struct { return new(GUIDInfo) }
-	descPortInfo.New = func() Struct { return new(PortInfo) }
-	descPKeyTable.New = func() Struct { return new(PKeyTable) }
-	descSLtoVLMappingTable.New = func() Struct { return new(SLtoVLMappingTable) }
-	descVLArbEntry.New = func() Struct { return new(VLArbEntry) }
-	descVLArbitrationTable.New = func() Struct { return new(VLArbitrationTable) }
-	descLinearForwardingTable.New = func() Struct { return new(LinearForwardingTable) }
-	descRFTEntry.New = func() Struct { return new(RFTEntry) }
-	descRandomForwardingTable.New = func() Struct { return new(RandomForwardingTable) }
-	descMulticastForwardingTable.New = func() Struct { return new(MulticastForwardingTable) }
-	descSMInfo.New = func() Struct { return new(SMInfo) }
-	descPortInfoExtended.New = func() Struct { return new(PortInfoExtended) }
-	descMlnxExtPortInfo.New = func() Struct { return new(MlnxExtPortInfo) }
-	descVendorDiag.New = func() Struct { return new(VendorDiag) }
-	descLedInfo.New = func() Struct { return new(LedInfo) }
-	descNoticeTrap64.New = func() Struct { return new(NoticeTrap64) }
-	descNoticeTrap128.New = func() Struct { return new(NoticeTrap128) }
-	descNoticeTrap129.New = func() Struct { return new(NoticeTrap129) }
-	descNoticeTrap144.New = func() Struct { return new(NoticeTrap144) }
-	descNoticeTrap145.New = func() Struct { return new(NoticeTrap145) }
-	descNoticeTrap256.New = func() Struct { return new(NoticeTrap256) }
-	descNoticeTrap257.New = func() Struct { return new(NoticeTrap257) }
-	descNoticeTrap259.New = func() Struct { return new(NoticeTrap259) }
-	descSMP.New = func() Struct { return new(SMP) }
-	descDRSMP.New = func() Struct { return new(DRSMP) }
-	descPerfMgtHeader.New = func() Struct { return new(PerfMgtHeader) }
-	descVendor2Header.New = func() Struct { return new(Vendor2Header) }
-	descOFAPing.New = func() Struct { return new(OFAPing) }
-	descSysStatPing.New = func() Struct { return new(SysStatPing) }
-	descSysStatHostInfo.New = func() Struct { return new(SysStatHostInfo) }
-	descSysStatCPUInfo.New = func() Struct { return new(SysStatCPUInfo) }
-	descMlnxGeneralInfo.New = func() Struct { return new(MlnxGeneralInfo) }
-	descMlnxGeneralInfoIS3.New = func() Struct { return new(MlnxGeneralInfoIS3) }
-	descMlnxConfigSpaceRecord.New = func() Struct { return new(MlnxConfigSpaceRecord) }
-	descMlnxConfigSpaceAccess.New = func() Struct { return new(MlnxConfigSpaceAccess) }
-	descMlnxCounterGroupInfo.New = func() Struct { return new(MlnxCounterGroupInfo) }
-	descMlnxConfigCounterGroup.New = func() Struct { return new(MlnxConfigCounterGroup) }
-	descLRH.New = func() Struct { return new(LRH) }
-	descGRH.New = func() Struct { return new(GRH) }
-	descBTH.New = func() Struct { return new(BTH) }
-	descDETH.New = func() Struct { return new(DETH) }
 }

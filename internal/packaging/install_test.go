@@ -43,6 +43,16 @@ func TestMakeInstallUninstall(t *testing.T) {
 			t.Errorf("%s/%s -> %q, %v; want a relative link to %s/ibtool", links, name, target, err, bin)
 		}
 	}
+	// The verbs commands run in ibtool-verbs, installed where ibtool looks:
+	// ../lib/ibtool from its directory.
+	if _, err := os.Stat(filepath.Join(prefix, "lib/ibtool/ibtool-verbs")); err != nil {
+		t.Errorf("ibtool-verbs not installed: %v", err)
+	}
+	// (libibverbs is installed here: the Makefile's libibverbs-dev brings it.)
+	if out, err := exec.Command(filepath.Join(links, "ibv_devinfo"), "-l").CombinedOutput(); err != nil || !strings.Contains(string(out), "HCAs found") &&
+		!strings.Contains(string(out), "HCA found") {
+		t.Errorf("ibv_devinfo -l through the installed link: %v, %q", err, out)
+	}
 	out, err := exec.Command(filepath.Join(links, "ibstat"), "-h").CombinedOutput()
 	if len(out) == 0 || err == nil {
 		t.Errorf("ibstat -h through the installed link: %v, %q; want its usage and exit 2", err, out)

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"bytes"
 	"cmp"
 	"math/bits"
 	"slices"
@@ -29,6 +30,7 @@ type graph struct {
 	blockPorts []byte
 	unread     []bool   // switch s's entries for the block could not be read
 	src        [][]byte // fill's scratch: each switch's entries for the block
+	none       []byte   // a block of a table that has no entries (NoPort)
 	// The ports of switch s are base[s] .. base[s]+nports: link[i] is
 	// the switch index the port leads to, or one of the link* codes;
 	// enter[i] the port it enters that switch (or end port) by; end[i]
@@ -124,10 +126,11 @@ func (g *graph) fill(b int) {
 	lo := b * LIDsPerBlock
 	if g.src == nil {
 		g.src = make([][]byte, len(g.lft))
+		g.none = bytes.Repeat([]byte{NoPort}, LIDsPerBlock)
 	}
 	for s, lft := range g.lft {
 		g.unread[s] = lft == nil || (len(lft.Failed) > 0 && !lft.Readable(lo))
-		g.src[s] = noEntries[:]
+		g.src[s] = g.none
 		if lft == nil {
 			continue
 		}
@@ -152,14 +155,6 @@ func (g *graph) fill(b int) {
 	}
 	g.block = b
 }
-
-// noEntries is a block of a table that has none.
-var noEntries = func() (b [LIDsPerBlock]byte) {
-	for i := range b {
-		b[i] = NoPort
-	}
-	return b
-}()
 
 // dest is where routes to a LID go: the switch that holds it, or the
 // end port and the switch it hangs off.

@@ -24,8 +24,11 @@
 // to simulate a host without rdma-core.
 //
 // Building needs neither cgo nor libibverbs' headers: the library is
-// opened with dlopen and called through github.com/ebitengine/purego, with
-// the structures mirrored in Go (layout.go; layout_test.go checks them
-// against the real verbs.h wherever the header is installed). So
-// CGO_ENABLED=0 builds, cross builds included, have the full binding.
+// opened with dlopen and called through github.com/ebitengine/purego
+// (package verbs/dlopen, which the binary's main hands to UseC), with the
+// structures mirrored in Go (layout.go; layout_test.go checks them against
+// the real verbs.h wherever the header is installed). So CGO_ENABLED=0
+// builds, cross builds included, have the full binding. Only a binary
+// that calls UseC can call libibverbs: that links it dynamically to libc
+// (see UseC), so ibtool leaves it to cmd/ibtool-verbs.
 package verbs

@@ -5,17 +5,43 @@ import (
 	"runtime"
 	"syscall"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
-// libibverbs is called through purego: dlopen and dlsym at Load, then plain
-// C calls, with or without cgo, so building ibtool needs neither a C
-// compiler nor rdma-core's headers. The structures passed are the Go
-// mirrors in layout.go. Verbs that verbs.h implements inline (poll_cq,
-// req_notify_cq, post_send, post_recv, and the extended query_port and
-// query_device_ex) are called through the context's function tables, as
-// the inline code does.
+// libibverbs is called through a C, which opens it with dlopen, looks its
+// functions up with dlsym and calls them as plain C calls, with or without
+// cgo, so building ibtool needs neither a C compiler nor rdma-core's
+// headers. The structures passed are the Go mirrors in layout.go. Verbs that
+// verbs.h implements inline (poll_cq, req_notify_cq, post_send, post_recv,
+// and the extended query_port and query_device_ex) are called through the
+// context's function tables, as the inline code does.
+
+// C is how the binding reaches C code. Package verbs/dlopen has the one
+// implementation (purego), which makes the binary that links it
+// dynamically linked to libc: see UseC.
+type C interface {
+	// Open opens a shared library (dlopen with RTLD_NOW|RTLD_LOCAL).
+	Open(name string) (lib uintptr, err error)
+	// Symbol is a function's address in lib or the libraries it needs.
+	Symbol(lib uintptr, name string) (uintptr, error)
+	Close(lib uintptr)
+	// Call calls the C function at fn and returns its integer result.
+	Call(fn uintptr, args ...uintptr) uintptr
+}
+
+// clib is the C that UseC gave; nil in a binary that calls no C.
+var clib C
+
+// UseC gives the binding its way to C: the main package of the binary that
+// runs the verbs commands calls it before anything else. Where it was not
+// called Load fails, and CanCall says so beforehand: linking a way to C
+// links the whole binary dynamically, and every start of it pays the
+// dynamic loader, so ibtool itself leaves it out and runs the verbs
+// commands through cmd/ibtool-verbs.
+func UseC(c C) { clib = c }
+
+// CanCall says whether this binary can call libibverbs at all (UseC was
+// called), before Load tries to open it.
+func CanCall() bool { return clib != nil }
 
 // fns holds the entry points Load resolved; they are set together, only
 // when every required one was found.
@@ -33,11 +59,10 @@ type libFns struct {
 }
 
 func cLoad(name string) error {
-	// dlerror's message is per OS thread, and purego asks for it in a
-	// second call: keep both on one thread, or the reason comes out empty.
-	runtime.LockOSThread()
-	lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	runtime.UnlockOSThread()
+	if clib == nil {
+		return &UnavailableError{Library: name, Reason: "this binary calls no C: the verbs commands run in ibtool-verbs"}
+	}
+	lib, err := clib.Open(name)
 	if err != nil {
 		return &UnavailableError{Library: name, Reason: err.Error()}
 	}
@@ -61,13 +86,13 @@ func cLoad(name string) error {
 		// Found through libibverbs' dependencies (libc).
 		{&f.errnoLocation, "__errno_location"},
 	} {
-		if *s.fn, err = purego.Dlsym(lib, s.sym); err != nil || *s.fn == 0 {
-			purego.Dlclose(lib)
+		if *s.fn, err = clib.Symbol(lib, s.sym); err != nil || *s.fn == 0 {
+			clib.Close(lib)
 			return &UnavailableError{Library: name, Reason: name + ": symbol " + s.sym + " not found"}
 		}
 	}
 	// Optional: rdma-core 31 and later.
-	f.queryGIDEx, _ = purego.Dlsym(lib, "_ibv_query_gid_ex")
+	f.queryGIDEx, _ = clib.Symbol(lib, "_ibv_query_gid_ex")
 	fns = f
 	return nil
 }
@@ -77,10 +102,7 @@ func cLoad(name string) error {
 // they point to alive and in place for the call.
 //
 //go:uintptrescapes
-func call(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return r
-}
+func call(fn uintptr, args ...uintptr) uintptr { return clib.Call(fn, args...) }
 
 // callErrno calls a C function and returns the errno it left. The thread
 // stays locked from clearing errno to reading it, so both are the errno of
@@ -90,10 +112,9 @@ func call(fn uintptr, args ...uintptr) uintptr {
 func callErrno(fn uintptr, args ...uintptr) (uintptr, syscall.Errno) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	loc, _, _ := purego.SyscallN(fns.errnoLocation)
-	errno := (*int32)(cptr(loc))
+	errno := (*int32)(cptr(clib.Call(fns.errnoLocation)))
 	*errno = 0
-	r, _, _ := purego.SyscallN(fn, args...)
+	r := clib.Call(fn, args...)
 	return r, syscall.Errno(*errno)
 }
 

@@ -2,10 +2,18 @@ package verbs
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/verbs/dlopen"
 )
+
+func TestMain(m *testing.M) {
+	UseC(dlopen.C{})
+	os.Exit(m.Run())
+}
 
 func TestGIDString(t *testing.T) {
 	// Expected strings are what glibc's inet_ntop prints, which
@@ -94,6 +102,25 @@ func TestLoadMissingLibrary(t *testing.T) {
 	if strings.Contains(msg, "\n") || !strings.Contains(msg, "libibverbs is not available") ||
 		!strings.Contains(msg, "libibverbs1") {
 		t.Fatalf("message %q: want one line naming the package to install", msg)
+	}
+}
+
+// A binary that was given no way to call C says so, as an unavailable
+// library, and before trying: CanCall.
+func TestLoadWithoutC(t *testing.T) {
+	saved := clib
+	defer func() { clib = saved }()
+	clib = nil
+	if CanCall() {
+		t.Error("CanCall without a C")
+	}
+	err := cLoad(DefaultLibrary)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "ibtool-verbs") {
+		t.Fatalf("err = %v, want ErrUnavailable naming ibtool-verbs", err)
+	}
+	clib = saved
+	if !CanCall() {
+		t.Error("CanCall with a C is false")
 	}
 }
 

@@ -131,6 +131,9 @@ mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,run,modules,usr/bin,usr/sbin,lib
 # loaded at run time.
 (cd "$repo" && CGO_ENABLED=0 go build -o "$root/usr/bin/ibtool" ./cmd/ibtool) || die "go build failed"
 go version -m "$root/usr/bin/ibtool" | grep -q 'CGO_ENABLED=0' || die "ibtool was built with cgo"
+# The verbs commands run in ibtool-verbs, where make install puts it.
+mkdir -p "$root/usr/lib/ibtool"
+(cd "$repo" && CGO_ENABLED=0 go build -o "$root/usr/lib/ibtool/ibtool-verbs" ./cmd/ibtool-verbs) || die "go build failed"
 # The verbs package's device tests run in the guest too.
 (cd "$repo" && CGO_ENABLED=0 go test -c -o "$root/usr/bin/verbs.test" ./internal/verbs) || die "go test -c failed"
 
@@ -155,6 +158,7 @@ for b in /usr/bin/rdma /usr/sbin/ip /usr/bin/ibv_devices /usr/bin/ibv_devinfo /u
 	copy_elf "$b"
 done
 copy_elf "$root/usr/bin/ibtool"
+copy_elf "$root/usr/lib/ibtool/ibtool-verbs"
 copy_elf "$root/usr/bin/verbs.test"
 copy_file /usr/sbin/ibstatus
 for p in /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so; do

@@ -42,42 +42,48 @@ type Common struct {
 	MlxEPI bool
 }
 
+// commonFlag is one common option: its letter, name and usage, and the
+// field of Common it sets. Every entry is a literal, so the table is data
+// the linker lays out, not closures every start builds.
 type commonFlag struct {
-	short, long string
-	add         func(fs *pflag.FlagSet, c *Common, short, long string)
+	short, long, usage string
+	field              func(c *Common) any // *string, *bool or *int
+	count              bool                // an *int that counts repeats (-v -v)
 }
 
-func strFlag(get func(*Common) *string, usage string) func(*pflag.FlagSet, *Common, string, string) {
-	return func(fs *pflag.FlagSet, c *Common, short, long string) { fs.StringVarP(get(c), long, short, "", usage) }
-}
-
-func boolFlag(get func(*Common) *bool, usage string) func(*pflag.FlagSet, *Common, string, string) {
-	return func(fs *pflag.FlagSet, c *Common, short, long string) { fs.BoolVarP(get(c), long, short, false, usage) }
-}
-
-func countFlag(get func(*Common) *int, usage string) func(*pflag.FlagSet, *Common, string, string) {
-	return func(fs *pflag.FlagSet, c *Common, short, long string) { fs.CountVarP(get(c), long, short, usage) }
+// add adds f to fs, setting its field of c.
+func (f commonFlag) add(fs *pflag.FlagSet, c *Common) {
+	switch p := f.field(c).(type) {
+	case *string:
+		fs.StringVarP(p, f.long, f.short, "", f.usage)
+	case *bool:
+		fs.BoolVarP(p, f.long, f.short, false, f.usage)
+	case *int:
+		if f.count {
+			fs.CountVarP(p, f.long, f.short, f.usage)
+		} else {
+			fs.IntVarP(p, f.long, f.short, 0, f.usage)
+		}
+	}
 }
 
 // commonFlags is the table of ibdiag_common.c's common_opts, in its order.
 var commonFlags = []commonFlag{
-	{"z", "config", strFlag(func(c *Common) *string { return &c.Config }, "use config file, default: /etc/infiniband-diags/ibdiag.conf")},
-	{"C", "Ca", strFlag(func(c *Common) *string { return &c.CA }, "Ca name to use")},
-	{"P", "Port", strFlag(func(c *Common) *string { return &c.Port }, "Ca port number to use")},
-	{"D", "Direct", boolFlag(func(c *Common) *bool { return &c.Direct }, "use Direct address argument")},
-	{"L", "Lid", boolFlag(func(c *Common) *bool { return &c.Lid }, "use LID address argument")},
-	{"G", "Guid", boolFlag(func(c *Common) *bool { return &c.Guid }, "use GUID address argument")},
-	{"t", "timeout", strFlag(func(c *Common) *string { return &c.Timeout }, "timeout in ms")},
-	{"s", "sm_port", strFlag(func(c *Common) *string { return &c.SMPort }, "SM port lid")},
-	{"K", "show_keys", boolFlag(func(c *Common) *bool { return &c.ShowKeys }, "display security keys in output")},
-	{"y", "m_key", strFlag(func(c *Common) *string { return &c.MKey }, "M_Key to use in request")},
-	{"Y", "pkey-idx", func(fs *pflag.FlagSet, c *Common, short, long string) {
-		fs.IntVarP(&c.PKeyIdx, long, short, 0, "P_Key index to use for SA/GMP MADs")
-	}},
-	{"e", "errors", boolFlag(func(c *Common) *bool { return &c.Errors }, "show send and receive errors")},
-	{"v", "verbose", countFlag(func(c *Common) *int { return &c.Verbose }, "increase verbosity level")},
-	{"d", "debug", countFlag(func(c *Common) *int { return &c.Debug }, "raise debug level")},
-	{"V", "version", boolFlag(func(c *Common) *bool { return &c.Version }, "show version")},
+	{short: "z", long: "config", usage: "use config file, default: /etc/infiniband-diags/ibdiag.conf", field: func(c *Common) any { return &c.Config }},
+	{short: "C", long: "Ca", usage: "Ca name to use", field: func(c *Common) any { return &c.CA }},
+	{short: "P", long: "Port", usage: "Ca port number to use", field: func(c *Common) any { return &c.Port }},
+	{short: "D", long: "Direct", usage: "use Direct address argument", field: func(c *Common) any { return &c.Direct }},
+	{short: "L", long: "Lid", usage: "use LID address argument", field: func(c *Common) any { return &c.Lid }},
+	{short: "G", long: "Guid", usage: "use GUID address argument", field: func(c *Common) any { return &c.Guid }},
+	{short: "t", long: "timeout", usage: "timeout in ms", field: func(c *Common) any { return &c.Timeout }},
+	{short: "s", long: "sm_port", usage: "SM port lid", field: func(c *Common) any { return &c.SMPort }},
+	{short: "K", long: "show_keys", usage: "display security keys in output", field: func(c *Common) any { return &c.ShowKeys }},
+	{short: "y", long: "m_key", usage: "M_Key to use in request", field: func(c *Common) any { return &c.MKey }},
+	{short: "Y", long: "pkey-idx", usage: "P_Key index to use for SA/GMP MADs", field: func(c *Common) any { return &c.PKeyIdx }},
+	{short: "e", long: "errors", usage: "show send and receive errors", field: func(c *Common) any { return &c.Errors }},
+	{short: "v", long: "verbose", usage: "increase verbosity level", field: func(c *Common) any { return &c.Verbose }, count: true},
+	{short: "d", long: "debug", usage: "raise debug level", field: func(c *Common) any { return &c.Debug }, count: true},
+	{short: "V", long: "version", usage: "show version", field: func(c *Common) any { return &c.Version }},
 }
 
 // SetupCommon gives a command the common flags whose letters are not in
@@ -104,7 +110,7 @@ func AddCommonFlags(fs *pflag.FlagSet, c *Common, exclude string) {
 		if strings.Contains(exclude, f.short) {
 			continue
 		}
-		f.add(fs, c, f.short, f.long)
+		f.add(fs, c)
 	}
 	fs.BoolVar(&c.JSON, "json", false, "print the result as JSON")
 	fs.BoolVar(&c.Stats, "stats", false, "print how many MADs were sent, retried and lost to stderr at the end")

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/ibtool/ibtool/internal/diagnose"
 )
@@ -77,23 +75,55 @@ func counts(s diagnose.CheckSummary) string {
 // summaryTable is one row per check: its errors and warnings, or why it
 // did not run.
 func summaryTable(w io.Writer, r *diagnose.Report) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft}}),
-	)
-	t.Header("CHECK", "ERRORS", "WARNINGS", "NOTE")
+	rows := [][]string{{"CHECK", "ERRORS", "WARNINGS", "NOTE"}}
 	for _, s := range r.Summary {
 		row := []string{s.Check, strconv.Itoa(s.Errors), strconv.Itoa(s.Warnings), ""}
 		if s.Skipped != "" {
 			row = []string{s.Check, "-", "-", "not run: " + s.Skipped}
 		}
-		if err := t.Append(row); err != nil {
-			return err
+		rows = append(rows, row)
+	}
+	return writeTable(w, rows, []bool{false, true, true, false})
+}
+
+// writeTable writes rows, the first a header, in an ASCII box, each
+// column as wide as its widest cell and right-aligned where right says.
+// (Written here rather than with a table library: a library's package
+// initialisation would cost every ibtool command at start-up, and this
+// is one small table.)
+func writeTable(w io.Writer, rows [][]string, right []bool) error {
+	widths := make([]int, len(right))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
 		}
 	}
-	return t.Render()
+	var b strings.Builder
+	rule := func() {
+		for _, n := range widths {
+			b.WriteString("+" + strings.Repeat("-", n+2))
+		}
+		b.WriteString("+\n")
+	}
+	rule()
+	for i, row := range rows {
+		for j, cell := range row {
+			pad := strings.Repeat(" ", widths[j]-utf8.RuneCountInString(cell))
+			if right[j] && i > 0 {
+				cell = pad + cell
+			} else {
+				cell += pad
+			}
+			b.WriteString("| " + cell + " ")
+		}
+		b.WriteString("|\n")
+		if i == 0 {
+			rule()
+		}
+	}
+	rule()
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // Line is a finding as one line of text: where, then what.

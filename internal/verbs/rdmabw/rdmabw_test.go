@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -12,7 +13,13 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/verbs"
+	"github.com/ibtool/ibtool/internal/verbs/dlopen"
 )
+
+func TestMain(m *testing.M) {
+	verbs.UseC(dlopen.C{})
+	os.Exit(m.Run())
+}
 
 func sampleHello() hello {
 	gid, _ := verbs.ParseGID("::ffff:10.99.0.2")

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/diagnose"
 	"github.com/ibtool/ibtool/internal/diagnose/report"
 	"github.com/ibtool/ibtool/internal/discovery"
@@ -36,6 +39,8 @@ type options struct {
 	all         bool
 	strict      bool
 	multicast   bool
+	interval    interval
+	thresholds  string
 }
 
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
@@ -45,16 +50,24 @@ func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		Short: "Say what is wrong with the fabric, in one sweep",
 		Long: `Sweep the fabric once and report what is wrong with it: a walk (by
 directed route unless --discovery LID; or --load-cache, or --sa), then the
-SMInfo of every subnet manager and the P_Key tables where partitions are
-enforced, and the switches' forwarding tables, read all at once. Only
-Gets: nothing is changed, no counter is reset. The checks
-(docs/diagnose.md lists every finding code with its severity and why):
+SMInfo of every subnet manager, the P_Key tables where partitions are
+enforced, the counters of both ends of every link (twice, --interval
+apart) and the switches' forwarding tables, read all at once. Only Gets:
+nothing is changed, no counter is reset. The checks (docs/diagnose.md
+lists every finding code with its severity and why):
 
   walk      what did not answer, with its directed route; MADs lost per link
+  ids       zero or duplicate LIDs (LMC ranges), node and port GUIDs, node
+            descriptions held twice
   sm        exactly one MASTER, and every port set up by it (SM LID, prefix)
   nodes     devices of one kind at different NodeInfo revisions
   links     ports left in Init or Armed, ends that disagree, MTU or VLs below
-            what both ends support, below --expect-width/--expect-speed
+            what both ends support, links below what both ends enable or
+            support, below --expect-width/--expect-speed
+  counters  error counters beyond their thresholds (--threshold-file, in
+            ibqueryerrors' format) or at their maximum, and those that rise
+            during --interval (symbol errors as a bit error rate)
+  pkeys     where switch ports enforce partitions: host P_Keys they lack
   topology  with --expect FILE (a cache or ibnetdiscover's topology file):
             nodes and links gone, new or moved, links slower than before
   routing   the LFTs from every switch to every LID: missing entries, dead
@@ -92,6 +105,9 @@ Exit status: 0 without error findings (warnings too with --strict), 1 with,
 	fs.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page to FILE")
 	fs.BoolVar(&o.all, "all", false, "list every finding in the text (default: the first 5 of each check)")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	o.interval = interval(diagnose.DefaultInterval)
+	fs.Var(&o.interval, "interval", "seconds between the two counter reads (or a duration: 500ms); 0 reads once")
+	fs.StringVar(&o.thresholds, "threshold-file", "", "counter thresholds in ibqueryerrors' format (<counter>=<value> lines); the counters it leaves out keep the defaults")
 	fs.BoolVar(&o.multicast, "multicast", false, "also read the MFTs and the SA's multicast members, and check every group's tree")
 	o.src.AddFlags(fs, query.AllSourceFlags)
 	fs.Lookup("discovery").Usage = "LID or DR: how SMPs reach the nodes (default: DR, which needs no forwarding table); SA: as --sa"
@@ -157,6 +173,9 @@ func run(env *cmdutil.Env, cmd *cobra.Command, o *options) (*result, error) {
 		if !fl.Changed("expect") {
 			cfg.Expected = saved.Expected
 		}
+		if !fl.Changed("threshold-file") {
+			cfg.Thresholds = saved.Thresholds
+		}
 	} else if s, err = sweep(env, o); err != nil {
 		return nil, err
 	}
@@ -199,7 +218,37 @@ func config(o *options) (*diagnose.Config, error) {
 			return nil, fmt.Errorf("--expect: %w", err)
 		}
 	}
+	if o.thresholds != "" {
+		if cfg.Thresholds, err = counters.ReadThresholds(o.thresholds, counters.Diagnose); err != nil {
+			return nil, fmt.Errorf("--threshold-file: %w", err)
+		}
+	}
 	return cfg, nil
+}
+
+// interval is --interval: seconds (5, 0.5) or a duration (500ms, 1m).
+type interval time.Duration
+
+// maxInterval bounds --interval: a diagnosis waits for it.
+const maxInterval = time.Hour
+
+func (i *interval) String() string { return time.Duration(*i).String() }
+func (i *interval) Type() string   { return "seconds" }
+
+func (i *interval) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) {
+			return fmt.Errorf("%q is not a number of seconds or a duration (500ms)", s)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 || d > maxInterval {
+		return fmt.Errorf("%q is not between 0 and %v", s, maxInterval)
+	}
+	*i = interval(d)
+	return nil
 }
 
 // sweep opens the local port with a loss recorder on its engine and
@@ -217,7 +266,8 @@ func sweep(env *cmdutil.Env, o *options) (*diagnose.Snapshot, error) {
 	}
 	defer c.Engine().Close()
 	s, err := diagnose.Sweep(context.Background(), c, &o.src, diagnose.SweepOptions{
-		Walk: query.Walk{Progress: cmdutil.ProgressLine(env)}, Loss: loss, Multicast: o.multicast})
+		Walk: query.Walk{Progress: cmdutil.ProgressLine(env)}, Loss: loss, Interval: time.Duration(o.interval),
+		Multicast: o.multicast})
 	var ue *query.UsageError
 	if errors.As(err, &ue) {
 		return nil, cmdutil.UsageErrorf("%v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/exporter/cmdline"
 )
 
 // exporter: the Prometheus exporter is a program of its own,
@@ -30,8 +31,8 @@ func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 looked up beside the ibtool binary, then in PATH. It serves the fabric's metrics
 on :9315/metrics (--web.listen-address, --web.config.file for TLS and basic auth,
 --web.systemd-socket), or with --once prints one scrape, with --textfile FILE
-writes one for node_exporter's textfile collector. "ibtool-exporter --help"
-lists its flags; docs/exporter.md describes them and its deployment.`,
+writes one for node_exporter's textfile collector. The flags below are
+ibtool-exporter's; docs/exporter.md describes them and its deployment.`,
 		Example: `  ibtool exporter --web.listen-address :9315
   ibtool exporter --textfile /var/lib/prometheus/node-exporter/infiniband.prom
   ibtool exporter --once --load-cache fabric.cache | grep ib_port_link_downed_total`,
@@ -45,6 +46,9 @@ lists its flags; docs/exporter.md describes them and its deployment.`,
 			return run(env, args)
 		},
 	}
+	// The flags are ibtool-exporter's, from its one definition, for the
+	// help, the man page and completion; they are passed on unparsed.
+	cmd.Flags().AddFlagSet(cmdline.New(&cmdline.Options{}))
 	// Every command lists --json; the exporter's output is Prometheus'
 	// text format. The flag is for the help only: ibtool-exporter gets
 	// it, and refuses it as a usage error.

@@ -45,12 +45,27 @@ func pyValue(field string, v uint64) string {
 	return fmt.Sprint(v)
 }
 
-// widthLanes are the lanes of each LinkWidth bit (IBA 14.2.5.6).
-var widthLanes = map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
+// widthLanes are the lanes of a LinkWidth bit (IBA 14.2.5.6), 0 for
+// none. A switch, not a map: a package-level map is built at every start.
+func widthLanes(bit uint8) int {
+	switch bit {
+	case 1:
+		return 1
+	case 2:
+		return 4
+	case 4:
+		return 8
+	case 8:
+		return 12
+	case 16:
+		return 2
+	}
+	return 0
+}
 
 // pyWidth is python-rdma's text of a width: its lanes and "x" ("4x"; "0x"
 // for a value that is not one width).
-func pyWidth(v uint8) string { return fmt.Sprintf("%dx", widthLanes[v]) }
+func pyWidth(v uint8) string { return fmt.Sprintf("%dx", widthLanes(v)) }
 
 // pySpeed is python-rdma's text of a link speed set (SDR, DDR, QDR).
 func pySpeed(v uint8) string {

@@ -15,18 +15,18 @@ import (
 // matching picks the submatches Perl's backtracking does), giving the IDs
 // in the order the script inserts them in its tables.
 var (
-	idsCAGUID      = cmdutil.LazyRegexp(`^caguid=(.*)`)
-	idsRtGUID      = cmdutil.LazyRegexp(`^rtguid=(.*)`)
-	idsSwGUID      = cmdutil.LazyRegexp(`^switchguid=(.*)`)
-	idsSwGUIDPort  = cmdutil.LazyRegexp(`^switchguid=(.*)\((.*)\)`)
-	idsSwitch      = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
-	idsCA          = cmdutil.LazyRegexp(`^Ca.*`)
-	idsRt          = cmdutil.LazyRegexp(`^Rt.*`)
-	idsPeerSwitch  = cmdutil.LazyRegexp(`"S-(.*)# lid (\d+) .*`)
-	idsPeerCA      = cmdutil.LazyRegexp(`^.*"H-(.*)# lid (\d+) .*`)
-	idsPeerRouter  = cmdutil.LazyRegexp(`^.*"R-(.*)# lid (\d+) .*`)
-	idsCAPortGUID  = cmdutil.LazyRegexp(`^\[(\d+)\]\((.*)\)`)
-	idsLineBreaker = cmdutil.LazyRegexp(`[^\n]*\n|[^\n]+$`)
+	idsCAGUID      = cmdutil.LazyRegexp{Expr: `^caguid=(.*)`}
+	idsRtGUID      = cmdutil.LazyRegexp{Expr: `^rtguid=(.*)`}
+	idsSwGUID      = cmdutil.LazyRegexp{Expr: `^switchguid=(.*)`}
+	idsSwGUIDPort  = cmdutil.LazyRegexp{Expr: `^switchguid=(.*)\((.*)\)`}
+	idsSwitch      = cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`}
+	idsCA          = cmdutil.LazyRegexp{Expr: `^Ca.*`}
+	idsRt          = cmdutil.LazyRegexp{Expr: `^Rt.*`}
+	idsPeerSwitch  = cmdutil.LazyRegexp{Expr: `"S-(.*)# lid (\d+) .*`}
+	idsPeerCA      = cmdutil.LazyRegexp{Expr: `^.*"H-(.*)# lid (\d+) .*`}
+	idsPeerRouter  = cmdutil.LazyRegexp{Expr: `^.*"R-(.*)# lid (\d+) .*`}
+	idsCAPortGUID  = cmdutil.LazyRegexp{Expr: `^\[(\d+)\]\((.*)\)`}
+	idsLineBreaker = cmdutil.LazyRegexp{Expr: `[^\n]*\n|[^\n]+$`}
 )
 
 // topoReader is the script's state between lines.
@@ -45,25 +45,25 @@ type topoReader struct {
 // compared.
 func readTopology(text []byte) []fabricids.Use {
 	r := &topoReader{}
-	for _, lineb := range idsLineBreaker().FindAll(text, -1) {
+	for _, lineb := range idsLineBreaker.Get().FindAll(text, -1) {
 		r.line(string(lineb))
 	}
 	return r.uses
 }
 
 func (r *topoReader) line(line string) {
-	if m := idsCAGUID().FindStringSubmatch(line); m != nil {
+	if m := idsCAGUID.Get().FindStringSubmatch(line); m != nil {
 		r.nodeGUID, r.nodeType = m[1], 0
-	} else if m := idsRtGUID().FindStringSubmatch(line); m != nil {
+	} else if m := idsRtGUID.Get().FindStringSubmatch(line); m != nil {
 		r.nodeGUID, r.nodeType = m[1], 0
 	}
-	if m := idsSwGUID().FindStringSubmatch(line); m != nil {
+	if m := idsSwGUID.Get().FindStringSubmatch(line); m != nil {
 		r.nodeGUID, r.portGUID, r.nodeType = m[1], "", 0
 	}
-	if m := idsSwGUIDPort().FindStringSubmatch(line); m != nil {
+	if m := idsSwGUIDPort.Get().FindStringSubmatch(line); m != nil {
 		r.nodeGUID, r.portGUID = m[1], "0x"+m[2]
 	}
-	if m := idsSwitch().FindStringSubmatch(line); m != nil {
+	if m := idsSwitch.Get().FindStringSubmatch(line); m != nil {
 		r.nodeType, r.firstPort, r.lid = discovery.NodeSwitch, true, m[3]
 		r.use(fabricids.LID, r.lid)
 		r.use(fabricids.NodeGUID, r.nodeGUID)
@@ -71,16 +71,16 @@ func (r *topoReader) line(line string) {
 			r.use(fabricids.PortGUID, r.portGUID)
 		}
 	}
-	if idsCA().MatchString(line) {
+	if idsCA.Get().MatchString(line) {
 		r.nodeType, r.firstPort = discovery.NodeCA, true
 	}
-	if idsRt().MatchString(line) {
+	if idsRt.Get().MatchString(line) {
 		r.nodeType, r.firstPort = discovery.NodeRouter, true
 	}
 	if r.nodeType != discovery.NodeCA && r.nodeType != discovery.NodeRouter {
 		return
 	}
-	for _, re := range []*regexp.Regexp{idsPeerSwitch(), idsPeerCA(), idsPeerRouter()} {
+	for _, re := range []*regexp.Regexp{idsPeerSwitch.Get(), idsPeerCA.Get(), idsPeerRouter.Get()} {
 		if m := re.FindStringSubmatch(line); m != nil {
 			r.lid = m[2]
 			r.use(fabricids.LID, r.lid)
@@ -90,7 +90,7 @@ func (r *topoReader) line(line string) {
 			}
 		}
 	}
-	if m := idsCAPortGUID().FindStringSubmatch(line); m != nil {
+	if m := idsCAPortGUID.Get().FindStringSubmatch(line); m != nil {
 		r.use(fabricids.PortGUID, "0x"+m[2])
 	}
 }

@@ -36,9 +36,6 @@ type iblinkinfoOptions struct {
 	onlyType                    int // 0, or the node type of --switches-only/--cas-only (the last wins)
 }
 
-// lkDiffKeys are iblinkinfo's --diffcheck keys.
-var lkDiffKeys = map[string]int{"port": render.LkDiffPort, "state": render.LkDiffState, "lid": render.LkDiffLID, "nodedesc": render.LkDiffNodeDesc}
-
 // NewCmd builds the iblinkinfo command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &iblinkinfoOptions{diffFlags: render.LkDiffDefault}
@@ -60,6 +57,8 @@ parallel, read from a cache (--load-cache), or from the SA's tables (--sa).
 	fs.BoolVarP(&opts.line, "line", "l", false, "(line mode) print all information for each link on a single line")
 	fs.BoolVarP(&opts.additional, "additional", "p", false, "print additional port settings (PktLifeTime, HoqLife, VLStallCount)")
 	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
+	// iblinkinfo's --diffcheck keys (built here, not for every command).
+	lkDiffKeys := map[string]int{"port": render.LkDiffPort, "state": render.LkDiffState, "lid": render.LkDiffLID, "nodedesc": render.LkDiffNodeDesc}
 	fs.Var(cmdutil.DiffCheck(&opts.diffFlags, lkDiffKeys), "diffcheck", "specify checks to execute for --diff (port,state,lid,nodedesc)")
 	fs.StringVar(&opts.filterDown, "filterdownports", "", "filename of ibnetdiscover cache to filter downports")
 	cmdutil.AddListFlag(fs, &opts.onlyType, discovery.NodeSwitch, "switches-only", "", "Output only switches")

@@ -30,9 +30,6 @@ type ibnetdiscoverOptions struct {
 	diffFlags                            int
 }
 
-// diffKeys are ibnetdiscover's --diffcheck keys.
-var diffKeys = map[string]int{"sw": render.DiffSwitch, "ca": render.DiffCA, "router": render.DiffRouter, "port": render.DiffPort, "lid": render.DiffLID, "nodedesc": render.DiffNodeDesc}
-
 // NewCmd builds the ibnetdiscover command.
 func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	opts := &ibnetdiscoverOptions{diffFlags: render.DiffDefault}
@@ -53,6 +50,8 @@ What does not answer is summarised on stderr and left out of the output.`
 	opts.src.AddFlags(fs, query.AllSourceFlags)
 	fs.StringVar(&opts.cacheFile, "cache", "", "filename to cache ibnetdiscover data to")
 	fs.StringVar(&opts.diffFile, "diff", "", "filename of ibnetdiscover cache to diff")
+	// ibnetdiscover's --diffcheck keys (built here, not for every command).
+	diffKeys := map[string]int{"sw": render.DiffSwitch, "ca": render.DiffCA, "router": render.DiffRouter, "port": render.DiffPort, "lid": render.DiffLID, "nodedesc": render.DiffNodeDesc}
 	fs.Var(cmdutil.DiffCheck(&opts.diffFlags, diffKeys), "diffcheck", "specify checks to execute for --diff (sw,ca,router,port,lid,nodedesc)")
 	fs.BoolVarP(&opts.ports, "ports", "p", false, "obtain a ports report")
 	fs.BoolVarP(&opts.reportHops, "max_hops", "m", false, "report max hops discovered by the library")

@@ -106,41 +106,34 @@ type portOp struct {
 	check    func(v uint64) string // the C tool's complaint about a bad value, "" if fine
 }
 
-func maxCheck(what string, max uint64) func(uint64) string {
-	return func(v uint64) string {
-		if v > max {
-			return fmt.Sprintf("invalid %s %d", what, v)
-		}
-		return ""
+// outside is the C tool's complaint about a value not in lo..hi, "" if
+// it is in range.
+func outside(v, lo, hi uint64, what string) string {
+	if v < lo || v > hi {
+		return fmt.Sprintf("invalid %s %d", what, v)
 	}
+	return ""
 }
 
-func rangeCheck(what string, lo, hi uint64) func(uint64) string {
-	return func(v uint64) string {
-		if v < lo || v > hi {
-			return fmt.Sprintf("invalid %s %d", what, v)
-		}
-		return ""
+// badLID is the C tool's complaint about a LID value that is no unicast
+// LID, "" if it is one.
+func badLID(v uint64, what string) string {
+	if v == 0 || v >= 0xC000 {
+		return fmt.Sprintf("invalid %s value 0x%x", what, v)
 	}
+	return ""
 }
 
-func lidCheck(what string) func(uint64) string {
-	return func(v uint64) string {
-		if v == 0 || v >= 0xC000 {
-			return fmt.Sprintf("invalid %s value 0x%x", what, v)
-		}
-		return ""
-	}
-}
-
+// PortOps are ibportstate's operations. Each check is a func literal (no
+// closure built by a call), so the table is data the linker lays out.
 var PortOps = []portOp{
 	{"query", false, nil},
 	{"enable", false, nil},
 	{"reset", false, nil},
 	{"disable", false, nil},
-	{"speed", true, maxCheck("speed value", 15)},
-	{"espeed", true, maxCheck("extended speed value", 31)},
-	{"fdr10", true, maxCheck("fdr10 speed value", 1)},
+	{"speed", true, func(v uint64) string { return outside(v, 0, 15, "speed value") }},
+	{"espeed", true, func(v uint64) string { return outside(v, 0, 31, "extended speed value") }},
+	{"fdr10", true, func(v uint64) string { return outside(v, 0, 1, "fdr10 speed value") }},
 	{"width", true, func(v uint64) string {
 		if v > 31 && v != 255 {
 			return fmt.Sprintf("invalid width value %d", v)
@@ -150,14 +143,14 @@ var PortOps = []portOp{
 	{"down", false, nil},
 	{"arm", false, nil},
 	{"active", false, nil},
-	{"vls", true, rangeCheck("vls value", 1, 5)},
-	{"mtu", true, rangeCheck("mtu value", 1, 5)},
-	{"lid", true, lidCheck("lid")},
-	{"smlid", true, lidCheck("smlid")},
-	{"lmc", true, maxCheck("lmc value", 7)},
+	{"vls", true, func(v uint64) string { return outside(v, 1, 5, "vls value") }},
+	{"mtu", true, func(v uint64) string { return outside(v, 1, 5, "mtu value") }},
+	{"lid", true, func(v uint64) string { return badLID(v, "lid") }},
+	{"smlid", true, func(v uint64) string { return badLID(v, "smlid") }},
+	{"lmc", true, func(v uint64) string { return outside(v, 0, 7, "lmc value") }},
 	{"mkey", true, nil},
-	{"mkeylease", true, maxCheck("mkey lease time", 0xFFFF)},
-	{"mkeyprot", true, maxCheck("mkey protection bit setting", 3)},
+	{"mkeylease", true, func(v uint64) string { return outside(v, 0, 0xFFFF, "mkey lease time") }},
+	{"mkeyprot", true, func(v uint64) string { return outside(v, 0, 3, "mkey protection bit setting") }},
 	{"on", false, nil},
 	{"off", false, nil},
 }
@@ -663,14 +656,37 @@ func (s *portState) warn(fn, msg string) {
 	fmt.Fprintf(s.env.IO.Err, "ibwarn: [%d] %s: %s\n", os.Getpid(), fn, msg)
 }
 
-// portChangeKeys are the keys of ibportstate's JSON "changes": the
-// PortInfo (or MlnxExtPortInfo) field each operation sets, as its JSON
-// names it.
-var portChangeKeys = map[string]string{
-	"speed": "link_speed_enabled", "espeed": "link_speed_ext_enabled", "fdr10": "mlnx_link_speed_enabled",
-	"width": "link_width_enabled", "vls": "operational_vls", "mtu": "neighbor_mtu",
-	"lid": "lid", "smlid": "master_sm_lid", "lmc": "lmc",
-	"mkey": "m_key", "mkeylease": "m_key_lease_period", "mkeyprot": "m_key_protect_bits",
+// portChangeKey is the key of an operation in ibportstate's JSON
+// "changes": the PortInfo (or MlnxExtPortInfo) field it sets, as its JSON
+// names it; false for an operation that sets none.
+func portChangeKey(op string) (string, bool) {
+	switch op {
+	case "speed":
+		return "link_speed_enabled", true
+	case "espeed":
+		return "link_speed_ext_enabled", true
+	case "fdr10":
+		return "mlnx_link_speed_enabled", true
+	case "width":
+		return "link_width_enabled", true
+	case "vls":
+		return "operational_vls", true
+	case "mtu":
+		return "neighbor_mtu", true
+	case "lid":
+		return "lid", true
+	case "smlid":
+		return "master_sm_lid", true
+	case "lmc":
+		return "lmc", true
+	case "mkey":
+		return "m_key", true
+	case "mkeylease":
+		return "m_key_lease_period", true
+	case "mkeyprot":
+		return "m_key_protect_bits", true
+	}
+	return "", false
 }
 
 // PortChangesJSON is ibportstate's values by their JSON keys; the M_Key is
@@ -678,7 +694,7 @@ var portChangeKeys = map[string]string{
 func PortChangesJSON(values map[string]uint64) map[string]any {
 	out := map[string]any{}
 	for op, v := range values {
-		key, ok := portChangeKeys[op]
+		key, ok := portChangeKey(op)
 		if !ok {
 			key = op
 		}

@@ -379,7 +379,7 @@ func (d *WatchDoc) add(cur, last mad.Struct, dt float64, at time.Duration) {
 			prev, _ := mad.Get(last, wc.path)
 			rate := (float64(v) - float64(prev)) / dt
 			s.RatesPerSec[wc.json] = rate
-			if counters.DataFields[wc.field.Name] {
+			if counters.IsDataField(wc.field.Name) {
 				s.RatesPerSec[wc.json+"_bytes"] = counters.OctetsPerUnit * rate
 			}
 		}

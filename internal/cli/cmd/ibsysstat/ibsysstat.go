@@ -57,12 +57,23 @@ type ibsysstatOptions struct {
 	server bool
 }
 
-// sysstatOps maps an operation to its attribute (ibsysstat.c's match_attr).
-var sysstatOps = map[string]uint16{
-	"ping": mad.AttrSysStatPing,
-	"host": mad.AttrSysStatHostInfo,
-	"cpu":  mad.AttrSysStatCPUInfo,
-	"cpi":  0x0001, // ClassPortInfo
+// attrClassPortInfo is the attribute of the cpi operation.
+const attrClassPortInfo = 0x0001
+
+// sysstatAttr is an operation's attribute (ibsysstat.c's match_attr);
+// false for no operation.
+func sysstatAttr(op string) (uint16, bool) {
+	switch op {
+	case "ping":
+		return mad.AttrSysStatPing, true
+	case "host":
+		return mad.AttrSysStatHostInfo, true
+	case "cpu":
+		return mad.AttrSysStatCPUInfo, true
+	case "cpi":
+		return attrClassPortInfo, true
+	}
+	return 0, false
 }
 
 // NewCmd builds the ibsysstat command.
@@ -123,7 +134,7 @@ func runIbsysstat(ctx context.Context, env *cmdutil.Env, opts *ibsysstatOptions,
 	op := "ping"
 	if len(args) > 1 {
 		op = args[1]
-		if _, ok := sysstatOps[op]; !ok {
+		if _, ok := sysstatAttr(op); !ok {
 			return nil, cmdutil.UsageErrorf("unknown operation %q: ping, host, cpu or cpi", op)
 		}
 	}
@@ -152,7 +163,7 @@ func runIbsysstat(ctx context.Context, env *cmdutil.Env, opts *ibsysstatOptions,
 				text = host
 			case mad.AttrSysStatCPUInfo:
 				text = cpus
-			case sysstatOps["cpi"]:
+			case attrClassPortInfo:
 				cpi := mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1}
 				clear(data)
 				_ = cpi.Marshal(data)
@@ -177,7 +188,8 @@ func runIbsysstat(ctx context.Context, env *cmdutil.Env, opts *ibsysstatOptions,
 		return nil, err
 	}
 	res := &IbsysstatResult{Target: target, Operation: op}
-	req, err := vendormad.Request(client, dest, mad.ClassVendorOFASysStat, sysstatOps[op], oui)
+	attr, _ := sysstatAttr(op)
+	req, err := vendormad.Request(client, dest, mad.ClassVendorOFASysStat, attr, oui)
 	if err != nil {
 		return nil, err
 	}

@@ -135,19 +135,23 @@ var saMCMemberDump = saDump{title: "MCMemberRecord member dump:\n", col: 24, fie
 	{label: "NodeDescription", format: "%s", value: func(r *saRecord) any { return r.name }},
 }}
 
-var saServiceDump = saDump{title: "ServiceRecord dump:\n", col: 24, fields: slices.Concat([]saField{
-	{label: "ServiceID", path: "ServiceID", format: "0x%016x"},
-	{label: "ServiceGID", path: "ServiceGID", format: "%s"},
-	{label: "ServiceP_Key", path: "ServicePKey", format: "0x%X"},
-	{label: "ServiceLease", path: "ServiceLease", format: "0x%X"},
-	{label: "ServiceKey", path: "ServiceKey", format: "0x%x", secret: true},
-	{label: "ServiceName", path: "ServiceName", format: "%s"},
-},
-	saEach("ServiceData8.%d", "ServiceData8[%d]", 16, 1, "0x%X"),
-	saEach("ServiceData16.%d", "ServiceData16[%d]", 8, 1, "0x%X"),
-	saEach("ServiceData32.%d", "ServiceData32[%d]", 4, 1, "0x%X"),
-	saEach("ServiceData64.%d", "ServiceData64[%d]", 2, 1, "0x%016x"),
-)}
+// newSaServiceDump is the ServiceRecord dump: made when used, since its
+// fields are a call (a package-level call runs at every start).
+func newSaServiceDump() *saDump {
+	return &saDump{title: "ServiceRecord dump:\n", col: 24, fields: slices.Concat([]saField{
+		{label: "ServiceID", path: "ServiceID", format: "0x%016x"},
+		{label: "ServiceGID", path: "ServiceGID", format: "%s"},
+		{label: "ServiceP_Key", path: "ServicePKey", format: "0x%X"},
+		{label: "ServiceLease", path: "ServiceLease", format: "0x%X"},
+		{label: "ServiceKey", path: "ServiceKey", format: "0x%x", secret: true},
+		{label: "ServiceName", path: "ServiceName", format: "%s"},
+	},
+		saEach("ServiceData8.%d", "ServiceData8[%d]", 16, 1, "0x%X"),
+		saEach("ServiceData16.%d", "ServiceData16[%d]", 8, 1, "0x%X"),
+		saEach("ServiceData32.%d", "ServiceData32[%d]", 4, 1, "0x%X"),
+		saEach("ServiceData64.%d", "ServiceData64[%d]", 2, 1, "0x%016x"),
+	)}
+}
 
 // saServiceAssociationDump is ibtool's (the C tool has no such query), in
 // the ServiceRecord's style.

@@ -16,7 +16,7 @@ func (q *saQuery) printNodeRecords() error {
 	if err != nil {
 		return err
 	}
-	q.res.line = saNodeLines[q.printMode]
+	q.res.line = saNodeLine(q.printMode)
 	if q.printMode == saPrintAllDesc {
 		q.res.Query, q.res.header = "NodeDescriptions", "   LID \"name\"\n================\n"
 	}
@@ -45,16 +45,23 @@ func (q *saQuery) printNodeRecords() error {
 	return nil
 }
 
-// saNodeLines is print_node_record's line of each form but the dump.
-var saNodeLines = map[saNodePrint]func(r *saRecord) string{
-	saPrintAllDesc: func(r *saRecord) string {
-		return fmt.Sprintf("%6d  \"%s\"\n", r.Struct.(*mad.NodeRecord).LID, r.name)
-	},
-	saPrintLIDOnly:       saLIDLine,
-	saPrintUniqueLIDOnly: saLIDLine,
-	saPrintGUIDOnly:      func(r *saRecord) string { return r.Struct.(*mad.NodeRecord).NodeInfo.PortGUID.String() + "\n" },
-	saPrintNameOfLID:     saNameLine,
-	saPrintNameOfGUID:    saNameLine,
+// saNodeLine is print_node_record's line of each form but the dump (nil
+// for the dump). A function, not a map: a package-level map is built at
+// every start of the program, whatever command runs.
+func saNodeLine(p saNodePrint) func(r *saRecord) string {
+	switch p {
+	case saPrintAllDesc:
+		return func(r *saRecord) string {
+			return fmt.Sprintf("%6d  \"%s\"\n", r.Struct.(*mad.NodeRecord).LID, r.name)
+		}
+	case saPrintLIDOnly, saPrintUniqueLIDOnly:
+		return saLIDLine
+	case saPrintGUIDOnly:
+		return func(r *saRecord) string { return r.Struct.(*mad.NodeRecord).NodeInfo.PortGUID.String() + "\n" }
+	case saPrintNameOfLID, saPrintNameOfGUID:
+		return saNameLine
+	}
+	return nil
 }
 
 func saLIDLine(r *saRecord) string { return fmt.Sprintf("%d\n", r.Struct.(*mad.NodeRecord).LID) }

@@ -86,7 +86,7 @@ type saQuery struct {
 }
 
 // saMemberRE matches MEMBER=VALUE arguments: a field path, then '='.
-var saMemberRE = cmdutil.LazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\.[0-9]+)*=`)
+var saMemberRE = cmdutil.LazyRegexp{Expr: `^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\.[0-9]+)*=`}
 
 func runSaquery(env *cmdutil.Env, opts *saqueryOptions, args []string) error {
 	q := &saQuery{env: env, opts: opts, ctx: context.Background(),
@@ -100,7 +100,7 @@ func (q *saQuery) run(args []string) error {
 	// MEMBER=VALUE arguments are ibtool's; the rest are the C tool's.
 	var pos []string
 	for _, a := range args {
-		if saMemberRE().MatchString(a) {
+		if saMemberRE.Get().MatchString(a) {
 			path, value, _ := strings.Cut(a, "=")
 			q.members = append(q.members, saMember{path, value})
 			continue

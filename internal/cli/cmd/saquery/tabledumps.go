@@ -99,10 +99,14 @@ var saRFTDump = saDump{title: "RFT Record dump:\n", col: 27, fields: []saField{
 	w.WriteString("\n")
 }}
 
-var saGUIDInfoDump = saDump{title: "GUIDInfo Record dump:\n", col: 27, fields: append([]saField{
-	{label: "LID", path: "LID", format: "%d"},
-	{label: "Block", path: "BlockNum", format: "%d"},
-}, saEach("GUID %d", "GUIDInfo.GUID[%d]", 8, 0, "0x%016x")...)}
+// newSaGUIDInfoDump is the GUIDInfoRecord dump, made when used (see
+// newSaServiceDump).
+func newSaGUIDInfoDump() *saDump {
+	return &saDump{title: "GUIDInfo Record dump:\n", col: 27, fields: append([]saField{
+		{label: "LID", path: "LID", format: "%d"},
+		{label: "Block", path: "BlockNum", format: "%d"},
+	}, saEach("GUID %d", "GUIDInfo.GUID[%d]", 8, 0, "0x%016x")...)}
+}
 
 var saMFTDump = saDump{title: "MFT Record dump:\n", col: 27, fields: []saField{
 	{label: "LID", path: "LID", format: "%d"},

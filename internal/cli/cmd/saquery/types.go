@@ -5,6 +5,7 @@ package saquery
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ibtool/ibtool/internal/mad"
 )
@@ -24,10 +25,22 @@ type saqueryType struct {
 	lid []saLIDField
 }
 
-var saqueryTypes []*saqueryType
+// saqueryTypes are the record types, built on first use: the table
+// refers to the queries' methods, which refer to it (so it cannot be a
+// package-level literal), and an init function would build it at every
+// start of the program, whatever command runs.
+func saqueryTypes() []*saqueryType {
+	saqueryTypesOnce.Do(func() { saqueryTypeList = newSaqueryTypes() })
+	return saqueryTypeList
+}
 
-func init() {
-	saqueryTypes = []*saqueryType{
+var (
+	saqueryTypesOnce sync.Once
+	saqueryTypeList  []*saqueryType
+)
+
+func newSaqueryTypes() []*saqueryType {
+	return []*saqueryType{
 		{name: "ClassPortInfo", alias: "CPI", attr: mad.AttrClassPortInfo, run: (*saQuery).classPortInfo},
 		{name: "NodeRecord", alias: "NR", attr: mad.AttrNodeRecord, usage: "[lid]", dump: &saNodeRecordDump,
 			lid: []saLIDField{{"LID", 16, 16}}},
@@ -43,7 +56,7 @@ func init() {
 			run: (*saQuery).informInfoRecords},
 		{name: "LinkRecord", alias: "LR", attr: mad.AttrLinkRecord, usage: "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", dump: &saLinkDump,
 			run: (*saQuery).linkRecords},
-		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, dump: &saServiceDump},
+		{name: "ServiceRecord", alias: "SR", attr: mad.AttrServiceRecord, dump: newSaServiceDump()},
 		{name: "PathRecord", alias: "PR", attr: mad.AttrPathRecord, dump: &saPathDump, run: (*saQuery).pathRecords},
 		{name: "MCMemberRecord", alias: "MCMR", attr: mad.AttrMCMemberRecord, dump: &saMCMemberRecordDump, run: (*saQuery).mcMemberRecords},
 		{name: "LFTRecord", alias: "LFTR", attr: mad.AttrLinearForwardingTableRecord, usage: "[[lid]/[block]]", dump: &saLFTDump,
@@ -51,7 +64,7 @@ func init() {
 		// The argument is "mlid/position/block": position before block.
 		{name: "MFTRecord", alias: "MFTR", attr: mad.AttrMulticastForwardingTableRecord, usage: "[[mlid]/[position]/[block]]", dump: &saMFTDump,
 			lid: []saLIDField{{"LID", 16, 16}, {"Position", 8, 4}, {"BlockNum", 16, 9}}, extraNames: []string{"MulticastForwardingTableRecord"}},
-		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", dump: &saGUIDInfoDump,
+		{name: "GUIDInfoRecord", alias: "GIR", attr: mad.AttrGUIDInfoRecord, usage: "[[lid]/[block]]", dump: newSaGUIDInfoDump(),
 			lid: []saLIDField{{"LID", 16, 16}, {"BlockNum", 8, 8}}},
 		{name: "SwitchInfoRecord", alias: "SWIR", attr: mad.AttrSwitchInfoRecord, usage: "[lid]", dump: &saSwitchInfoDump,
 			lid: []saLIDField{{"LID", 16, 16}}, extraNames: []string{"SwitchInfo", "SWI"}},
@@ -67,7 +80,7 @@ func init() {
 // findSaqueryType matches a record type's name or alias in any case, as
 // find_query does (and ibtool's extra names).
 func findSaqueryType(name string) *saqueryType {
-	for _, t := range saqueryTypes {
+	for _, t := range saqueryTypes() {
 		if strings.EqualFold(name, t.name) || strings.EqualFold(name, t.alias) {
 			return t
 		}
@@ -81,7 +94,7 @@ func findSaqueryType(name string) *saqueryType {
 }
 
 func saqueryTypeByAttr(attr uint16) *saqueryType {
-	for _, t := range saqueryTypes {
+	for _, t := range saqueryTypes() {
 		if t.attr == attr {
 			return t
 		}
@@ -96,7 +109,7 @@ const saqueryUse = "saquery [options] [query-name] [<name> | <lid> | <guid>] [ME
 func saqueryNames() string {
 	var b strings.Builder
 	b.WriteString("Supported query names (and aliases):\n")
-	for _, t := range saqueryTypes {
+	for _, t := range saqueryTypes() {
 		fmt.Fprintf(&b, "  %s (%s) %s", t.name, t.alias, t.usage)
 		if t.ibtoolOnly {
 			b.WriteString(" (ibtool only)")

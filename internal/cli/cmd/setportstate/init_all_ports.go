@@ -33,6 +33,7 @@ import (
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/routing"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
@@ -76,7 +77,7 @@ func runInitAllPorts(env *cmdutil.Env, opts *initAllPortsOptions) (cmdutil.Resul
 	if err != nil {
 		return nil, fmt.Errorf("walking the fabric: %w", err)
 	}
-	routes := drRoutes(f, nil)
+	routes := routing.DRRoutes(f, nil)
 	ports := linksToReset(f, routes)
 	change := portChange{name: "init", state: mad.PortStateDown, takesDown: true}
 	res := &SetPortStateResult{Operation: "init", verb: "Reset"}
@@ -99,7 +100,7 @@ func runInitAllPorts(env *cmdutil.Env, opts *initAllPortsOptions) (cmdutil.Resul
 // INIT: the switch end if there is one, else the far end of the local
 // CA's link (a CA's SMA sets the port an SMP arrives on, and only
 // switches forward directed SMPs). Farthest first.
-func linksToReset(f *discovery.Fabric, routes map[*discovery.Node]drRoute) []*discovery.Port {
+func linksToReset(f *discovery.Fabric, routes map[*discovery.Node]routing.DRRoute) []*discovery.Port {
 	seen := map[*discovery.Port]bool{}
 	var out []*discovery.Port
 	for _, n := range f.Nodes {
@@ -120,14 +121,14 @@ func linksToReset(f *discovery.Fabric, routes map[*discovery.Node]drRoute) []*di
 			out = append(out, end)
 		}
 	}
-	depth := func(p *discovery.Port) int { return len(routes[p.Node].path) }
+	depth := func(p *discovery.Port) int { return len(routes[p.Node].Path) }
 	sort.SliceStable(out, func(i, j int) bool { return depth(out[i]) > depth(out[j]) })
 	return out
 }
 
 // resetPort sets one port's PortState to Down and adds it to res.
-func resetPort(ctx context.Context, c *query.Client, f *discovery.Fabric, routes map[*discovery.Node]drRoute, p *discovery.Port, change portChange, w *query.Write, res *SetPortStateResult) error {
-	path, err := routeToPort(f, routes, p)
+func resetPort(ctx context.Context, c *query.Client, f *discovery.Fabric, routes map[*discovery.Node]routing.DRRoute, p *discovery.Port, change portChange, w *query.Write, res *SetPortStateResult) error {
+	path, err := routing.RouteToPort(f, routes, p)
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func resetPort(ctx context.Context, c *query.Client, f *discovery.Fabric, routes
 	d := query.DR(path)
 	after, err := setPortState(ctx, c, w, d, p.Num, raw, change)
 	if err != nil {
-		return fmt.Errorf("resetting %s: %w", portLabel(p), err)
+		return fmt.Errorf("resetting %s: %w", routing.PortLabel(p), err)
 	}
 	e.SetAfter(after)
 	res.Ports = append(res.Ports, e)

@@ -52,6 +52,7 @@ import (
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/routing"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
@@ -260,6 +261,48 @@ func runSetPortState(env *cmdutil.Env, opts *setPortStateOptions, args []string)
 	return res, changePorts(ctx, c, f, ports, change, w, res)
 }
 
+// findTargetNode finds the node a target names, and the port it names
+// (0 when it names the node only).
+func findTargetNode(ctx context.Context, c *query.Client, f *discovery.Fabric, t endport.Target) (*discovery.Node, int, error) {
+	t, err := c.ResolveName(ctx, t, c.Options().Names, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch t.Kind {
+	case endport.ByDRPath:
+		n, arrival, err := routing.WalkDR(f, t.DRPath)
+		if n != nil && n.Type == discovery.NodeSwitch {
+			arrival = 0
+		}
+		return n, arrival, err
+	case endport.ByLID:
+		if n, num := routing.LIDOwner(f, t.LID); n != nil {
+			return n, num, nil
+		}
+		return nil, 0, fmt.Errorf("no port of the fabric has LID %d", t.LID)
+	case endport.ByGUID, endport.ByGID:
+		guid := t.GUID
+		if t.Kind == endport.ByGID {
+			guid = uint64(mad.GID(t.GID).GUID())
+		}
+		for _, n := range f.Nodes {
+			if n.GUID == guid {
+				return n, 0, nil
+			}
+			for _, p := range n.Ports {
+				if p != nil && p.GUID == guid && n.Type == discovery.NodeSwitch {
+					return n, 0, nil // a switch's ports share its port GUID
+				}
+				if p != nil && p.GUID == guid {
+					return n, p.Num, nil
+				}
+			}
+		}
+		return nil, 0, fmt.Errorf("no node or port of the fabric has GUID 0x%016x", guid)
+	}
+	return nil, 0, fmt.Errorf("not a target set_port_state can find")
+}
+
 // findTargetPorts finds each target's port in the fabric.
 func findTargetPorts(ctx context.Context, c *query.Client, f *discovery.Fabric, targets []portTarget) ([]*discovery.Port, error) {
 	var ports []*discovery.Port
@@ -271,73 +314,15 @@ func findTargetPorts(ctx context.Context, c *query.Client, f *discovery.Fabric, 
 		if t.port >= 0 {
 			num = t.port
 		} else if n.Type == discovery.NodeSwitch {
-			return nil, cmdutil.UsageErrorf("%q: %s is a switch: say which port (%s@PORT)", t.arg, nodeLabel(n), t.arg)
+			return nil, cmdutil.UsageErrorf("%q: %s is a switch: say which port (%s@PORT)", t.arg, routing.NodeLabel(n), t.arg)
 		}
 		p := n.Port(num)
 		if num < 1 || num > n.NumPorts || p == nil {
-			return nil, cmdutil.UsageErrorf("%q: %s has no port %d", t.arg, nodeLabel(n), num)
+			return nil, cmdutil.UsageErrorf("%q: %s has no port %d", t.arg, routing.NodeLabel(n), num)
 		}
 		ports = append(ports, p)
 	}
 	return ports, nil
-}
-
-// refuseVitalLinks refuses a change that takes down the local port's link
-// or a link between the local port and the SM.
-func refuseVitalLinks(ctx context.Context, c *query.Client, f *discovery.Fabric, ports []*discovery.Port, change portChange) error {
-	vital, err := vitalLinks(ctx, c, f)
-	if err != nil {
-		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("refusing to %s: cannot tell which links the route to the SM uses (%v); --force does it anyway", change.name, err)}
-	}
-	for _, p := range ports {
-		if why, ok := vital[p]; ok {
-			return cmdutil.UsageErrorf("refusing to %s %s: %s; --force does it anyway (nothing was changed)", change.name, portLabel(p), why)
-		}
-	}
-	return nil
-}
-
-// vitalLinks are the ports (both ends of each link) of the local port's
-// link and of the LID routes from the local port to the SM and back, with
-// why each one matters.
-func vitalLinks(ctx context.Context, c *query.Client, f *discovery.Fabric) (map[*discovery.Port]string, error) {
-	vital := map[*discovery.Port]string{}
-	mark := func(p *discovery.Port, why string) {
-		for _, end := range []*discovery.Port{p, p.Remote} {
-			if end != nil {
-				if _, ok := vital[end]; !ok {
-					vital[end] = why
-				}
-			}
-		}
-	}
-	local, err := c.Local()
-	if err != nil {
-		return nil, err
-	}
-	if p := f.From.Port(f.FromPort); p != nil {
-		mark(p, "it is the link of the local port, which ibtool reaches the fabric through")
-	}
-	if local.SMLID == 0 || ownsLID(f.From, local.SMLID) {
-		return vital, nil
-	}
-	sm, smPort := lidOwner(f, local.SMLID)
-	if sm == nil {
-		return nil, fmt.Errorf("no port of the fabric has the SM's LID %d", local.SMLID)
-	}
-	routes := drRoutes(f, nil)
-	there, err := lidRouteLinks(ctx, c, f, routes, f.From, f.FromPort, local.SMLID)
-	if err != nil {
-		return nil, err
-	}
-	back, err := lidRouteLinks(ctx, c, f, routes, sm, smPort, local.LID)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range append(there, back...) {
-		mark(p, fmt.Sprintf("the LID route between the local port and the SM (LID %d) crosses it", local.SMLID))
-	}
-	return vital, nil
 }
 
 // changePorts reads every target port's PortInfo over a route that avoids
@@ -348,7 +333,7 @@ func changePorts(ctx context.Context, c *query.Client, f *discovery.Fabric, port
 	for _, p := range ports {
 		avoid[p] = true
 	}
-	routes := drRoutes(f, avoid)
+	routes := routing.DRRoutes(f, avoid)
 	type pending struct {
 		dest    query.Dest
 		raw     *query.Raw
@@ -356,7 +341,7 @@ func changePorts(ctx context.Context, c *query.Client, f *discovery.Fabric, port
 	}
 	var todo []pending
 	for _, p := range ports {
-		path, err := routeToPort(f, routes, p)
+		path, err := routing.RouteToPort(f, routes, p)
 		if err != nil {
 			return err
 		}
@@ -381,7 +366,7 @@ func changePorts(ctx context.Context, c *query.Client, f *discovery.Fabric, port
 			}
 			after, err := setPortState(ctx, c, w, t.dest, res.Ports[i].Port, t.raw, change)
 			if err != nil {
-				return fmt.Errorf("setting %s: %w", portLabel(ports[i]), err)
+				return fmt.Errorf("setting %s: %w", routing.PortLabel(ports[i]), err)
 			}
 			res.Ports[i].SetAfter(after)
 		}
@@ -396,7 +381,7 @@ func readPortEntry(ctx context.Context, c *query.Client, p *discovery.Port, path
 	var pi mad.PortInfo
 	raw := &query.Raw{Struct: &pi}
 	if err := c.Get(ctx, d, uint32(p.Num), nil, raw); err != nil {
-		return PortStateEntry{}, nil, fmt.Errorf("reading PortInfo of %s: %w", portLabel(p), err)
+		return PortStateEntry{}, nil, fmt.Errorf("reading PortInfo of %s: %w", routing.PortLabel(p), err)
 	}
 	return PortStateEntry{
 		Target: cmdutil.DestTarget(d, d.String()), NodeGUID: mad.GUID(p.Node.GUID), PortGUID: mad.GUID(p.GUID), Port: p.Num,

@@ -31,7 +31,9 @@ func NewDevicesCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		}
 		return nil
 	}
-	cmd.RunE = func(c *cobra.Command, args []string) error { return runIbvDevices(env, opts) }
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		return runVerbs(env, func() error { return runIbvDevices(env, opts) })
+	}
 	return cmd
 }
 

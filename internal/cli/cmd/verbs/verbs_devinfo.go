@@ -46,7 +46,7 @@ func NewDevinfoCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		if c.Flags().Changed("ib-port") && opts.port <= 0 {
 			return cmdutil.UsageErrorf("invalid port %d: ports count from 1", opts.port)
 		}
-		return runIbvDevinfo(env, opts)
+		return runVerbs(env, func() error { return runIbvDevinfo(env, opts) })
 	}
 	return cmd
 }
@@ -212,22 +212,25 @@ func WidthString(w uint8) string {
 }
 
 // rdma-core's names of ibv_port_attr's active_speed (the verbs
-// encoding: 8 is FDR10, 16 FDR...), max_vl_num and phys_state.
+// encoding: 8 is FDR10, 16 FDR...), max_vl_num and phys_state, by value
+// ("" for none): arrays the linker lays out, where maps would be built at
+// every start of the program.
 var (
-	activeSpeeds = map[uint8]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps", 8: "10.0 Gbps",
+	activeSpeeds = [...]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps", 8: "10.0 Gbps",
 		16: "14.0 Gbps", 32: "25.0 Gbps", 64: "50.0 Gbps", 128: "100.0 Gbps"}
-	maxVLNums  = map[uint8]string{1: "1", 2: "2", 3: "4", 4: "8", 5: "15"}
-	physStates = map[uint8]string{1: "SLEEP", 2: "POLLING", 3: "DISABLED", 4: "PORT_CONFIGURATION TRAINNING",
+	maxVLNums  = [...]string{1: "1", 2: "2", 3: "4", 4: "8", 5: "15"}
+	physStates = [...]string{1: "SLEEP", 2: "POLLING", 3: "DISABLED", 4: "PORT_CONFIGURATION TRAINNING",
 		5: "LINK_UP", 6: "LINK_ERROR_RECOVERY", 7: "PHY TEST"}
 )
 
-func SpeedString(s uint8) string     { return nameOr(activeSpeeds, s, "invalid speed") }
-func vlString(v uint8) string        { return nameOr(maxVLNums, v, "invalid value") }
-func physStateString(s uint8) string { return nameOr(physStates, s, "invalid physical state") }
+func SpeedString(s uint8) string     { return nameOr(activeSpeeds[:], s, "invalid speed") }
+func vlString(v uint8) string        { return nameOr(maxVLNums[:], v, "invalid value") }
+func physStateString(s uint8) string { return nameOr(physStates[:], s, "invalid physical state") }
 
-func nameOr(names map[uint8]string, v uint8, unknown string) string {
-	if n, ok := names[v]; ok {
-		return n
+// nameOr is names[v], or unknown where there is no name.
+func nameOr(names []string, v uint8, unknown string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
 	return unknown
 }
@@ -517,8 +520,9 @@ type devinfoJSONGID struct {
 	Type  string  `json:"type,omitempty"`
 }
 
-// VerbsSpeedNames are ibv_port_attr.active_speed's values by their names.
-var VerbsSpeedNames = map[uint8]string{1: "SDR", 2: "DDR", 4: "QDR", 8: "FDR10", 16: "FDR", 32: "EDR", 64: "HDR", 128: "NDR"}
+// VerbsSpeedNames are the names of ibv_port_attr.active_speed's values,
+// by value ("" for none).
+var VerbsSpeedNames = [...]string{1: "SDR", 2: "DDR", 4: "QDR", 8: "FDR10", 16: "FDR", 32: "EDR", 64: "HDR", 128: "NDR"}
 
 func DevinfoJSON(infos []*DevinfoDevice) []devinfoJSONDevice {
 	out := make([]devinfoJSONDevice, 0, len(infos))
@@ -530,7 +534,7 @@ func DevinfoJSON(infos []*DevinfoDevice) []devinfoJSONDevice {
 			NumCompVectors: in.NumCompVectors, Attributes: *a, Ports: []devinfoJSONPort{}}
 		for _, p := range in.Ports {
 			jp := devinfoJSONPort{Port: p.Num, State: int(p.Attr.State), StateText: p.Attr.State.String(),
-				Rate: jsonv.RateOf(jsonv.WidthOf(mad.LinkWidth(p.Attr.ActiveWidth)), VerbsSpeedNames[p.Attr.ActiveSpeed]), MaxMTU: p.Attr.MaxMTU.Bytes(),
+				Rate: jsonv.RateOf(jsonv.WidthOf(mad.LinkWidth(p.Attr.ActiveWidth)), nameOr(VerbsSpeedNames[:], p.Attr.ActiveSpeed, "")), MaxMTU: p.Attr.MaxMTU.Bytes(),
 				ActiveMTU: p.Attr.ActiveMTU.Bytes(), SMLID: p.Attr.SMLID, LID: p.Attr.LID, LMC: p.Attr.LMC,
 				LinkLayer: p.Attr.LinkLayer.String(), Attributes: p.Attr, GIDs: []devinfoJSONGID{}}
 			for _, g := range p.GIDs {

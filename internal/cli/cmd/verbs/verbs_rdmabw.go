@@ -57,7 +57,7 @@ It needs libibverbs at run time (` + verbs.DefaultLibrary + `, or $` + verbs.Lib
 		if err := checkRdmaBwOptions(c); err != nil {
 			return err
 		}
-		return runRdmaBw(env, opts)
+		return runVerbs(env, func() error { return runRdmaBw(env, opts) })
 	}
 	return cmd
 }

@@ -382,6 +382,9 @@ func (g *gen) desc(st *Struct) {
 		g.p("%s", b.String())
 	}
 	g.p("},")
+	// In the literal, not in an init function: a description is then
+	// data the linker lays out, which no start of the program writes.
+	g.p("New: func() Struct { return new(%s) },", st.Name)
 	g.p("}")
 }
 
@@ -398,12 +401,6 @@ func (g *gen) registry() {
 	g.p("var enumDescs = []*EnumDesc{")
 	for _, e := range g.spec.Enums {
 		g.p("enum%s,", e.Name)
-	}
-	g.p("}")
-	g.p("")
-	g.p("func init() {")
-	for _, st := range g.spec.Structs {
-		g.p("desc%s.New = func() Struct { return new(%s) }", st.Name, st.Name)
 	}
 	g.p("}")
 }

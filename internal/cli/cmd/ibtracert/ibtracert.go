@@ -1,12 +1,17 @@
-package ibroute
-
-// ibtracert: the route a packet takes from one port to another, read hop
-// by hop from the switches' forwarding tables, as infiniband-diags 44's
-// ibtracert follows it: directed routes from the local port, one
-// NodeInfo/NodeDescription/PortInfo per hop and one SwitchInfo and LFT
-// block per switch. A trace is sequential by nature (each hop decides the
-// next), so it gains nothing from a fan-out; --ports-file traces pairs
-// one after the other, as the C tool does.
+// Package ibtracert is the ibtracert command: the route a packet takes
+// from one port to another, read hop by hop from the switches' forwarding
+// tables, as infiniband-diags 44's ibtracert follows it: directed routes
+// from the local port, one NodeInfo/NodeDescription/PortInfo per hop and
+// one SwitchInfo and LFT block per switch. A trace is sequential by nature
+// (each hop decides the next), so it gains nothing from a fan-out;
+// --ports-file traces pairs one after the other, as the C tool does.
+//
+// The walk is the C tool's, not internal/routing's TraceWith, which
+// follows a route through a walked fabric: ibtracert reads nothing but
+// the hops of the route, and its output (the SMPs it sends and their
+// order, where it stops, what it says on the way) is the C tool's, byte
+// for byte.
+package ibtracert
 
 import (
 	"bufio"
@@ -26,6 +31,7 @@ import (
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/rpc"
 )
 
 type ibtracertOptions struct {
@@ -38,8 +44,8 @@ type ibtracertOptions struct {
 	src       query.Source
 }
 
-// NewIbtracertCmd builds the ibtracert command.
-func NewIbtracertCmd(env *cmdutil.Env, _ string) *cobra.Command {
+// NewCmd builds the ibtracert command.
+func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	o := &ibtracertOptions{}
 	cmd := cmdutil.ToolCommand("ibtracert [options] [<src-addr>] <dest-addr>", "Trace the route between two ports")
 	cmd.Long = "ibtracert follows the switches' forwarding tables from the source port to the\n" +
@@ -122,7 +128,7 @@ func runIbtracert(env *cmdutil.Env, o *ibtracertOptions, args []string) (*tracer
 		mlid = int(int32(v))
 	}
 	names := o.src.Names(env.IO.Err)
-	client, err := openFtsClient(env, c)
+	client, err := cmdutil.IBOpenClient(env, c, cmdutil.EngineConfig{Timeout: rpc.DefaultTimeout})
 	if err != nil {
 		return nil, err
 	}

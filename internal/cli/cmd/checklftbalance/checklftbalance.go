@@ -1,12 +1,12 @@
-package ibroute
-
-// check_lft_balance: is every switch spreading its routes evenly over its
-// ports? infiniband-diags 44 ships a Perl script that reads dump_lfts
-// output (-l) and an ibnetdiscover cache (-i), and asks iblinkinfo about
-// each switch's ports. ibtool reads the same two inputs when given them;
-// without them it reads the fabric and the forwarding tables itself. The
-// tables are read as the script reads them, from dump_fts text, so both
-// ways give the script's answer.
+// Package checklftbalance is the check_lft_balance command: is every
+// switch spreading its routes evenly over its ports? infiniband-diags 44
+// ships a Perl script that reads dump_lfts output (-l) and an
+// ibnetdiscover cache (-i), and asks iblinkinfo about each switch's
+// ports. ibtool reads the same two inputs when given them; without them
+// it reads the fabric and the forwarding tables itself (internal/routing)
+// and feeds the script's logic what each line of dump_lfts would tell it
+// (lines.go), so both ways give the script's answer, quirks and all.
+package checklftbalance
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
-type checkLftOptions struct {
+type options struct {
 	cmdutil.Common
 	lftFile   string
 	cacheFile string
@@ -34,9 +34,9 @@ type checkLftOptions struct {
 	src       query.Source
 }
 
-// NewCheckLftBalanceCmd builds the check_lft_balance command.
-func NewCheckLftBalanceCmd(env *cmdutil.Env, _ string) *cobra.Command {
-	o := &checkLftOptions{}
+// NewCmd builds the check_lft_balance command.
+func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
+	o := &options{}
 	cmd := cmdutil.ToolCommand("check_lft_balance [-l lft-output -i ibnetdiscover-cache] [-e] [-v]", "Check that switches spread their routes evenly over their ports")
 	cmd.Long = "check_lft_balance counts, for every switch, the LIDs each port forwards to, and\n" +
 		"reports the switches where a port carries more than one route more than another\n" +
@@ -112,32 +112,26 @@ func (r *lftBalanceResult) WriteText(w io.Writer) error {
 	return bw.Flush()
 }
 
-func runCheckLftBalance(env *cmdutil.Env, o *checkLftOptions) (*lftBalanceResult, error) {
-	var lfts string
-	var fab *discovery.Fabric
-	if o.lftFile != "" || o.cacheFile != "" {
-		b, err := os.ReadFile(o.lftFile)
-		if err != nil {
-			fmt.Fprintf(env.IO.Err, "Couldn't open dump lfts file: %s: %v\n", o.lftFile, errnoText(err))
-		}
-		lfts = string(b)
-		if fab, err = query.LoadCache(o.cacheFile); err != nil {
-			// The script's iblinkinfo fails then: no port looks up.
-			fmt.Fprintf(env.IO.Err, "check_lft_balance: loading cached fabric failed: %v\n", err)
-			fab = nil
-		}
-	} else {
-		dump := &ftsOptions{Common: o.Common, src: o.src}
-		res, err := runDumpFts(env, dump, nil)
-		if err != nil {
-			return nil, err
-		}
-		var b strings.Builder
-		res.WriteText(&b)
-		lfts, fab = b.String(), res.fabric
+func runCheckLftBalance(env *cmdutil.Env, o *options) (*lftBalanceResult, error) {
+	if o.lftFile == "" && o.cacheFile == "" {
+		return runLive(env, o)
+	}
+	b, err := os.ReadFile(o.lftFile)
+	if err != nil {
+		fmt.Fprintf(env.IO.Err, "Couldn't open dump lfts file: %s: %v\n", o.lftFile, errnoText(err))
+	}
+	fab, err := query.LoadCache(o.cacheFile)
+	if err != nil {
+		// The script's iblinkinfo fails then: no port looks up.
+		fmt.Fprintf(env.IO.Err, "check_lft_balance: loading cached fabric failed: %v\n", err)
+		fab = nil
 	}
 	names := o.src.Names(env.IO.Err)
-	return balanceOf(lfts, fab, names.Name, o.heuristic, o.verbose), nil
+	s := newScript(fab, names.Name, o.heuristic, o.verbose)
+	for _, line := range strings.Split(string(b), "\n") {
+		s.line(parseLine(line))
+	}
+	return s.end(), nil
 }
 
 // errnoText is an error as Perl's $! prints it.
@@ -151,76 +145,130 @@ func errnoText(err error) string {
 }
 
 var (
-	lftUnicastRE = cmdutil.LazyRegexp(`Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`)
-	lftHostRE    = cmdutil.LazyRegexp(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
-	lftPathRE    = cmdutil.LazyRegexp(`.+ (.+) : \(path #. out of .: portguid .+\)`)
+	lftUnicastRE = cmdutil.LazyRegexp{Expr: `Unicast lids .+ of switch (?:DR path slid|Lid) .+ guid (.+) \((.+)\)`}
+	lftHostRE    = cmdutil.LazyRegexp{Expr: `.+ (.+) : \(.+ portguid .+: '(.+)'\)`}
+	lftPathRE    = cmdutil.LazyRegexp{Expr: `.+ (.+) : \(path #. out of .: portguid .+\)`}
 )
 
-// balanceOf runs the script over dump_lfts text, with the fabric in place
-// of its iblinkinfo calls.
-func balanceOf(lfts string, fab *discovery.Fabric, name func(uint64, string) string, heuristic, verbose bool) *lftBalanceResult {
-	res := &lftBalanceResult{Switches: []*switchBalance{}}
-	var sw *lftSwitch
-	flush := func() {
-		if sw == nil {
-			return
+// lineKind is what the script makes of a line, by the words in it.
+type lineKind uint8
+
+const (
+	lineOther  lineKind = iota
+	lineSwitch          // "Unicast": a switch's table starts
+	lineHost            // "Channel" or "Router": a host's LID
+	linePath            // "path": another LID of the host's LMC range
+)
+
+// lftLine is what the script reads in a line of dump_lfts output.
+type lftLine struct {
+	kind lineKind
+	// lineSwitch: the GUID and name the header regex takes, if it
+	// matches (named).
+	guid, name string
+	named      bool
+	// lineHost, linePath: the out port as printed ("001"; "" when the
+	// line's regex does not match) and, lineHost, the host's name.
+	port, host string
+}
+
+// parseLine is the script's reading of a line of text.
+func parseLine(line string) lftLine {
+	switch {
+	case strings.Contains(line, "Unicast"):
+		l := lftLine{kind: lineSwitch}
+		if m := lftUnicastRE.Get().FindStringSubmatch(line); m != nil {
+			l.guid, l.name, l.named = m[1], m[2], true
 		}
+		return l
+	case strings.Contains(line, "Channel") || strings.Contains(line, "Router"):
+		l := lftLine{kind: lineHost}
+		if m := lftHostRE.Get().FindStringSubmatch(line); m != nil {
+			l.port, l.host = m[1], m[2]
+		}
+		return l
+	case strings.Contains(line, "path"):
+		l := lftLine{kind: linePath}
+		if m := lftPathRE.Get().FindStringSubmatch(line); m != nil {
+			l.port = m[1]
+		}
+		return l
+	}
+	return lftLine{}
+}
+
+// script is the script's state over the lines of dump_lfts output.
+type script struct {
+	res       *lftBalanceResult
+	sw        *lftSwitch
+	fab       *discovery.Fabric
+	name      func(uint64, string) string
+	heuristic bool
+	verbose   bool
+}
+
+func newScript(fab *discovery.Fabric, name func(uint64, string) string, heuristic, verbose bool) *script {
+	return &script{res: &lftBalanceResult{Switches: []*switchBalance{}}, fab: fab, name: name, heuristic: heuristic, verbose: verbose}
+}
+
+// flush reports the switch read so far.
+func (s *script) flush() {
+	if s.sw == nil {
+		return
+	}
+	s.sw.processHostPorts()
+	if s.sw.named {
+		s.res.Switches = append(s.res.Switches, s.sw.usage(s.fab, s.name, s.heuristic, s.verbose))
+	}
+}
+
+// line reads one line.
+func (s *script) line(l lftLine) {
+	sw := s.sw
+	switch {
+	case l.kind == lineSwitch:
+		s.flush()
+		next := &lftSwitch{count: map[string]int{}}
+		if sw != nil { // the name survives a header that does not parse
+			next.guid, next.name, next.named = sw.guid, sw.name, sw.named
+		}
+		if l.named {
+			next.guid, next.name, next.named = l.guid, l.name, true
+		}
+		s.sw = next
+	case sw == nil:
+	case l.kind == lineHost:
+		sw.host = l.host
+		sw.count[l.port]++
 		sw.processHostPorts()
-		if sw.named {
-			res.Switches = append(res.Switches, sw.usage(fab, name, heuristic, verbose))
+		sw.hostPorts = []string{l.port}
+		if sw.lidsPerPort == 0 {
+			sw.lidsPerPort++
+		} else {
+			sw.calculated++
+		}
+	case l.kind == linePath:
+		sw.count[l.port]++
+		if sw.calculated == 0 {
+			sw.lidsPerPort++
+		}
+		sw.hostPorts = append(sw.hostPorts, l.port)
+	default:
+		if sw.lidsPerPort != 0 {
+			sw.calculated++
 		}
 	}
-	for _, line := range strings.Split(lfts, "\n") {
-		switch {
-		case strings.Contains(line, "Unicast"):
-			flush()
-			next := &lftSwitch{count: map[string]int{}}
-			if sw != nil { // the name survives a header that does not parse
-				next.guid, next.name, next.named = sw.guid, sw.name, sw.named
-			}
-			if m := lftUnicastRE().FindStringSubmatch(line); m != nil {
-				next.guid, next.name, next.named = m[1], m[2], true
-			}
-			sw = next
-		case sw == nil:
-		case strings.Contains(line, "Channel") || strings.Contains(line, "Router"):
-			port, host := "", ""
-			if m := lftHostRE().FindStringSubmatch(line); m != nil {
-				port, host = m[1], m[2]
-			}
-			sw.host = host
-			sw.count[port]++
-			sw.processHostPorts()
-			sw.hostPorts = []string{port}
-			if sw.lidsPerPort == 0 {
-				sw.lidsPerPort++
-			} else {
-				sw.calculated++
-			}
-		case strings.Contains(line, "path"):
-			port := ""
-			if m := lftPathRE().FindStringSubmatch(line); m != nil {
-				port = m[1]
-			}
-			sw.count[port]++
-			if sw.calculated == 0 {
-				sw.lidsPerPort++
-			}
-			sw.hostPorts = append(sw.hostPorts, port)
-		default:
-			if sw.lidsPerPort != 0 {
-				sw.calculated++
-			}
-		}
+}
+
+// end is the script's last report, which is unconditional: with no
+// switch read, it reports an unnamed one (seen with -v).
+func (s *script) end() *lftBalanceResult {
+	if s.sw == nil {
+		s.sw = &lftSwitch{count: map[string]int{}}
 	}
-	// The script's last report is unconditional: with no switch read, it
-	// reports an unnamed one (seen with -v).
-	if sw == nil {
-		sw = &lftSwitch{count: map[string]int{}}
-	}
-	sw.processHostPorts()
-	res.Switches = append(res.Switches, sw.usage(fab, name, heuristic, verbose))
-	return res
+	s.sw.processHostPorts()
+	s.res.Switches = append(s.res.Switches, s.sw.usage(s.fab, s.name, s.heuristic, s.verbose))
+	return s.res
 }
 
 // lftSwitch is the script's state for the switch being read.

@@ -1,10 +1,10 @@
-package ibroute
-
-// ibfindnodesusing: the hosts whose routes leave through a switch port,
-// and those whose routes come back through the port at its other end.
-// infiniband-diags 44 ships it as a Perl script over ibnetdiscover -g and
-// ibroute text; ibtool answers from the fabric model and the two
-// switches' forwarding tables, and prints what the script prints.
+// Package ibfindnodesusing is the ibfindnodesusing command: the hosts
+// whose routes leave through a switch port, and those whose routes come
+// back through the port at its other end. infiniband-diags 44 ships it as
+// a Perl script over ibnetdiscover -g and ibroute text; ibtool answers
+// from the fabric model and the two switches' forwarding tables
+// (internal/routing), and prints what the script prints.
+package ibfindnodesusing
 
 import (
 	"context"
@@ -19,12 +19,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
+	"github.com/ibtool/ibtool/internal/cli/render"
 	"github.com/ibtool/ibtool/internal/ctext"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/fabricdoc"
 	"github.com/ibtool/ibtool/internal/jsonv"
 	"github.com/ibtool/ibtool/internal/mad"
+	"github.com/ibtool/ibtool/internal/nodename"
 	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/routing"
+	"github.com/ibtool/ibtool/internal/rpc"
 )
 
 type ibfindnodesusingOptions struct {
@@ -33,8 +37,8 @@ type ibfindnodesusingOptions struct {
 	src         query.Source
 }
 
-// NewIbfindnodesusingCmd builds the ibfindnodesusing command.
-func NewIbfindnodesusingCmd(env *cmdutil.Env, _ string) *cobra.Command {
+// NewCmd builds the ibfindnodesusing command.
+func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 	o := &ibfindnodesusingOptions{}
 	cmd := cmdutil.ToolCommand("ibfindnodesusing [options] <switch_guid|switch_name> <port>", "List the hosts whose routes use a switch port")
 	cmd.Long = "ibfindnodesusing reads the forwarding tables of a switch and of the node at the\n" +
@@ -148,12 +152,11 @@ func runIbfindnodesusing(env *cmdutil.Env, o *ibfindnodesusingOptions, args []st
 		res.Remote = findEnd{NodeGUID: mad.GUID(remote.Node.GUID), NodeName: name, NodeType: fabricdoc.NodeTypeOf(remote.Node), Port: remote.Num, desc: name}
 	}
 
-	client, err := openFtsClient(env, c)
+	client, err := cmdutil.IBOpenClient(env, c, cmdutil.EngineConfig{Timeout: rpc.DefaultTimeout})
 	if err != nil {
 		return nil, err
 	}
 	defer client.Engine().Close()
-	dests := fabricDests(fab, names)
 	// ibroute -G answers only for a switch: a CA at the other end has no
 	// table, and no hosts.
 	// The script's ibroute of a CA writes to stderr; so do we, in our words.
@@ -166,24 +169,13 @@ func runIbfindnodesusing(env *cmdutil.Env, o *ibfindnodesusingOptions, args []st
 	default:
 		ends = append(ends, remote.Node)
 	}
-	var specs []ftsSpec
-	for _, n := range ends {
-		s := ftsSpec{dest: query.LID(n.SMALID), guid: n.GUID, nports: n.NumPorts, name: names.Name(n.GUID, n.Desc())}
-		if len(n.DRPath) > 0 {
-			s.dest = query.DR(n.DRPath)
-		}
-		if err := s.switchSI.Unmarshal(n.SwitchInfo); err != nil {
-			return nil, err
-		}
-		specs = append(specs, s)
+	tables, err := readTables(ctx, client, fab, ends)
+	if err != nil {
+		return nil, err
 	}
-	tables := readTables(ctx, client, specs, &ftsOptions{}, 0, 0, ibrouteBlockError)
-	for _, t := range tables {
-		fillDests(t, &ftsOptions{}, dests, ": (unknown node and type)")
-	}
-	res.Out = routedHosts(tables[0], port)
-	if len(tables) > 1 {
-		res.In = routedHosts(tables[1], res.Remote.Port)
+	res.Out = hostNames(tables.Through(sw.GUID, port), names)
+	if len(ends) > 1 {
+		res.In = hostNames(tables.Through(remote.Node.GUID, remote.Num), names)
 	}
 	res.outText, res.inText = strings.Join(compressHosts(res.Out), " "), strings.Join(compressHosts(res.In), " ")
 	return res, nil
@@ -240,15 +232,38 @@ func switchNamed(f *discovery.Fabric, arg string, name func(uint64, string) stri
 	return nil
 }
 
-// routedHosts are the CAs ibroute shows leaving through port: the names on
-// its "Channel Adapter" lines.
-func routedHosts(t *ftsSwitch, port int) []string {
-	hosts := []string{}
-	t.Unicast.each(func(e *lftEntry) {
-		if e.Port == port && strings.HasPrefix(e.text, ": (Channel Adapter ") {
-			hosts = append(hosts, e.DestName)
+// readTables reads the switches' tables as the script's ibroute -G shows
+// them: the LIDs up to LinearFDBTop that dump_unicast_tables reads
+// (render.UnicastRange), up to the first block that cannot be read.
+func readTables(ctx context.Context, c *query.Client, fab *discovery.Fabric, switches []*discovery.Node) (*routing.Tables, error) {
+	targets := make([]routing.Target, len(switches))
+	lasts := make([]int, len(switches))
+	for i, n := range switches {
+		t := routing.Target{GUID: n.GUID, Dest: routing.DestOf(n), NumPorts: n.NumPorts}
+		if err := t.Info.Unmarshal(n.SwitchInfo); err != nil {
+			return nil, err
 		}
-	})
+		_, lasts[i], t.Blocks, _ = render.UnicastRange(0, 0, int(t.Info.LinearFDBTop))
+		targets[i] = t
+	}
+	tables := &routing.Tables{Fabric: fab, Switches: map[uint64]*routing.Switch{}}
+	for i, sw := range routing.ReadSwitches(ctx, c, targets, routing.Want{LFT: true}) {
+		shown, _, _ := render.UnicastTable(sw, 0, lasts[i], true)
+		sw.LFT = &routing.LFT{First: shown.First, Ports: shown.Ports}
+		tables.Switches[sw.GUID] = sw
+	}
+	return tables, nil
+}
+
+// hostNames are the names of the CAs among ports: ibroute's "Channel
+// Adapter" lines.
+func hostNames(ports []*discovery.Port, names *nodename.Map) []string {
+	hosts := []string{}
+	for _, p := range ports {
+		if n := p.Node; n.Type == discovery.NodeCA {
+			hosts = append(hosts, names.Name(n.GUID, n.Desc()))
+		}
+	}
 	return hosts
 }
 
