@@ -77,6 +77,15 @@ type fabricSpec struct {
 	scale     bool            // only the scaling runs (ibnetdiscover)
 }
 
+// The diagnose rows' fabrics and latencies unless -sizes and -latencies
+// say otherwise: the sweep on the 2000-node fabric, the offline analysis
+// on the 10,000-node one.
+const (
+	diagnoseSizes     = "S2000,S10000"
+	diagnoseLatencies = "0,1ms"
+	offlineFabric     = "S10000"
+)
+
 var fabrics = []fabricSpec{
 	{name: "S1000"},
 	{name: "S2000"},
@@ -112,11 +121,23 @@ func main() {
 	soakFabric := flag.String("fabric", "S2000", "the -soak fabric: "+fabricNames())
 	soakScrapes := flag.Int("scrapes", 1000, "the -soak scrapes")
 	update := flag.String("update", "", "also write the results into this markdown file, between the bench markers")
+	diagnoseRows := flag.Bool("diagnose", false, "instead of the bench, its diagnose rows alone (no one-shot rows): ibtool diagnose against the C tools in sequence on -sizes "+
+		"(default "+diagnoseSizes+"; "+offlineFabric+": the offline analysis) at -latencies (default "+diagnoseLatencies+")")
 	oneShot := flag.Bool("oneshot", true, "also run the one-shot rows: single invocations on a 5-node fabric against the C tools and a trivial Go program")
 	oneShotOnly := flag.Bool("oneshot-only", false, "run only the one-shot rows")
 	oneShotRuns := flag.Int("oneshot-runs", 21, "runs per tool of each one-shot row but the 200-call loop, which runs -runs times")
 	oneShotTopology := flag.String("oneshot-topology", "testdata/topologies/tiny.net", "the one-shot rows' fabric, whose Switch2 has LID "+oneShotLID)
 	flag.Parse()
+	explicit := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	if *diagnoseRows {
+		if !explicit["sizes"] {
+			*sizes = diagnoseSizes
+		}
+		if !explicit["latencies"] {
+			*lat = diagnoseLatencies
+		}
+	}
 	exporter, err := filepath.Abs(*exporterBin)
 	check(err)
 	if *soakRun {
@@ -132,7 +153,7 @@ func main() {
 	}
 	bin, err := filepath.Abs(*ibtool)
 	check(err)
-	if *oneShot || *oneShotOnly {
+	if *oneShot && !*diagnoseRows || *oneShotOnly {
 		started := time.Now()
 		rows, err := benchOneShot(*oneShotTopology, bin, *oneShotRuns, *runs)
 		check(err)
@@ -174,6 +195,21 @@ func main() {
 		}
 	}
 	rep := &report{started: time.Now(), cfg: cfg}
+	if *diagnoseRows {
+		for _, name := range strings.Split(*sizes, ",") {
+			i := slices.IndexFunc(fabrics, func(f fabricSpec) bool { return f.name == name })
+			if i < 0 {
+				fail(fmt.Errorf("unknown fabric %q (have %s)", name, fabricNames()))
+			}
+			diagnoseFabric(fabrics[i], cfg.latencies, cfg, rep)
+		}
+		text := rep.diagnoseMarkdown()
+		fmt.Print("\n" + text)
+		if *update != "" {
+			check(replaceBetweenMarkers(*update, diagStartMarker, diagEndMarker, text))
+		}
+		return
+	}
 	for _, name := range strings.Split(*sizes, ",") {
 		i := slices.IndexFunc(fabrics, func(f fabricSpec) bool { return f.name == name })
 		if i < 0 {

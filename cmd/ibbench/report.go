@@ -17,6 +17,8 @@ type report struct {
 	floors    []floorRow
 	scaling   []scaleRow
 	exporters []exporterRow
+	diag      []diagRow    // -diagnose: the sweep against the C sequence
+	offline   []offlineRow // -diagnose: diagnose --load of a big fabric
 }
 
 type floorRow struct {

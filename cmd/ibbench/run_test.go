@@ -166,3 +166,36 @@ func TestPMATableSetsThePhaseAgainstBothFloors(t *testing.T) {
 		t.Errorf("without a PMA floor the table lacks %q:\n%s", want, b.String())
 	}
 }
+
+// The diagnose rows' tables: a row meets its target when the C
+// sequence's median over ibtool's reaches it (5 without latency, 20 at
+// 1 ms), the offline row when its median CPU is under 1 s.
+func TestDiagnoseMarkdown(t *testing.T) {
+	seq := func(secs ...float64) (out []seqSample) {
+		for _, s := range secs {
+			out = append(out, seqSample{sample: sample{wall: time.Duration(s * float64(time.Second))}, tools: make([]time.Duration, len(cSequence))})
+		}
+		return out
+	}
+	ours := func(secs ...float64) (out []sample) {
+		for _, s := range secs {
+			out = append(out, sample{wall: time.Duration(s * float64(time.Second))})
+		}
+		return out
+	}
+	rep := &report{cfg: config{runs: 3, slowRuns: 1}, diag: []diagRow{
+		{fabric: "S2000", c: seq(3, 3.2, 2.9), ours: ours(0.5, 0.55, 0.7), args: []string{"ibtool", "diagnose"}},
+		{fabric: "S2000", latency: time.Millisecond, c: seq(90), ours: ours(5, 5.1, 4)},
+	}, offline: []offlineRow{{fabric: "S10000", runs: []cpuSample{{cpu: 800 * time.Millisecond}, {cpu: 1200 * time.Millisecond}, {cpu: 900 * time.Millisecond}}}}}
+	md := rep.diagnoseMarkdown()
+	for _, want := range []string{
+		"| S2000 | none | 3.000 s (2.900-3.200) | 0.550 s (0.500-0.700) | 5.5x | 5x | yes |",
+		"| S2000 | 1 ms | 90.000 s, 1 run | 5.000 s (4.000-5.100) | 18.0x | 20x | no |",
+		"| 0.90 s (0.80-1.20) |",
+		"| yes |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in:\n%s", want, md)
+		}
+	}
+}

@@ -89,9 +89,16 @@ func TestDiagnoseCleanFatTree(t *testing.T) {
 	if r.Code != 0 || !*doc.Complete || len(problems(doc)) != 0 {
 		t.Fatalf("exit %d, complete %v, findings %v\n%s", r.Code, *doc.Complete, problems(doc), r.Stderr)
 	}
-	if len(doc.Findings) != 2 || doc.Findings[0].Code != "sm.sm" || doc.Findings[0].NodeName != "node0001 HCA-1" ||
-		doc.Findings[1].Code != "counters.interval" || !strings.Contains(doc.Findings[1].Message, "the counters of 120 ports read twice") {
-		t.Errorf("findings %+v, want the MASTER's sm.sm and counters.interval", doc.Findings)
+	var infos []string
+	for _, f := range doc.Findings {
+		infos = append(infos, f.Code)
+	}
+	// The MASTER, the counters' interval, the routes' hop counts and
+	// balance, the credit-loop graph (OpenSM's minhop on a fat tree has
+	// no loop).
+	if strings.Join(infos, " ") != "sm.sm counters.interval routing.balance routing.hops credit_loops.graph" ||
+		doc.Findings[0].NodeName != "node0001 HCA-1" || !strings.Contains(doc.Findings[1].Message, "the counters of 120 ports read twice") {
+		t.Errorf("findings %+v, want the MASTER's sm.sm, counters.interval and the routing facts", doc.Findings)
 	}
 	var checks []string
 	skipped := map[string]string{}
@@ -99,12 +106,12 @@ func TestDiagnoseCleanFatTree(t *testing.T) {
 		checks = append(checks, s.Check)
 		skipped[s.Check] = s.Skipped
 	}
-	if strings.Join(checks, " ") != "walk ids sm nodes links counters pkeys topology" || skipped["topology"] == "" ||
+	if strings.Join(checks, " ") != "walk ids sm nodes links counters pkeys topology routing credit_loops multicast" || skipped["topology"] == "" ||
 		skipped["pkeys"] != "no switch port enforces partitions" {
 		t.Errorf("summary %+v", doc.Summary)
 	}
 	text := runSim(f, "", "diagnose", "--interval", "0")
-	if text.Code != 0 || !strings.Contains(text.Stdout, "| links    |      0 |        0 |") ||
+	if text.Code != 0 || !strings.Contains(text.Stdout, "| links        |      0 |        0 |") ||
 		!strings.HasPrefix(text.Stdout, "Fabric: 50 nodes (6 switches, 44 CAs, 0 routers), 60 links; the sweep read everything\n") {
 		t.Errorf("text: exit %d\n%s%s", text.Code, text.Stdout, text.Stderr)
 	}
@@ -127,7 +134,7 @@ func TestDiagnoseLoadIsTheSame(t *testing.T) {
 		t.Errorf("live (exit %d) and --load (exit %d) differ:\n%s", live.Code, offline.Code,
 			simfabric.UnifiedDiff("live", "load", live.Stdout, offline.Stdout))
 	}
-	for _, name := range []string{"fabric.cache", "fabric.cache.ibtool", "snapshot.json", "expected.cache"} {
+	for _, name := range []string{"fabric.cache", "fabric.cache.ibtool", "snapshot.json", "expected.cache", "tables.json", "tables.data"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Error(err)
 		}
@@ -269,8 +276,9 @@ func TestDiagnoseWithoutSM(t *testing.T) {
 			inits++
 		}
 	}
-	// 4 links, both ends of each.
-	if r.Code != diagnose.ExitFindings || inits != 8 || len(got) != 9 || got[0] != "sm.no_sm at " {
+	// 4 links, both ends of each; and nothing routes to the LID the net
+	// file gives "sw2 desc" (LID 7).
+	if r.Code != diagnose.ExitFindings || inits != 8 || len(got) != 10 || got[0] != "sm.no_sm at " || got[9] != "routing.no_entry at Switch1" {
 		t.Errorf("exit %d, findings:\n%s", r.Code, strings.Join(got, "\n"))
 	}
 }

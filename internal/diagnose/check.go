@@ -52,7 +52,8 @@ type Config struct {
 // Checks are the checks a diagnosis runs, in the order they are
 // reported.
 func Checks() []Check {
-	return []Check{walkCheck{}, idsCheck{}, smCheck{}, nodesCheck{}, linksCheck{}, countersCheck{}, pkeysCheck{}, topologyCheck{}}
+	return []Check{walkCheck{}, idsCheck{}, smCheck{}, nodesCheck{}, linksCheck{}, countersCheck{}, pkeysCheck{}, topologyCheck{},
+		routingCheck{}, creditLoopsCheck{}, multicastCheck{}}
 }
 
 // CheckSummary is what one check found, counted.

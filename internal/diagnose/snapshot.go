@@ -6,6 +6,7 @@ import (
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
 	"github.com/ibtool/ibtool/internal/query"
+	"github.com/ibtool/ibtool/internal/routing"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
 
@@ -42,9 +43,18 @@ type Snapshot struct {
 	// the ids check.
 	Hidden []HiddenRead
 
-	// The forwarding tables (LFT, MFT, SL2VL) join the snapshot as the
-	// routing model internal/routing reads, beside the reads above, for
-	// the routing, credit-loop and multicast checks.
+	// Tables are the switches' forwarding tables (internal/routing's
+	// model) for the routing, credit_loops and multicast checks: every
+	// LFT, the MFTs with SweepOptions.Multicast, and the SL2VL tables
+	// where they can change the credit-loop analysis (tables.go). Nil
+	// when not read (a snapshot saved before they were).
+	Tables *routing.Tables
+	// MCMembers are the multicast groups' members as the SA lists them,
+	// with SweepOptions.Multicast; nil otherwise.
+	MCMembers *MCMembers
+	// routes is the analysis of Tables the routing and credit_loops
+	// checks share, made on first use.
+	routes *routeAnalysis
 }
 
 // SMInfoRead is the SMInfo of one SM port, or why it could not be read.
@@ -89,8 +99,8 @@ type CounterReads struct {
 }
 
 // Complete reports whether the sweep read everything it set out to: no
-// walk error, no SMInfo or P_Key table that did not answer (nor a
-// counter or hidden node).
+// walk error, no SMInfo, P_Key table or forwarding table that did not
+// answer (nor a counter or hidden node).
 func (s *Snapshot) Complete() bool {
 	if s.Fabric == nil || len(s.Fabric.Errors) > 0 {
 		return false
@@ -105,11 +115,11 @@ func (s *Snapshot) Complete() bool {
 			return false
 		}
 	}
-	return s.healthFailures() == 0
+	return s.healthFailures() == 0 && len(s.tableFailures()) == 0
 }
 
 // Failures counts the reads that did not answer: walk errors, SMInfo,
-// P_Key tables, counters and hidden nodes.
+// P_Key tables, counters, hidden nodes and forwarding tables.
 func (s *Snapshot) Failures() int {
 	n := 0
 	if s.Fabric != nil {
@@ -125,5 +135,5 @@ func (s *Snapshot) Failures() int {
 			n++
 		}
 	}
-	return n + s.healthFailures()
+	return n + s.healthFailures() + len(s.tableFailures())
 }

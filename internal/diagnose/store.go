@@ -142,6 +142,9 @@ func Save(dir string, s *Snapshot, cfg *Config) error {
 	if err := saveHealth(dir, &doc, s, cfg); err != nil {
 		return err
 	}
+	if err := saveTables(dir, s); err != nil {
+		return err
+	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
@@ -238,6 +241,9 @@ func Load(dir string) (*Snapshot, *Config, error) {
 		}
 	}
 	if err := loadHealth(dir, &doc, s, cfg); err != nil {
+		return nil, nil, err
+	}
+	if err := loadTables(dir, s); err != nil {
 		return nil, nil, err
 	}
 	return s, cfg, nil

@@ -22,16 +22,19 @@ type SweepOptions struct {
 	// Interval is the time between the two counter reads (--interval);
 	// 0 reads them once.
 	Interval time.Duration
+	// Multicast reads the MFTs and the SA's multicast members too.
+	Multicast bool
 }
 
 // Sweep reads everything the checks need: the fabric from src (a walk,
 // the SA's records or a cache), then, all at once through the query
 // layer's fan-outs, the SMInfo of every SM port, the P_Key tables
 // where partitions are enforced, the counters of both ends of every link
-// (twice, opts.Interval apart: the other reads go on meanwhile) and what
-// is behind switch ports that are up but the walk left without a link.
-// It sends Gets only: a diagnosis never changes the fabric, its counters
-// included.
+// (twice, opts.Interval apart: the other reads go on meanwhile), what
+// is behind switch ports that are up but the walk left without a link,
+// and the switches' forwarding tables (with opts.Multicast the MFTs and
+// the SA's multicast members too). It sends Gets only: a diagnosis never
+// changes the fabric, its counters included.
 //
 // The error is the fabric's: without one there is nothing to judge. A
 // read that fails afterwards is the snapshot's (its Err), and the sweep
@@ -56,6 +59,10 @@ func Sweep(ctx context.Context, c *query.Client, src *query.Source, opts SweepOp
 	wg.Go(func() { s.PKeys = readPKeys(ctx, c, f) })
 	wg.Go(func() { s.Counters = readCounters(ctx, c, f, opts.Interval) })
 	wg.Go(func() { s.Hidden = readHidden(ctx, c, f) })
+	wg.Go(func() { s.Tables = readTables(ctx, c, f, opts.Multicast) })
+	if opts.Multicast {
+		wg.Go(func() { s.MCMembers = readMCMembers(ctx, c) })
+	}
 	wg.Wait()
 	if opts.Loss != nil {
 		s.Loss = opts.Loss.Losses()

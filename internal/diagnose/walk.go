@@ -21,7 +21,7 @@ func (walkCheck) Codes() []CodeInfo {
 	return []CodeInfo{
 		{"walk.no_answer", Error, "nothing answered NodeInfo beyond a port that has a link: a node that is down, hung or unreachable"},
 		{"walk.attribute_unread", Error, "a node answered NodeInfo but one of its attributes (PortInfo, NodeDescription, SwitchInfo) could not be read"},
-		{"walk.read_failed", Error, "an SMInfo, P_Key table, port's counters or node behind an unlinked port the checks need could not be read"},
+		{"walk.read_failed", Error, "an SMInfo, P_Key table, port's counters, node behind an unlinked port or forwarding table (LFT, MFT or SL2VL block) the checks need could not be read"},
 		{"walk.mads_lost", Warning, "MADs were lost and had to be resent (" + strconv.Itoa(minLostAttempts) + " or more attempts): by directed route placed at the first link of their route that lost some, LID routed at their destination"},
 	}
 }
@@ -46,6 +46,7 @@ func (walkCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
 		}
 	}
 	out = append(out, healthReadsFailed(s, cfg.Names)...)
+	out = append(out, tableReadFindings(s, cfg)...)
 	return append(out, lossFindings(s, cfg.Names)...), ""
 }
 

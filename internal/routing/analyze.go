@@ -12,7 +12,13 @@ func (t *Tables) Reachability() *Reach {
 }
 
 // CreditLoops builds the channel dependency graph of the LFTs' routes to
-// every destination (as Reachability has them) and finds its cycles.
+// every CA and router port (the LIDs Reachability follows, less the
+// switches' own) and finds its cycles. Routes to a switch's LIDs are
+// left out, as ibdm leaves them out by default: what goes to a switch
+// is management traffic, SMPs on VL15, which has no credits, and a
+// trickle of GMPs; and a fat tree routed min-hop (OpenSM's default) turns
+// down and up again on the routes between its switches, so that
+// including them would find a loop in every three-level fat tree.
 // LFT routing depends only on the destination, so the dependencies are
 // built once per destination (and per group of SLs that map alike): a
 // switch S that sends it out of port o into switch T, which sends it on
@@ -48,7 +54,7 @@ func (t *Tables) analyze(reach, loops bool) (*Reach, *CreditLoops) {
 	dests := g.destinations()
 	for _, d := range dests {
 		r.hop(d)
-		if loops {
+		if loops && d.viaEnd {
 			c.add(r)
 		}
 		if reach {

@@ -22,6 +22,11 @@ type CreditLoops struct {
 	// VLs is how many VLs the tables put packets on: 1 when no switch
 	// had SL2VL tables (every SL on VL 0).
 	VLs int
+	// PerVL is set when the graph was built per VL: the tables change
+	// the VL of some packets on their way, and a channel of a loop is a
+	// (port, VL). Otherwise each SL stays on one VL and the loops are
+	// those of the graph without VLs, on each VL of CreditLoop.VLs.
+	PerVL bool
 	// Loops are the strongly connected components of the graph that hold
 	// a cycle, in the order of their first channel: every credit loop,
 	// not only the first.
@@ -44,7 +49,7 @@ type CreditLoop struct {
 func (c *cdg) creditLoops() *CreditLoops {
 	m := c.sl2vl
 	vls := bits.OnesCount16(m.inUse)
-	res := &CreditLoops{Channels: len(c.chans) * vls, VLs: vls}
+	res := &CreditLoops{Channels: len(c.chans) * vls, VLs: vls, PerVL: m.uniform == nil}
 	for _, w := range c.succ {
 		res.Edges += bits.OnesCount64(w)
 	}

@@ -35,8 +35,9 @@
 // LinearFDBTop or MulticastFDBCap/Top cover (DefaultBlocks, DefaultMLIDs)
 // unless a Target asks for a range. A block that fails is its switch's
 // alone. ReadSL2VL reads the tables of given switch ports from every
-// input port; the diagnosis asks for them only where a port has more
-// than one operational data VL.
+// input port; the diagnosis asks for those of the ports of the credit
+// loops the graph without VLs has, where a port operates more than one
+// data VL: VLs can break a loop, never make one.
 //
 // # Trace
 //
@@ -105,7 +106,12 @@
 // channels by the LIDs and ports of both link ends, skips the end ports,
 // searches each VL's graph and moves the paths of a cycle's weakest edge
 // to another VL until none is left. We build the same graph but
-// differently, and report all of it. Because an LFT routes by
+// differently, and report all of it. Like ibdm by default, it is the
+// graph of the routes to CA and router ports: a switch's LIDs receive
+// management traffic only (SMPs on VL15, which has no credits, and few
+// GMPs), and the routes between a min-hop fat tree's switches turn down
+// and up again: with them, every three-level fat tree OpenSM routes has
+// a loop that only packets to switches can close. Because an LFT routes by
 // destination only, the dependencies are built once per destination
 // rather than per pair: when switch S sends the destination out of port
 // o into switch T, and T sends it on out of o2 into another switch,

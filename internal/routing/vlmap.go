@@ -153,7 +153,11 @@ func (m *vlMap) effective(vl uint8, i int) uint8 {
 
 // uniformVLs are the VLs of the classes when every table maps each
 // class to one VL (or drops it) on every channel between switches, nil
-// when some do not.
+// when some do not. A channel none of whose tables was read is left
+// out: the reads cover the channels that can be in a loop (the
+// diagnosis reads only those), and the others cannot change the
+// answer. A channel read from some input ports only has VL 0 from the
+// others, as build has it.
 func (m *vlMap) uniformVLs() []int {
 	g := m.g
 	var seen [16]uint32 // per class, the values seen: a bit per VL, bit 16 for dropped
@@ -166,25 +170,24 @@ func (m *vlMap) uniformVLs() []int {
 	}
 	for s, n := range g.nodes {
 		sw := g.t.Switches[n.GUID]
-		have, want := 0, (n.NumPorts+1)*channelsOf(g, s)
-		if sw != nil && sw.SL2VL != nil {
-			for pair, vls := range sw.SL2VL.Tables {
-				i := int(g.base[s]) + int(pair.Out)
-				if int(pair.Out) > n.NumPorts || int(pair.In) > n.NumPorts || g.link[i] < 0 {
-					continue // not into a channel between switches
-				}
-				have++
-				for k, sl := range m.classes {
-					mark(k, m.effective(vls[sl], i))
-				}
+		if sw == nil || sw.SL2VL == nil {
+			continue
+		}
+		read := make([]int, n.NumPorts+1) // tables read per output port
+		for pair, vls := range sw.SL2VL.Tables {
+			i := int(g.base[s]) + int(pair.Out)
+			if int(pair.Out) > n.NumPorts || int(pair.In) > n.NumPorts || g.link[i] < 0 {
+				continue // not into a channel between switches
+			}
+			read[pair.Out]++
+			for k, sl := range m.classes {
+				mark(k, m.effective(vls[sl], i))
 			}
 		}
-		// Pairs into channels without a table map every SL to VL 0.
-		for p := 1; p <= n.NumPorts; p++ {
-			i := int(g.base[s]) + p
-			if g.link[i] >= 0 && have < want {
+		for out, have := range read {
+			if have > 0 && have < n.NumPorts+1 {
 				for k := range m.classes {
-					mark(k, m.effective(0, i))
+					mark(k, m.effective(0, int(g.base[s])+out))
 				}
 			}
 		}
@@ -203,17 +206,6 @@ func (m *vlMap) uniformVLs() []int {
 	}
 	slices.Sort(out)
 	return append([]int{}, out...)
-}
-
-// channelsOf is how many of switch s's ports lead to other switches.
-func channelsOf(g *graph, s int) int {
-	n := 0
-	for i := g.base[s] + 1; i < g.base[s+1]; i++ {
-		if g.link[i] >= 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // build lays the tables out per class, and the VLs of each port's local

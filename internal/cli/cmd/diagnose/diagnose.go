@@ -38,6 +38,7 @@ type options struct {
 	html        string
 	all         bool
 	strict      bool
+	multicast   bool
 	interval    interval
 	thresholds  string
 }
@@ -50,10 +51,10 @@ func NewCmd(env *cmdutil.Env, _ string) *cobra.Command {
 		Long: `Sweep the fabric once and report what is wrong with it: a walk (by
 directed route unless --discovery LID; or --load-cache, or --sa), then the
 SMInfo of every subnet manager, the P_Key tables where partitions are
-enforced and the counters of both ends of every link (twice, --interval
-apart), read all at once. Only Gets: nothing is changed, no counter is
-reset. The checks (docs/diagnose.md lists every finding code with its
-severity and why):
+enforced, the counters of both ends of every link (twice, --interval
+apart) and the switches' forwarding tables, read all at once. Only Gets:
+nothing is changed, no counter is reset. The checks (docs/diagnose.md
+lists every finding code with its severity and why):
 
   walk      what did not answer, with its directed route; MADs lost per link
   ids       zero or duplicate LIDs (LMC ranges), node and port GUIDs, node
@@ -69,6 +70,12 @@ severity and why):
   pkeys     where switch ports enforce partitions: host P_Keys they lack
   topology  with --expect FILE (a cache or ibnetdiscover's topology file):
             nodes and links gone, new or moved, links slower than before
+  routing   the LFTs from every switch to every LID: missing entries, dead
+            ends, loops, routes longer than the shortest way; hop counts
+            and how routes spread over the ports between switches
+  credit_loops  every cycle of the routes' channel dependency graph (per VL
+            where the SL2VL tables say so), each with its chain of ports
+  multicast with --multicast: each group's MFTs a tree reaching every member
 
 The text shows a summary table, then a few findings per check (--all: every
 one); --json the whole report (docs/diagnose.md); --html FILE one page with a
@@ -101,6 +108,7 @@ Exit status: 0 without error findings (warnings too with --strict), 1 with,
 	o.interval = interval(diagnose.DefaultInterval)
 	fs.Var(&o.interval, "interval", "seconds between the two counter reads (or a duration: 500ms); 0 reads once")
 	fs.StringVar(&o.thresholds, "threshold-file", "", "counter thresholds in ibqueryerrors' format (<counter>=<value> lines); the counters it leaves out keep the defaults")
+	fs.BoolVar(&o.multicast, "multicast", false, "also read the MFTs and the SA's multicast members, and check every group's tree")
 	o.src.AddFlags(fs, query.AllSourceFlags)
 	fs.Lookup("discovery").Usage = "LID or DR: how SMPs reach the nodes (default: DR, which needs no forwarding table); SA: as --sa"
 	cmdutil.SetupCommon(env, cmd, &o.Common, "DGLKe")
@@ -258,7 +266,8 @@ func sweep(env *cmdutil.Env, o *options) (*diagnose.Snapshot, error) {
 	}
 	defer c.Engine().Close()
 	s, err := diagnose.Sweep(context.Background(), c, &o.src, diagnose.SweepOptions{
-		Walk: query.Walk{Progress: cmdutil.ProgressLine(env)}, Loss: loss, Interval: time.Duration(o.interval)})
+		Walk: query.Walk{Progress: cmdutil.ProgressLine(env)}, Loss: loss, Interval: time.Duration(o.interval),
+		Multicast: o.multicast})
 	var ue *query.UsageError
 	if errors.As(err, &ue) {
 		return nil, cmdutil.UsageErrorf("%v", err)
