@@ -28,7 +28,7 @@ func saveHealth(dir string, doc *snapshotDoc, s *Snapshot, cfg *Config) error {
 		fmt.Fprintf(&b, "%s=%d\n", l.Counter, l.Limit)
 	}
 	doc.Config.ThresholdFile = ThresholdFile
-	return WriteFileAtomic(filepath.Join(dir, ThresholdFile), b.Bytes())
+	return writeFile(filepath.Join(dir, ThresholdFile), b.Bytes())
 }
 
 // thresholdSource says where limits came from.

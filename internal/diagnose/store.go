@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ibtool/ibtool/internal/atomicfile"
 	"github.com/ibtool/ibtool/internal/cache"
 	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
@@ -115,7 +116,7 @@ func Save(dir string, s *Snapshot, cfg *Config) error {
 	doc.Config.ExpectWidth, doc.Config.ExpectSpeed = cfg.ExpectWidth, cfg.ExpectSpeed
 	if e := cfg.Expected; e != nil {
 		doc.Config.ExpectedFile = ExpectedFile + "." + e.Kind
-		if err := WriteFileAtomic(filepath.Join(dir, doc.Config.ExpectedFile), e.Data); err != nil {
+		if err := writeFile(filepath.Join(dir, doc.Config.ExpectedFile), e.Data); err != nil {
 			return err
 		}
 	}
@@ -149,32 +150,15 @@ func Save(dir string, s *Snapshot, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, SnapshotFile), append(b, '\n'))
+	return writeFile(filepath.Join(dir, SnapshotFile), append(b, '\n'))
 }
 
 func docOf(p *discovery.Port) portDoc { return portDoc{mad.GUID(p.Node.GUID), p.Num} }
 
-// writeAtomic writes data to path through a temporary file renamed over
-// it: a reader never sees half a file.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ibtool-diagnose-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+// writeFile writes one file of a saved sweep whole (see atomicfile),
+// readable by all as a file the shell would create.
+func writeFile(path string, data []byte) error {
+	return atomicfile.WriteFile(path, data, 0o644&^atomicfile.Umask())
 }
 
 // Load reads a snapshot saved by Save, with the configuration it was

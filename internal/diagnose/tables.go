@@ -242,10 +242,10 @@ func saveTables(dir string, s *Snapshot) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, TableDataFile), data); err != nil {
+	if err := writeFile(filepath.Join(dir, TableDataFile), data); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, TablesFile), append(b, '\n'))
+	return writeFile(filepath.Join(dir, TablesFile), append(b, '\n'))
 }
 
 func blockDocs(bs []routing.BlockError) []blockDoc {

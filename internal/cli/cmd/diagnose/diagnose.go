@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/atomicfile"
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/counters"
 	"github.com/ibtool/ibtool/internal/diagnose"
@@ -284,5 +285,5 @@ func writeHTML(path string, rep *diagnose.Report, f *discovery.Fabric, names *no
 	if err := report.WriteHTML(&b, rep, f, names); err != nil {
 		return err
 	}
-	return diagnose.WriteFileAtomic(path, b.Bytes())
+	return atomicfile.WriteFile(path, b.Bytes(), 0o644&^atomicfile.Umask())
 }
