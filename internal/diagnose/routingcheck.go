@@ -161,12 +161,19 @@ func portPlace(f Finding, n *discovery.Node, num int, names *nodename.Map) Findi
 	return f
 }
 
-// deadEndReasons are the outcomes of routing.dead_end as the evidence
-// names them, and how a message says them.
-var deadEndReasons = map[routing.Outcome][2]string{
-	routing.PortDown:     {"port_down", "which is down or has no link"},
-	routing.BadPort:      {"no_such_port", "which the switch does not have"},
-	routing.LeadsNowhere: {"wrong_end_port", "which leads to an end port that is not theirs"},
+// deadEndReason is how the evidence names an outcome of
+// routing.dead_end, and how a message says it. (A switch, not a map: no
+// start of ibtool builds it.)
+func deadEndReason(end routing.Outcome, port int) [2]string {
+	switch {
+	case port == 0:
+		return [2]string{"switch_itself", "which is the switch itself, not their destination"}
+	case end == routing.PortDown:
+		return [2]string{"port_down", "which is down or has no link"}
+	case end == routing.BadPort:
+		return [2]string{"no_such_port", "which the switch does not have"}
+	}
+	return [2]string{"wrong_end_port", "which leads to an end port that is not theirs"}
 }
 
 // deadEndFindings are the places routes end without arriving: a switch
@@ -194,10 +201,7 @@ func deadEndFindings(ends []routing.DeadEnd, owners []*discovery.Port, names *no
 				Evidence: append(g.evidence(), ownersField(g, owners, names))})
 			continue
 		}
-		reason := deadEndReasons[k.end]
-		if k.port == 0 {
-			reason = [2]string{"switch_itself", "which is the switch itself, not their destination"}
-		}
+		reason := deadEndReason(k.end, k.port)
 		f := Finding{Code: "routing.dead_end", Severity: Error,
 			Message:  fmt.Sprintf("the LFT sends %s out of port %d, %s: %s", g.lidText(), k.port, reason[1], endHere(g.routes)),
 			Evidence: append([]Field{{"reason", reason[0]}}, append(g.evidence(), ownersField(g, owners, names))...)}
