@@ -83,15 +83,10 @@ type cpuSample struct {
 }
 
 // diagnoseArgs is ibtool's command line: the sweep without the counters'
-// interval where ibtool has that flag (the counters check reads them
-// twice, an --interval apart, by default).
+// interval (the counters check reads them twice, an --interval apart, by
+// default; the C tools read them once).
 func diagnoseArgs(bin string) []string {
-	args := []string{bin, "diagnose"}
-	out, _ := exec.Command(bin, "diagnose", "--help").Output()
-	if strings.Contains(string(out), "--interval") {
-		args = append(args, "--interval", "0")
-	}
-	return args
+	return []string{bin, "diagnose", "--interval", "0"}
 }
 
 // diagnoseFabric runs the diagnose rows of one fabric: live at each
