@@ -134,7 +134,7 @@ func TestDiagnoseLoadIsTheSame(t *testing.T) {
 		t.Errorf("live (exit %d) and --load (exit %d) differ:\n%s", live.Code, offline.Code,
 			simfabric.UnifiedDiff("live", "load", live.Stdout, offline.Stdout))
 	}
-	for _, name := range []string{"fabric.cache", "fabric.cache.ibtool", "snapshot.json", "expected.cache", "tables.json", "tables.data"} {
+	for _, name := range []string{"fabric.cache", "fabric.cache.ibtool", "snapshot.json", "counters.data", "expected.cache", "tables.json", "tables.data"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Error(err)
 		}

@@ -33,3 +33,20 @@ func TestTimes4(t *testing.T) {
 		}
 	}
 }
+
+// TestBitsAsDescribed: Bits gives every PortCounters counter the width
+// the wire description has, and 0 to what is not a counter.
+func TestBitsAsDescribed(t *testing.T) {
+	fields := PortCounterFields()
+	if len(fields) < 18 {
+		t.Fatalf("%d counters", len(fields))
+	}
+	for _, f := range fields {
+		if got := Bits(f.Name); got != f.Width {
+			t.Errorf("Bits(%s) = %d, the description says %d", f.Name, got, f.Width)
+		}
+	}
+	if got := Bits("PortSelect"); got != 0 {
+		t.Errorf("Bits(PortSelect) = %d", got)
+	}
+}

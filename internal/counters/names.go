@@ -161,6 +161,24 @@ func Value(pc *mad.PortCounters, name string) (v uint64, ok bool) {
 	return 0, false
 }
 
+// Bits is the width of PortCounters counter name (IBA 16.1.3.5), 0 for
+// a name that is not one; a switch, so that judging every port of a
+// big fabric looks up no description.
+func Bits(name string) int {
+	switch name {
+	case "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors":
+		return 4
+	case "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortXmitConstraintErrors", "PortRcvConstraintErrors":
+		return 8
+	case "SymbolErrorCounter", "PortRcvErrors", "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors",
+		"PortXmitDiscards", "QP1Dropped", "VL15Dropped":
+		return 16
+	case "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortXmitWait":
+		return 32
+	}
+	return 0
+}
+
 // ExtValue is Value of PortCountersExtended's 64-bit counters.
 func ExtValue(pc *mad.PortCountersExtended, name string) (v uint64, ok bool) {
 	switch name {

@@ -53,7 +53,7 @@ type linkCapability struct {
 }
 
 func capabilityOf(l *link) linkCapability {
-	local, remote := health.EndOf(l.a), health.EndOf(l.b)
+	local, remote := health.EndOfRate(l.a, l.arate), health.EndOfRate(l.b, l.brate)
 	c := linkCapability{
 		supported: health.CompareLink(local, &remote, health.Supported),
 		enabled:   health.CompareLink(local, &remote, health.Enabled),

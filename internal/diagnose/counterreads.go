@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -69,121 +68,6 @@ func readCounters(ctx context.Context, c *query.Client, f *discovery.Fabric, int
 	r.Interval = time.Since(start).Round(time.Millisecond)
 	r.Second = query.ReadCounters(ctx, c, ports, opts)
 	return r
-}
-
-// countersDoc is CounterReads in snapshot.json: each port's attributes
-// as read, in hex, and its PMA's capability masks.
-type countersDoc struct {
-	IntervalMS int64        `json:"interval_ms"`
-	First      []counterDoc `json:"first"`
-	Second     []counterDoc `json:"second,omitempty"`
-}
-
-type counterDoc struct {
-	portDoc
-	CapabilityMask  uint16 `json:"capability_mask"`
-	CapabilityMask2 uint32 `json:"capability_mask2"`
-	PortCounters    string `json:"port_counters,omitempty"`
-	Extended        string `json:"port_counters_extended,omitempty"`
-	Error           string `json:"error,omitempty"`
-	ErrorAttribute  string `json:"error_attribute,omitempty"`
-}
-
-func countersDocOf(r *CounterReads) *countersDoc {
-	if r == nil {
-		return nil
-	}
-	d := &countersDoc{IntervalMS: r.Interval.Milliseconds(), First: counterDocs(r.First)}
-	if r.Second != nil {
-		d.Second = counterDocs(r.Second)
-	}
-	return d
-}
-
-func counterDocs(reads []query.PortCounters) []counterDoc {
-	out := []counterDoc{}
-	for _, r := range reads {
-		d := counterDoc{portDoc: portDoc{mad.GUID(r.NodeGUID), r.Port}}
-		if r.Caps != nil {
-			d.CapabilityMask, d.CapabilityMask2 = uint16(r.Caps.CapabilityMask), r.Caps.CapabilityMask2
-		}
-		if r.Basic != nil {
-			d.PortCounters = hex.EncodeToString(mad.Encode(r.Basic))
-		}
-		if r.Extended != nil {
-			d.Extended = hex.EncodeToString(mad.Encode(r.Extended))
-		}
-		if r.Err != nil {
-			d.Error, d.ErrorAttribute = r.Err.Error(), counterAttr(r.Err)
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
-// counterReads reads a countersDoc back against the fabric.
-func counterReads(f *discovery.Fabric, d *countersDoc) (*CounterReads, error) {
-	if d == nil {
-		return nil, nil
-	}
-	r := &CounterReads{Interval: time.Duration(d.IntervalMS) * time.Millisecond}
-	var err error
-	if r.First, err = portCounters(f, d.First); err == nil && d.Second != nil {
-		r.Second, err = portCounters(f, d.Second)
-	}
-	if err == nil && r.Second != nil && len(r.Second) != len(r.First) {
-		err = fmt.Errorf("%d ports read first, %d second", len(r.First), len(r.Second))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("counters: %w", err)
-	}
-	return r, nil
-}
-
-func portCounters(f *discovery.Fabric, docs []counterDoc) ([]query.PortCounters, error) {
-	out := make([]query.PortCounters, 0, len(docs))
-	for _, d := range docs {
-		p, err := portOf(f, d.portDoc)
-		if err != nil {
-			return nil, err
-		}
-		lid := p.BaseLID
-		if p.Node.Type == discovery.NodeSwitch {
-			lid = p.Node.SMALID
-		}
-		c := &query.PMACaps{CapabilityMask: mad.PerfCapMask(d.CapabilityMask), CapabilityMask2: d.CapabilityMask2}
-		r := query.PortCounters{CounterPort: query.CounterPort{NodeGUID: p.Node.GUID, NodeType: mad.NodeType(p.Node.Type),
-			Port: p.Num, Dest: counters.PMADest(lid)}, Caps: c}
-		if d.PortCounters != "" {
-			r.Basic = &mad.PortCounters{}
-			if err := decodeHex(d.PortCounters, r.Basic); err != nil {
-				return nil, fmt.Errorf("node %s port %d: port_counters: %w", d.NodeGUID, d.Port, err)
-			}
-		}
-		if d.Extended != "" {
-			r.Extended = &mad.PortCountersExtended{}
-			if err := decodeHex(d.Extended, r.Extended); err != nil {
-				return nil, fmt.Errorf("node %s port %d: port_counters_extended: %w", d.NodeGUID, d.Port, err)
-			}
-		}
-		if d.Error != "" {
-			r.Err = &savedCounterError{attr: d.ErrorAttribute, text: d.Error}
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// decodeHex decodes an attribute saved as hex into s.
-func decodeHex(text string, s mad.Struct) error {
-	b, err := hex.DecodeString(text)
-	if err == nil && len(b) < s.Desc().Size {
-		err = fmt.Errorf("%d bytes, want %d", len(b), s.Desc().Size)
-	}
-	if err == nil {
-		err = s.Unmarshal(b)
-	}
-	return err
 }
 
 // healthFailures counts the counter reads and hidden nodes that did not

@@ -98,7 +98,7 @@ func counterValue(r *query.PortCounters, c string) (v, limit uint64, bits int) {
 		return 0, 0, 0
 	}
 	v, _ = counters.Value(r.Basic, c)
-	bits = r.Basic.Desc().Field(c).Width
+	bits = counters.Bits(c)
 	return v, math.MaxUint64 >> (64 - bits), bits
 }
 

@@ -10,13 +10,16 @@ import (
 )
 
 // The health checks' part of a snapshot on disk (store.go): the counter
-// reads and hidden nodes in snapshot.json, the thresholds in
-// ThresholdFile.
+// reads in CounterDataFile (counterstore.go), the hidden nodes in
+// snapshot.json, the thresholds in ThresholdFile.
 
 // saveHealth puts the counters, the hidden nodes and the thresholds into
 // doc and dir.
 func saveHealth(dir string, doc *snapshotDoc, s *Snapshot, cfg *Config) error {
-	doc.Counters = countersDocOf(s.Counters)
+	var err error
+	if doc.Counters, err = saveCounters(dir, s.Counters); err != nil {
+		return err
+	}
 	doc.HiddenNodes = hiddenDocs(s.Hidden)
 	th := cfg.Thresholds
 	if th == nil {
@@ -42,8 +45,8 @@ func thresholdSource(th *counters.Thresholds) string {
 // loadHealth reads back what saveHealth saved.
 func loadHealth(dir string, doc *snapshotDoc, s *Snapshot, cfg *Config) error {
 	var err error
-	if s.Counters, err = counterReads(s.Fabric, doc.Counters); err != nil {
-		return fmt.Errorf("%s: %w", SnapshotFile, err)
+	if s.Counters, err = loadCounters(dir, s.Fabric, doc.Counters); err != nil {
+		return err
 	}
 	if s.Hidden, err = hiddenReads(s.Fabric, doc.HiddenNodes); err != nil {
 		return fmt.Errorf("%s: %w", SnapshotFile, err)

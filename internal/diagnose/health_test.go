@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -507,7 +508,8 @@ func TestLoadRefusesBadHealthReads(t *testing.T) {
 	}
 	doc, _ := os.ReadFile(filepath.Join(dir, SnapshotFile))
 	for _, tc := range []struct{ from, to, want string }{
-		{`"port_counters": "`, `"port_counters": "zz`, "port_counters: encoding/hex"},
+		{`"reads": 2`, `"reads": 3`, "counters: 3 reads"},
+		{`"read": 1,`, `"read": 2,`, "failed, and snapshot.json does not say why"},
 		{`"threshold_file": "error_thresholds"`, `"threshold_file": "../x"`, "not a file of the directory"},
 	} {
 		bad := strings.Replace(string(doc), tc.from, tc.to, 1)
@@ -522,6 +524,22 @@ func TestLoadRefusesBadHealthReads(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(dir, SnapshotFile), doc, 0o644)
+	// counters.data cut short, or longer than snapshot.json says.
+	data, _ := os.ReadFile(filepath.Join(dir, CounterDataFile))
+	for _, tc := range []struct {
+		data []byte
+		want string
+	}{
+		{data[:len(data)-1], "counters.data: read 2, record"},
+		{data[:counterHeaderSize-1], "counters.data: read 1, record 1: 15 bytes, a header is 16"},
+		{append(slices.Clip(data), 0), "counters.data: 1 bytes more than snapshot.json describes"},
+	} {
+		os.WriteFile(filepath.Join(dir, CounterDataFile), tc.data, 0o644)
+		if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("counters.data of %d bytes: error %v, want %q", len(tc.data), err, tc.want)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, CounterDataFile), data, 0o644)
 	os.WriteFile(filepath.Join(dir, ThresholdFile), []byte("NoSuchCounter=1\n"), 0o644)
 	if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), `unknown counter "NoSuchCounter"`) {
 		t.Errorf("a bad threshold file: %v", err)

@@ -62,15 +62,31 @@ func (linksCheck) Run(s *Snapshot, cfg *Config) ([]Finding, string) {
 // links are the fabric's links whose ends both have a PortInfo, each once.
 func links(f *discovery.Fabric) []*link {
 	var out []*link
+	info := infoCache()
 	for _, p := range sortedPorts(f, func(p *discovery.Port) bool {
 		return p.Remote != nil && portLess(p, p.Remote) && len(p.PortInfo) > 0 && len(p.Remote.PortInfo) > 0
 	}) {
 		a, b := hostFirst(p, p.Remote)
-		l := &link{a: a, b: b, ai: a.Info(), bi: b.Info(), arate: linkrate.Of(a), brate: linkrate.Of(b)}
+		arate, brate := linkrate.With(a, info), linkrate.With(b, info)
+		l := &link{a: a, b: b, ai: arate.PI, bi: brate.PI, arate: arate, brate: brate}
 		l.bothActive = l.ai.PortState == mad.PortStateActive && l.bi.PortState == mad.PortStateActive
 		out = append(out, l)
 	}
 	return out
+}
+
+// infoCache decodes each port's PortInfo once: a switch's port 0 is
+// read for every one of its links.
+func infoCache() func(*discovery.Port) *mad.PortInfo {
+	infos := map[*discovery.Port]*mad.PortInfo{}
+	return func(p *discovery.Port) *mad.PortInfo {
+		pi, ok := infos[p]
+		if !ok {
+			pi = p.Info()
+			infos[p] = pi
+		}
+		return pi
+	}
 }
 
 // hostFirst orders the ends of a link as findings about it are placed:

@@ -143,7 +143,7 @@ func TestLoadRefusesBadSnapshots(t *testing.T) {
 	}
 	doc, _ := os.ReadFile(filepath.Join(dir, SnapshotFile))
 	for _, tc := range []struct{ from, to, want string }{
-		{`"version": 1`, `"version": 9`, "version 9"},
+		{`"version": 2`, `"version": 9`, "version 9"},
 		{`"expected_file": "expected.cache"`, `"expected_file": "../x"`, "not a file of the directory"},
 		{`"node_guid": "0x0000000000000300"`, `"node_guid": "0x0000000000000999"`, "no node 0x0000000000000999"},
 	} {

@@ -36,7 +36,7 @@ const (
 
 const (
 	snapshotFormat  = "ibtool-diagnose-snapshot"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // snapshotDoc is SnapshotFile.

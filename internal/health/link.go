@@ -48,8 +48,11 @@ type End struct {
 // EndOf is a discovered port's End: its PortInfo, the capability mask
 // of its node's port 0 on a switch (none when the switch has no port 0),
 // and its Mellanox extension when the walk read one.
-func EndOf(p *discovery.Port) End {
-	r := linkrate.Of(p)
+func EndOf(p *discovery.Port) End { return EndOfRate(p, linkrate.Of(p)) }
+
+// EndOfRate is EndOf with the port's rate already had (its PortInfos
+// decoded once).
+func EndOfRate(p *discovery.Port, r linkrate.Rate) End {
 	e := End{Info: r.PI}
 	if r.CI != nil {
 		e.CapabilityMask = r.CI.CapabilityMask
