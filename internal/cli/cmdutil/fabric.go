@@ -14,6 +14,32 @@ import (
 	"github.com/ibtool/ibtool/internal/query"
 )
 
+// DumpFabric is the fabric the forwarding-table dumps read (dump_fts,
+// dump_lfts, check_lft_balance): a bad -t is process_opt's failure, a
+// bad source a usage error, and a walk that fails is the C tools' "Failed
+// to discover fabric" on stderr, exit 255.
+func DumpFabric(env *Env, c *Common, src *query.Source) (*discovery.Fabric, error) {
+	if err := CheckTimeout(c); err != nil {
+		return nil, err
+	}
+	walker, err := OpenSourceClient(env, c, src)
+	var fab *discovery.Fabric
+	if err == nil {
+		fab, err = src.Fabric(context.Background(), walker, query.Walk{Progress: ProgressLine(env)})
+		if walker != nil {
+			walker.Engine().Close()
+		}
+	}
+	if err != nil {
+		var ue *query.UsageError
+		if errors.As(err, &ue) {
+			return nil, UsageErrorf("%v", ue)
+		}
+		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("Failed to discover fabric: %w", err)}
+	}
+	return fab, nil
+}
+
 // NetdiscFailure is one of ibnetdiscover's IBEXITs. Most of its messages
 // end in a newline of their own, so the C tool prints an empty line after
 // the iberror line: cmsg keeps it. stderr: libibnetdisc warns there too.

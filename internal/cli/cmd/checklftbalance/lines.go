@@ -6,15 +6,12 @@ package checklftbalance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/ibtool/ibtool/internal/cli/cmdutil"
 	"github.com/ibtool/ibtool/internal/cli/render"
-	"github.com/ibtool/ibtool/internal/discovery"
 	"github.com/ibtool/ibtool/internal/mad"
-	"github.com/ibtool/ibtool/internal/query"
 	"github.com/ibtool/ibtool/internal/routing"
 	"github.com/ibtool/ibtool/internal/rpc"
 )
@@ -24,26 +21,11 @@ import (
 func runLive(env *cmdutil.Env, o *options) (*lftBalanceResult, error) {
 	c := &o.Common
 	names := o.src.Names(env.IO.Err)
-	if _, err := c.TimeoutMS(cmdutil.DefaultTimeoutMS); err != nil {
-		return nil, &cmdutil.Failure{CMsg: err.Error(), Fn: "process_opt"}
+	fab, err := cmdutil.DumpFabric(env, c, &o.src)
+	if err != nil {
+		return nil, err
 	}
 	ctx := context.Background()
-	walker, err := cmdutil.OpenSourceClient(env, c, &o.src)
-	var fab *discovery.Fabric
-	if err == nil {
-		fab, err = o.src.Fabric(ctx, walker, query.Walk{Progress: cmdutil.ProgressLine(env)})
-		if walker != nil {
-			walker.Engine().Close()
-		}
-	}
-	if err != nil {
-		var ue *query.UsageError
-		if errors.As(err, &ue) {
-			return nil, cmdutil.UsageErrorf("%v", ue)
-		}
-		// dump_lfts: "Failed to discover fabric" on stderr, exit 255.
-		return nil, &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("Failed to discover fabric: %w", err)}
-	}
 	client, err := cmdutil.IBOpenClient(env, c, cmdutil.EngineConfig{Timeout: rpc.DefaultTimeout})
 	if err != nil {
 		return nil, err
@@ -78,7 +60,7 @@ func runLive(env *cmdutil.Env, o *options) (*lftBalanceResult, error) {
 		tableLines(sc, mad.GUID(s.Node.GUID).String(), name, table)
 	}
 	sc.line(lftLine{}) // the empty string after the text's last newline
-	if walker != nil {
+	if o.src.Live() {
 		// As dump_fts said it, and without its exit status.
 		cmdutil.WalkIncomplete(env, c, "dump_fts", fab)
 	}

@@ -5,7 +5,6 @@ package ibroute
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -68,26 +67,11 @@ func runDumpFts(env *cmdutil.Env, o *ftsOptions, args []string) (res *render.FTS
 	c := &o.Common
 	start, end := lidArgs(args)
 	names := o.src.Names(env.IO.Err)
-	if _, err := c.TimeoutMS(cmdutil.DefaultTimeoutMS); err != nil {
-		return nil, nil, &cmdutil.Failure{CMsg: err.Error(), Fn: "process_opt"}
+	fab, err := cmdutil.DumpFabric(env, c, &o.src)
+	if err != nil {
+		return nil, nil, err
 	}
 	ctx := context.Background()
-	walker, err := cmdutil.OpenSourceClient(env, c, &o.src)
-	var fab *discovery.Fabric
-	if err == nil {
-		fab, err = o.src.Fabric(ctx, walker, query.Walk{Progress: cmdutil.ProgressLine(env)})
-		if walker != nil {
-			walker.Engine().Close()
-		}
-	}
-	if err != nil {
-		var ue *query.UsageError
-		if errors.As(err, &ue) {
-			return nil, nil, cmdutil.UsageErrorf("%v", ue)
-		}
-		// C: "Failed to discover fabric" on stderr, exit 255.
-		return nil, nil, &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("Failed to discover fabric: %w", err)}
-	}
 	client, err := openFtsClient(env, c)
 	if err != nil {
 		return nil, nil, err
@@ -104,7 +88,7 @@ func runDumpFts(env *cmdutil.Env, o *ftsOptions, args []string) (res *render.FTS
 		}
 	}
 	printFtsWarnings(env, switches)
-	if walker != nil {
+	if o.src.Live() {
 		incomplete = cmdutil.WalkIncomplete(env, c, "dump_fts", fab)
 	}
 	return result(switches, o.multicast), incomplete, nil
