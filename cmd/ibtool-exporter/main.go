@@ -49,7 +49,7 @@ func main() {
 	umad.LingerMain() // a helper finishing an abandoned simulator CONNECT
 	// A signal, an error or a panic end through exitclean, which
 	// disconnects simulator ports and removes a half-written textfile.
-	// The daemon takes SIGTERM and SIGINT itself (serve).
+	// The daemon takes SIGTERM, SIGINT and SIGHUP itself (serve).
 	exitclean.Install()
 	defer func() {
 		if r := recover(); r != nil {
@@ -160,6 +160,26 @@ func exportFabric(ctx context.Context, o *cmdline.Options, stdout, stderr io.Wri
 		case <-ctx.Done():
 		}
 	}()
+	// SIGHUP (systemctl reload) discovers the fabric again now, as after
+	// a change to it; the web config file is read anew by every
+	// connection already.
+	rediscover := make(chan struct{}, 1)
+	hangups := make(chan os.Signal, 1)
+	defer exitclean.ForwardHangup(hangups)()
+	go func() {
+		for {
+			select {
+			case <-hangups:
+				log.Info("discovering the fabric again", "signal", "hangup")
+				select {
+				case rediscover <- struct{}{}:
+				default: // one is pending already
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	if err := exp.Refresh(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -173,6 +193,7 @@ func exportFabric(ctx context.Context, o *cmdline.Options, stdout, stderr io.Wri
 		Path:          o.Path,
 		Handler:       exporter.HandlerOpts{Extra: extra, TimeoutOffset: o.Offset, MaxTimeout: o.MaxTimeout},
 		Refresh:       o.Refresh,
+		Rediscover:    rediscover,
 		ShutdownGrace: o.MaxTimeout + 5*time.Second,
 		Log:           log,
 	})

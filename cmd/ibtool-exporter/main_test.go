@@ -267,6 +267,34 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	}
 }
 
+// SIGHUP (systemctl reload) discovers the fabric again at once, long
+// before --refresh would, and the daemon goes on serving.
+func TestSIGHUPRediscovers(t *testing.T) {
+	f := simfabric.StartOptsT(t, simfabric.Options{Topology: "tiny.net"})
+	d := startDaemon(t, f.Env(""), "--refresh", "1h")
+	url := "http://" + d.addr + "/metrics"
+	first := scrapeValues(t, url)["ib_discovery_last_success_timestamp_seconds"]
+	if first == 0 {
+		t.Fatalf("no discovery before the signal:\n%s", d.log())
+	}
+	time.Sleep(20 * time.Millisecond) // a later discovery has a later time
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(20 * time.Second)
+	for scrapeValues(t, url)["ib_discovery_last_success_timestamp_seconds"] == first {
+		if time.Now().After(deadline) {
+			t.Fatalf("no discovery after SIGHUP:\n%s", d.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(d.log(), "discovering the fabric again") {
+		t.Errorf("no word of the SIGHUP:\n%s", d.log())
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.wait(); err != nil {
+		t.Errorf("after SIGHUP and SIGTERM: %v (want exit status 0)\n%s", err, d.log())
+	}
+}
+
 // fabricCache writes f's ibnetdiscover cache (by the C tool), for an
 // exporter that should not walk the fabric through a slow relay.
 func fabricCache(t *testing.T, f *simfabric.Fabric) string {

@@ -26,8 +26,10 @@ var (
 	cleanups map[uint64]func() // made by the first Add: most runs need none
 	nextID   uint64
 	owners   map[chan<- os.Signal]struct{} // made by the first Forward
-	sigOnce  sync.Once
-	exitFunc = os.Exit // replaced in tests
+	// hangupOwners take SIGHUP (made by the first ForwardHangup).
+	hangupOwners map[chan<- os.Signal]struct{}
+	sigOnce      sync.Once
+	exitFunc     = os.Exit // replaced in tests
 )
 
 // Add registers fn to run once at exit, and returns a func that
@@ -117,7 +119,7 @@ func Install() {
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 		go func() {
 			for sig := range ch {
-				if sig != syscall.SIGHUP && forward(sig) {
+				if forward(sig) {
 					continue
 				}
 				Exit(128 + int(sig.(syscall.Signal)))
@@ -129,33 +131,43 @@ func Install() {
 // Forward delivers SIGINT and SIGTERM to ch instead of ending the process
 // (ibping prints its statistics and returns), until the returned func is
 // called. SIGHUP still ends the process.
-func Forward(ch chan<- os.Signal) (done func()) {
+func Forward(ch chan<- os.Signal) (done func()) { return take(&owners, ch) }
+
+// ForwardHangup delivers SIGHUP to ch instead of ending the process (a
+// daemon's "reload"), until the returned func is called.
+func ForwardHangup(ch chan<- os.Signal) (done func()) { return take(&hangupOwners, ch) }
+
+func take(set *map[chan<- os.Signal]struct{}, ch chan<- os.Signal) (done func()) {
 	Install()
 	mu.Lock()
-	if owners == nil {
-		owners = map[chan<- os.Signal]struct{}{}
+	if *set == nil {
+		*set = map[chan<- os.Signal]struct{}{}
 	}
-	owners[ch] = struct{}{}
+	(*set)[ch] = struct{}{}
 	mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			mu.Lock()
-			delete(owners, ch)
+			delete(*set, ch)
 			mu.Unlock()
 		})
 	}
 }
 
-// forward hands sig to the program's handlers, if it has any.
+// forward hands sig to the program's handlers of it, if it has any.
 func forward(sig os.Signal) bool {
 	mu.Lock()
 	defer mu.Unlock()
-	for ch := range owners {
+	set := owners
+	if sig == syscall.SIGHUP {
+		set = hangupOwners
+	}
+	for ch := range set {
 		select {
 		case ch <- sig:
 		default: // it has one pending already
 		}
 	}
-	return len(owners) > 0
+	return len(set) > 0
 }

@@ -75,3 +75,42 @@ func TestAddWatchesSignals(t *testing.T) {
 		t.Error("the cleanup did not run")
 	}
 }
+
+// A daemon that takes SIGHUP gets it and goes on; SIGTERM is still not
+// its (it did not Forward that), so SIGTERM still exits.
+func TestForwardHangupTakesOnlySIGHUP(t *testing.T) {
+	exited := make(chan int, 1)
+	exitFunc = func(code int) { exited <- code }
+	defer func() { exitFunc = nil }()
+	hup := make(chan os.Signal, 1)
+	done := ForwardHangup(hup)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case sig := <-hup:
+		if sig != syscall.SIGHUP {
+			t.Errorf("got %v", sig)
+		}
+	case code := <-exited:
+		exiting.Unlock()
+		t.Fatalf("exit %d on a SIGHUP the program takes", code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGHUP not delivered")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-exited:
+		exiting.Unlock()
+		if code != 143 {
+			t.Errorf("exit %d after SIGTERM, want 143", code)
+		}
+	case <-hup:
+		t.Error("SIGTERM went to the SIGHUP handler")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+	done()
+}

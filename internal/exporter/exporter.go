@@ -110,9 +110,9 @@ func (e *Exporter) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// Run refreshes the discovery every interval until ctx ends; errors
-// reach report.
-func (e *Exporter) Run(ctx context.Context, interval time.Duration, report func(error)) {
+// Run refreshes the discovery every interval, and at once on a receive
+// from now (nil: never), until ctx ends; errors reach report.
+func (e *Exporter) Run(ctx context.Context, interval time.Duration, now <-chan struct{}, report func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -120,9 +120,11 @@ func (e *Exporter) Run(ctx context.Context, interval time.Duration, report func(
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := e.Refresh(ctx); err != nil && report != nil && ctx.Err() == nil {
-				report(err)
-			}
+		case <-now:
+			t.Reset(interval)
+		}
+		if err := e.Refresh(ctx); err != nil && report != nil && ctx.Err() == nil {
+			report(err)
 		}
 	}
 }

@@ -21,6 +21,9 @@ type ServeConfig struct {
 	Handler HandlerOpts
 	// Refresh is how often the fabric is discovered again.
 	Refresh time.Duration
+	// Rediscover discovers the fabric again at once on each receive (the
+	// daemon's SIGHUP); nil for never.
+	Rediscover <-chan struct{}
 	// ShutdownGrace bounds how long a stop waits for scrapes in flight.
 	ShutdownGrace time.Duration
 	Log           *slog.Logger
@@ -52,7 +55,7 @@ func Serve(ctx context.Context, e *Exporter, cfg ServeConfig) error {
 	// On an error of the web side, stop what runs for it too.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go e.Run(ctx, cfg.Refresh, func(err error) { cfg.Log.Warn("refresh failed; the previous discovery stays", "err", err) })
+	go e.Run(ctx, cfg.Refresh, cfg.Rediscover, func(err error) { cfg.Log.Warn("refresh failed; the previous discovery stays", "err", err) })
 
 	stopped := make(chan struct{})
 	go func() {
