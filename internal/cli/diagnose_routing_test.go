@@ -83,8 +83,16 @@ func TestDiagnoseUnlinkedRoutesDeadEnd(t *testing.T) {
 		t.Errorf("OpenSM swept again (%d SUBNET UP, %d before): the routes were remade", n, sweeps)
 	}
 	// leaf01 sends spine01's LID and some of the hosts' behind the other
-	// leaves into the dead link; spine01 every LID behind leaf01.
+	// leaves into the dead link; spine01 every LID behind leaf01. Each
+	// counter read lost says which of the two ends its request or reply.
 	for _, fd := range rawFindings(t, doc, r.Stdout) {
+		if fd["code"] == "walk.read_failed" {
+			end := fmt.Sprintf("%v port %v", fd["route_end_node_guid"], fd["route_end_port"])
+			if (fd["route_break"] != "request" && fd["route_break"] != "reply") || fd["route_end"] != "port-down" ||
+				end != leaf01+" port 12" && end != spine01+" port 1" || !strings.Contains(fmt.Sprint(fd["message"]), "the LFTs read send the") {
+				t.Errorf("a read lost to the dead link, not said so: %v", fd)
+			}
+		}
 		if fd["code"] != "routing.dead_end" {
 			continue
 		}
@@ -97,6 +105,9 @@ func TestDiagnoseUnlinkedRoutesDeadEnd(t *testing.T) {
 		t.Errorf("text:\n%s", text.Stdout)
 	}
 }
+
+// The GUIDs of fattree-50's first leaf and spine.
+const leaf01, spine01 = "0x7cfe900300300000", "0x7cfe900300300004"
 
 // rawFindings are the findings of diagnose --json as maps, to read their
 // evidence.

@@ -103,7 +103,7 @@ func healthReadsFailed(s *Snapshot, names *nodename.Map) []Finding {
 				r = &c.Second[i]
 			}
 			if p := counterPort(s.Fabric, r); r.Err != nil && p != nil {
-				out = append(out, readFailed(p, counterAttr(r.Err), r.Err, names))
+				out = append(out, explainRouteBreak(readFailed(p, counterAttr(r.Err), r.Err, names), s, p, names))
 			}
 		}
 	}
