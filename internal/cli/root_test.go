@@ -204,3 +204,23 @@ func TestRegistered(t *testing.T) {
 		}
 	}
 }
+
+// Only a command line that asks for help alone skips giving a CPU back;
+// "-h" after "--" is an argument, not a request.
+func TestHelpAsked(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"perfquery", "--help"}, true},
+		{[]string{"perfquery", "-h"}, true},
+		{[]string{"perfquery", "-x", "7", "-h"}, true},
+		{[]string{"perfquery", "7", "1"}, false},
+		{[]string{"ibnetdiscover", "--", "-h"}, false},
+		{nil, false},
+	} {
+		if got := helpAsked(tc.argv); got != tc.want {
+			t.Errorf("helpAsked(%q) = %v, want %v", tc.argv, got, tc.want)
+		}
+	}
+}
