@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -154,3 +156,22 @@ func codes(found []Finding) []string {
 }
 
 var errTimeout = errors.New("no reply (3 attempts, timeout 1s)")
+
+// loadJudged loads the snapshot saved in dir and judges it again: the
+// findings must be before's, byte for byte (as JSON). It returns what it
+// loaded and the findings.
+func loadJudged(t *testing.T, dir string, before []byte) (*Snapshot, *Config, []byte) {
+	t.Helper()
+	s, cfg, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := json.Marshal(Run(s, cfg, Checks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("before saving:\n%s\nafter loading:\n%s", before, after)
+	}
+	return s, cfg, after
+}
